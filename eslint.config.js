@@ -1,0 +1,44 @@
+// ESLint flat config: typescript-eslint's recommended rules plus the import-direction rule that keeps
+// the architecture's picture true (domain ← engine ← sequencer ← adapters; main.ts wires them).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const ADAPTERS = ['api', 'journal', 'store', 'cli', 'chain', 'web'];
+const layer = (dir, forbidden, message) => ({
+  files: [`src/${dir}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: [{ group: forbidden.flatMap((f) => [`**/${f}/*`, `**/${f}/**`, `**/${f}.ts`]), message }] },
+    ],
+  },
+});
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.name='parseFloat']",
+          message: 'No floats near money: parse decimals with src/domain/money.ts.',
+        },
+      ],
+    },
+  },
+  layer(
+    'domain',
+    ['engine', 'sequencer', 'main', ...ADAPTERS],
+    'domain imports nothing of the system: it is the leaf.',
+  ),
+  layer('engine', ['sequencer', 'main', ...ADAPTERS], 'engine imports only domain.'),
+  layer(
+    'sequencer',
+    ['main', ...ADAPTERS],
+    'sequencer imports domain and engine, and talks to adapters through ports.',
+  ),
+);

@@ -1,0 +1,1422 @@
+/**
+ * @module engine — the deterministic exchange state machine: `apply(command) → result + events`.
+ *
+ * Pure and synchronous: no I/O, no clock, no randomness. Time and sequence arrive in the command.
+ * Replaying the same commands gives the same state, which `stateHash()` proves. Money rules are
+ * in src/domain/money.ts; the order of events for each command is in src/domain/events.ts.
+ *
+ * Business outcomes are result names (src/domain/result-codes.ts). A thrown exception means a
+ * broken invariant: the caller must stop taking commands and recover from snapshot + journal.
+ */
+import { createHash } from 'node:crypto';
+import {
+  BUY,
+  CLIENT_ORDER_ID,
+  SELL,
+  type CancelAllOrdersAfter,
+  type CancelOrder,
+  type CreditDeposit,
+  type FreezeWithdrawal,
+  type PlaceOrder,
+  type PlaceOrderBatch,
+  type RegisterUser,
+  type ReleaseWithdrawal,
+  type SequencedCommand,
+  type SetFeePreference,
+  type SetMarketStatus,
+  type SettleWithdrawal,
+  type Side,
+  type UpsertCoin,
+  type UpsertMarket,
+} from '../domain/commands.ts';
+import {
+  ORDER_CANCELLED,
+  ORDER_DONE,
+  ORDER_PARTIAL,
+  ORDER_PENDING,
+  type BillType,
+  type CancelReason,
+  type EngineEvent,
+  type OrderStatus,
+} from '../domain/events.ts';
+import { convertFeeToZb, feeFloor, safeMul, type CoinUnits, type PriceLeg } from '../domain/money.ts';
+import type { ResultName } from '../domain/result-codes.ts';
+import {
+  baseUnitsPerLot,
+  checkCoinName,
+  quoteUnitsPerTickLot,
+  validateCoin,
+  validateMarket,
+  type CoinSpec,
+  type MarketSpec,
+  type VenueConfig,
+  type VenueSettings,
+} from '../domain/specs.ts';
+import { Order, OrderBook } from './order-book.ts';
+import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
+
+/** The most orders one batch (orderMoreV2) may carry. */
+export const MAX_BATCH_ORDERS = 20;
+const MAX_NAME_LENGTH = 64;
+const MAX_REFERENCE_LENGTH = 128;
+
+/** What one command did. `events` is empty when the command was refused. */
+export interface ApplyResult {
+  readonly result: ResultName;
+  /** Detail for a refusal: which parameter or limit. */
+  readonly message?: string;
+  readonly events: EngineEvent[];
+  readonly orderId?: number;
+  readonly orderIds?: number[];
+  readonly userId?: number;
+  /** The command repeated a business id already applied: nothing changed. */
+  readonly duplicate?: boolean;
+  /** The order a cancel acted on, for the cancelOrder reply. */
+  readonly order?: OrderView;
+  readonly deadline?: number;
+}
+
+/** A read-only view of an order the engine holds. */
+export interface OrderView {
+  readonly id: number;
+  readonly userId: number;
+  readonly market: string;
+  readonly side: Side;
+  readonly kind: Order['kind'];
+  readonly price: number;
+  readonly amount: number;
+  readonly filled: number;
+  readonly filledValue: number;
+  readonly fees: number;
+  readonly platformFees: number;
+  readonly status: OrderStatus;
+  readonly time: number;
+  readonly clientOrderId: string;
+  readonly acctType: Order['acctType'];
+  readonly usePlatformCoin: boolean;
+}
+
+interface CoinState {
+  spec: CoinSpec;
+  readonly index: number;
+}
+
+interface MarketState {
+  spec: MarketSpec;
+  readonly index: number;
+  readonly base: CoinState;
+  readonly quote: CoinState;
+  baseUnitsPerLot: number;
+  quoteUnitsPerTickLot: number;
+  readonly book: OrderBook;
+  /** Price of the latest trade (0 before the first). */
+  lastPrice: number;
+}
+
+interface Account {
+  readonly userId: number;
+  readonly name: string;
+  readonly available: number[];
+  readonly frozen: number[];
+  usePlatformCoin: boolean;
+  readonly openOrders: Set<Order>;
+}
+
+interface DepositRecord {
+  readonly userId: number;
+  readonly coin: number;
+  readonly amount: number;
+}
+
+type WithdrawalState = 'frozen' | 'settled' | 'released';
+interface WithdrawalRecord {
+  readonly userId: number;
+  readonly coin: number;
+  readonly amount: number;
+  readonly fee: number;
+  state: WithdrawalState;
+}
+
+interface Deadline {
+  readonly userId: number;
+  readonly market: string;
+  deadline: number;
+}
+
+const refused = (result: ResultName, message?: string): ApplyResult =>
+  message === undefined ? { result, events: [] } : { result, message, events: [] };
+
+export class Engine {
+  #settings: VenueSettings;
+  readonly #coins: CoinState[] = [];
+  readonly #coinByName = new Map<string, CoinState>();
+  readonly #markets: MarketState[] = [];
+  readonly #marketByName = new Map<string, MarketState>();
+  readonly #accounts = new Map<number, Account>();
+  readonly #userByName = new Map<string, number>();
+  readonly #orders = new Map<number, Order>();
+  /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
+  readonly #clientIds = new Map<string, number>();
+  /** `${userId}:${market}` → dead-man deadline. */
+  readonly #deadlines = new Map<string, Deadline>();
+  readonly #deposits = new Map<string, DepositRecord>();
+  readonly #withdrawals = new Map<string, WithdrawalRecord>();
+  readonly #feeIncome: number[] = [];
+  readonly #credited: number[] = [];
+  readonly #withdrawn: number[] = [];
+  #nextUserId = 1;
+  #nextOrderId = 1;
+  #nextTradeId = 1;
+  /** Sequence number of the last command applied (0 before any). */
+  #lastSeq = 0;
+
+  // Per-command scratch: the events being collected and the command's time.
+  #events: EngineEvent[] = [];
+  #time = 0;
+
+  /** A fresh engine with the given coins, markets and settings. Throws on an invalid config. */
+  constructor(config: VenueConfig) {
+    this.#settings = { ...config.settings };
+    for (const coin of config.coins) {
+      const problems = validateCoin(coin);
+      if (problems.length > 0 || this.#coinByName.has(coin.name)) {
+        throw new Error(`invalid coin ${coin.name}: ${problems.join('; ') || 'duplicate'}`);
+      }
+      this.#addCoin(coin);
+    }
+    for (const market of config.markets) {
+      const problems = validateMarket(market, this.#coinSpecs());
+      if (problems.length > 0 || this.#marketByName.has(market.name)) {
+        throw new Error(`invalid market ${market.name}: ${problems.join('; ') || 'duplicate'}`);
+      }
+      this.#addMarket(market);
+    }
+  }
+
+  // ───────────────────────────── commands ─────────────────────────────
+
+  /**
+   * Applies one sequenced command. Commands must arrive in sequence order; the result's events
+   * describe every state change, in order. A refused command changes nothing.
+   */
+  apply(cmd: SequencedCommand): ApplyResult {
+    if (cmd.seq <= this.#lastSeq)
+      throw new Error(`command seq ${cmd.seq} after ${this.#lastSeq}: out of order`);
+    this.#lastSeq = cmd.seq;
+    this.#time = cmd.time;
+    this.#events = [];
+    switch (cmd.type) {
+      case 'PlaceOrder':
+        return this.#placeOrder(cmd);
+      case 'PlaceOrderBatch':
+        return this.#placeOrderBatch(cmd);
+      case 'CancelOrder':
+        return this.#cancelOrder(cmd);
+      case 'CancelAllOrdersAfter':
+        return this.#cancelAllOrdersAfter(cmd);
+      case 'FireTimers':
+        return this.#fireTimers();
+      case 'RegisterUser':
+        return this.#registerUser(cmd);
+      case 'SetFeePreference':
+        return this.#setFeePreference(cmd);
+      case 'CreditDeposit':
+        return this.#creditDeposit(cmd);
+      case 'FreezeWithdrawal':
+        return this.#freezeWithdrawal(cmd);
+      case 'SettleWithdrawal':
+        return this.#settleWithdrawal(cmd);
+      case 'ReleaseWithdrawal':
+        return this.#releaseWithdrawal(cmd);
+      case 'UpsertCoin':
+        return this.#upsertCoin(cmd);
+      case 'UpsertMarket':
+        return this.#upsertMarket(cmd);
+      case 'SetMarketStatus':
+        return this.#setMarketStatus(cmd);
+      default:
+        return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
+    }
+  }
+
+  #done(extra?: Omit<ApplyResult, 'result' | 'events'>): ApplyResult {
+    return { result: 'OK', events: this.#events, ...extra };
+  }
+
+  /** The checks shared by single and batch placement: who, where, and whether trading is open. */
+  #orderContext(
+    userId: number,
+    marketName: string,
+    acctType: number,
+  ): { account: Account; market: MarketState } | ApplyResult {
+    const account = this.#accounts.get(userId);
+    if (account === undefined) return refused('USER_NOT_FOUND');
+    const market = this.#marketByName.get(marketName);
+    if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${marketName}'`);
+    if (acctType === 1 || acctType === 2) {
+      return refused(
+        'ACCOUNT_TYPE_NOT_SUPPORTED',
+        `acctType ${acctType} (margin) is not open yet; use 0 (spot)`,
+      );
+    }
+    if (acctType !== 0) return refused('INVALID_PARAMETER', 'acctType must be 0, 1 or 2');
+    if (market.spec.status !== 'trading') return refused('MARKET_HALTED', `market ${marketName} is halted`);
+    return { account, market };
+  }
+
+  /**
+   * Checks one order's numbers against the market and returns what it must freeze, or a refusal.
+   * Order: price, amount, minAmount, value range, minSize.
+   */
+  #orderCost(market: MarketState, side: Side, price: number, amount: number): number | ApplyResult {
+    if (!Number.isSafeInteger(price) || price <= 0) return refused('INVALID_PRICE', 'price must be positive');
+    if (!Number.isSafeInteger(amount) || amount <= 0)
+      return refused('INVALID_AMOUNT', 'amount must be positive');
+    if (amount < market.spec.minAmount) return refused('BELOW_MIN_AMOUNT');
+    const lotsValue = safeMul(price, amount);
+    const value = lotsValue === undefined ? undefined : safeMul(lotsValue, market.quoteUnitsPerTickLot);
+    if (value === undefined) return refused('VALUE_OUT_OF_RANGE', 'price × amount is too large');
+    if (value < market.spec.minSize) return refused('BELOW_MIN_SIZE');
+    if (side === BUY) return value;
+    const base = safeMul(amount, market.baseUnitsPerLot);
+    return base === undefined ? refused('VALUE_OUT_OF_RANGE', 'amount is too large') : base;
+  }
+
+  /**
+   * PlaceOrder. Results: OK with `orderId`; USER_NOT_FOUND, UNKNOWN_MARKET, MARKET_HALTED,
+   * ACCOUNT_TYPE_NOT_SUPPORTED, INVALID_PARAMETER, INVALID_PRICE, INVALID_AMOUNT, BELOW_MIN_AMOUNT,
+   * BELOW_MIN_SIZE, VALUE_OUT_OF_RANGE, INSUFFICIENT_BALANCE, POST_ONLY_WOULD_TAKE.
+   */
+  #placeOrder(cmd: PlaceOrder): ApplyResult {
+    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if ('result' in ctx) return ctx;
+    if (cmd.side !== BUY && cmd.side !== SELL)
+      return refused('INVALID_PARAMETER', 'tradeType must be 1 (buy) or 0 (sell)');
+    if (cmd.kind !== 'limit' && cmd.kind !== 'postOnly' && cmd.kind !== 'ioc') {
+      return refused('INVALID_PARAMETER', 'unknown order type');
+    }
+    if (cmd.clientOrderId !== '' && !CLIENT_ORDER_ID.test(cmd.clientOrderId)) {
+      return refused('INVALID_PARAMETER', 'customerOrderId must be 4 to 36 letters or digits');
+    }
+    const { account, market } = ctx;
+    const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
+    if (typeof cost !== 'number') return cost;
+    const pay = cmd.side === BUY ? market.quote.index : market.base.index;
+    if ((account.available[pay] ?? 0) < cost) return refused('INSUFFICIENT_BALANCE');
+    if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
+      return refused('POST_ONLY_WOULD_TAKE');
+    const order = this.#submit(
+      account,
+      market,
+      cmd.side,
+      cmd.kind,
+      cmd.price,
+      cmd.amount,
+      cost,
+      cmd.acctType,
+      cmd.clientOrderId,
+    );
+    return this.#done({ orderId: order.id });
+  }
+
+  /**
+   * PlaceOrderBatch (orderMoreV2): every order is checked, and the sum of what they freeze
+   * against the available balance, before any is placed; one refusal refuses the whole batch
+   * (its message names the order's index). Orders are then placed in the given order, each
+   * matching as a limit order. Results: as PlaceOrder, with `orderIds`.
+   */
+  #placeOrderBatch(cmd: PlaceOrderBatch): ApplyResult {
+    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if ('result' in ctx) return ctx;
+    if (cmd.side !== BUY && cmd.side !== SELL)
+      return refused('INVALID_PARAMETER', 'tradeType must be 1 (buy) or 0 (sell)');
+    if (!Array.isArray(cmd.orders) || cmd.orders.length === 0 || cmd.orders.length > MAX_BATCH_ORDERS) {
+      return refused('INVALID_PARAMETER', `tradeParams must hold 1 to ${MAX_BATCH_ORDERS} orders`);
+    }
+    const { account, market } = ctx;
+    const costs: number[] = [];
+    let total = 0;
+    for (let i = 0; i < cmd.orders.length; i++) {
+      const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
+      const cost = this.#orderCost(market, cmd.side, o.price, o.amount);
+      if (typeof cost !== 'number') {
+        return refused(cost.result, `order ${i + 1} of the batch: ${cost.message ?? cost.result}`);
+      }
+      costs.push(cost);
+      total += cost;
+    }
+    const pay = cmd.side === BUY ? market.quote.index : market.base.index;
+    if (!Number.isSafeInteger(total) || (account.available[pay] ?? 0) < total)
+      return refused('INSUFFICIENT_BALANCE');
+    const orderIds: number[] = [];
+    for (let i = 0; i < cmd.orders.length; i++) {
+      const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
+      orderIds.push(
+        this.#submit(account, market, cmd.side, 'limit', o.price, o.amount, costs[i] as number, 0, '').id,
+      );
+    }
+    return this.#done({ orderIds });
+  }
+
+  #wouldTake(market: MarketState, side: Side, price: number): boolean {
+    const best = market.book.oppositeOf(side).best();
+    return best !== undefined && (side === BUY ? price >= best.price : price <= best.price);
+  }
+
+  /** Creates the order, freezes its cost, matches it and rests or cancels what remains. */
+  #submit(
+    account: Account,
+    market: MarketState,
+    side: Side,
+    kind: Order['kind'],
+    price: number,
+    amount: number,
+    cost: number,
+    acctType: Order['acctType'],
+    clientOrderId: string,
+  ): Order {
+    const time = this.#time;
+    const order = new Order(
+      this.#nextOrderId++,
+      account.userId,
+      market.spec.name,
+      side,
+      kind,
+      price,
+      amount,
+      cost,
+      time,
+      clientOrderId,
+      acctType,
+      account.usePlatformCoin,
+    );
+    this.#events.push({
+      type: 'OrderAccepted',
+      orderId: order.id,
+      userId: account.userId,
+      market: order.market,
+      side,
+      kind,
+      price,
+      amount,
+      acctType,
+      clientOrderId,
+      usePlatformCoin: order.usePlatformCoin,
+      time,
+    });
+    const pay = side === BUY ? market.quote : market.base;
+    this.#change(account, pay, -cost, cost, 'freeze', order.id);
+    if (clientOrderId !== '')
+      this.#clientIds.set(`${account.userId}:${order.market}:${clientOrderId}`, order.id);
+
+    const selfTrade = this.#match(account, market, order);
+    if (order.remaining === 0) {
+      this.#orderUpdated(order, ORDER_DONE, null);
+    } else if (selfTrade || kind === 'ioc') {
+      this.#releaseRemainder(account, market, order);
+      this.#orderUpdated(
+        order,
+        order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED,
+        selfTrade ? 'selfTrade' : 'ioc',
+      );
+    } else {
+      market.book.add(order);
+      this.#orders.set(order.id, order);
+      account.openOrders.add(order);
+      if (order.filled > 0) this.#orderUpdated(order, ORDER_PARTIAL, null);
+    }
+    return order;
+  }
+
+  /**
+   * Matches `taker` against the opposite side in price-time priority, at each resting order's
+   * price. Self-trade prevention: when the next resting order in priority belongs to the taker's
+   * own user, matching stops and the taker's remainder is cancelled (returns true); the resting
+   * order is untouched.
+   */
+  #match(takerAccount: Account, market: MarketState, taker: Order): boolean {
+    const book = market.book;
+    const opposite = book.oppositeOf(taker.side);
+    const isBuy = taker.side === BUY;
+    while (taker.remaining > 0) {
+      const level = opposite.best();
+      if (level === undefined || (isBuy ? level.price > taker.price : level.price < taker.price))
+        return false;
+      let maker = level.head;
+      while (maker !== null && taker.remaining > 0) {
+        if (maker.userId === taker.userId) return true;
+        const next = maker.next;
+        const lots = maker.remaining < taker.remaining ? maker.remaining : taker.remaining;
+        const makerAccount = this.#accounts.get(maker.userId) as Account;
+        this.#fill(market, taker, takerAccount, maker, makerAccount, level.price, lots);
+        if (maker.remaining === 0) {
+          this.#removeResting(makerAccount, market, maker);
+          this.#orderUpdated(maker, ORDER_DONE, null);
+        } else {
+          this.#orderUpdated(maker, ORDER_PARTIAL, null);
+        }
+        maker = next;
+      }
+    }
+    return false;
+  }
+
+  /** Settles one fill of `lots` at `price` between taker and maker (see money.ts, "Fill"). */
+  #fill(
+    market: MarketState,
+    taker: Order,
+    takerAccount: Account,
+    maker: Order,
+    makerAccount: Account,
+    price: number,
+    lots: number,
+  ): void {
+    const time = this.#time;
+    const value = price * lots * market.quoteUnitsPerTickLot;
+    const baseUnits = lots * market.baseUnitsPerLot;
+    const tradeId = this.#nextTradeId++;
+    const takerIsBuyer = taker.side === BUY;
+    const buyer = takerIsBuyer ? taker : maker;
+    const seller = takerIsBuyer ? maker : taker;
+    const buyerAccount = takerIsBuyer ? takerAccount : makerAccount;
+    const sellerAccount = takerIsBuyer ? makerAccount : takerAccount;
+    const spec = market.spec;
+    const buyerRate = takerIsBuyer ? spec.takerFee : spec.makerFee;
+    const sellerRate = takerIsBuyer ? spec.makerFee : spec.takerFee;
+
+    market.book.reduce(maker, lots);
+    taker.remaining -= lots;
+    const trade = {
+      type: 'TradeExecuted' as const,
+      tradeId,
+      market: spec.name,
+      price,
+      amount: lots,
+      value,
+      takerSide: taker.side,
+      takerOrderId: taker.id,
+      makerOrderId: maker.id,
+      takerUserId: taker.userId,
+      makerUserId: maker.userId,
+      takerFee: 0,
+      takerFeeCoin: '',
+      makerFee: 0,
+      makerFeeCoin: '',
+      time,
+    };
+    this.#events.push(trade);
+
+    // Buyer: frozen quote at its own limit price leaves; the improvement returns to available.
+    const buyerHeld = buyer.price * lots * market.quoteUnitsPerTickLot;
+    buyer.frozen -= buyerHeld;
+    this.#change(buyerAccount, market.quote, buyerHeld - value, -buyerHeld, 'buy', buyer.id);
+    this.#change(buyerAccount, market.base, baseUnits, 0, 'buy', buyer.id);
+    const buyerFee = this.#chargeFee(buyerAccount, buyer, market.base, baseUnits, buyerRate, 'buyFee');
+
+    // Seller: frozen base leaves; the quote value arrives.
+    seller.frozen -= baseUnits;
+    this.#change(sellerAccount, market.base, 0, -baseUnits, 'sell', seller.id);
+    this.#change(sellerAccount, market.quote, value, 0, 'sell', seller.id);
+    const sellerFee = this.#chargeFee(sellerAccount, seller, market.quote, value, sellerRate, 'sellFee');
+
+    const takerFee = takerIsBuyer ? buyerFee : sellerFee;
+    const makerFee = takerIsBuyer ? sellerFee : buyerFee;
+    trade.takerFee = takerFee.amount;
+    trade.takerFeeCoin = takerFee.coin;
+    trade.makerFee = makerFee.amount;
+    trade.makerFeeCoin = makerFee.coin;
+
+    for (const o of [taker, maker]) {
+      o.filled += lots;
+      o.filledValue += value;
+      o.lastTradeId = tradeId;
+      o.lastTradePrice = price;
+      o.lastTradeAmount = lots;
+      o.lastTradeTime = time;
+    }
+    market.lastPrice = price;
+  }
+
+  /**
+   * Charges the fee on `received` units of `coin` just credited to `account` for `order`: in the
+   * platform coin at a discount when the order opted in and a price path and balance allow it,
+   * else in the received coin. Returns what was charged.
+   */
+  #chargeFee(
+    account: Account,
+    order: Order,
+    coin: CoinState,
+    received: number,
+    rate: number,
+    bill: BillType,
+  ): { amount: number; coin: string } {
+    const fee = feeFloor(received, rate);
+    if (fee === 0) return { amount: 0, coin: coin.spec.name };
+    if (order.usePlatformCoin) {
+      const platform = this.#coinByName.get(this.#settings.platformCoin);
+      if (platform !== undefined) {
+        const legs = this.#priceLegs(coin, platform);
+        const platformFee =
+          legs === undefined ? undefined : convertFeeToZb(fee, legs, this.#settings.platformFeeDiscount);
+        if (platformFee !== undefined && (account.available[platform.index] ?? 0) >= platformFee) {
+          if (platformFee > 0) {
+            this.#change(account, platform, -platformFee, 0, bill, order.id);
+            this.#feeIncome[platform.index] = (this.#feeIncome[platform.index] ?? 0) + platformFee;
+            order.platformFees += platformFee;
+          }
+          return { amount: platformFee, coin: platform.spec.name };
+        }
+      }
+    }
+    this.#change(account, coin, -fee, 0, bill, order.id);
+    this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + fee;
+    order.fees += fee;
+    return { amount: fee, coin: coin.spec.name };
+  }
+
+  /**
+   * Price legs to convert `from` into `to` at last trade prices: none when they are the same
+   * coin; one leg through a market between them; else two legs through the first coin X (in
+   * market order) with markets from→X and X→to both priced. `undefined` when there is no path.
+   */
+  #priceLegs(from: CoinState, to: CoinState): PriceLeg[] | undefined {
+    if (from === to) return [];
+    const direct = this.#leg(from, to);
+    if (direct !== undefined) return [direct];
+    for (const m of this.#markets) {
+      const via = m.base === from ? m.quote : m.quote === from ? m.base : undefined;
+      if (via === undefined || via === to) continue;
+      const first = this.#leg(from, via);
+      const second = first && this.#leg(via, to);
+      if (first !== undefined && second !== undefined) return [first, second];
+    }
+    return undefined;
+  }
+
+  #leg(from: CoinState, to: CoinState): PriceLeg | undefined {
+    const forward = this.#marketByName.get(`${from.spec.name}_${to.spec.name}`);
+    if (forward !== undefined && forward.lastPrice > 0) {
+      return {
+        multiply: true,
+        priceTicks: forward.lastPrice,
+        priceScale: forward.spec.priceScale,
+        fromDecimal: from.spec.unitDecimal,
+        toDecimal: to.spec.unitDecimal,
+      };
+    }
+    const backward = this.#marketByName.get(`${to.spec.name}_${from.spec.name}`);
+    if (backward !== undefined && backward.lastPrice > 0) {
+      return {
+        multiply: false,
+        priceTicks: backward.lastPrice,
+        priceScale: backward.spec.priceScale,
+        fromDecimal: from.spec.unitDecimal,
+        toDecimal: to.spec.unitDecimal,
+      };
+    }
+    return undefined;
+  }
+
+  #removeResting(account: Account, market: MarketState, order: Order): void {
+    market.book.remove(order);
+    this.#orders.delete(order.id);
+    account.openOrders.delete(order);
+  }
+
+  /** Releases whatever the order still holds frozen. */
+  #releaseRemainder(account: Account, market: MarketState, order: Order): void {
+    const held = order.frozen;
+    if (held === 0) return;
+    order.frozen = 0;
+    this.#change(account, order.side === BUY ? market.quote : market.base, held, -held, 'unfreeze', order.id);
+  }
+
+  /** Cancels a resting order: out of the book, its frozen funds back to available. */
+  #cancelResting(account: Account, market: MarketState, order: Order, reason: CancelReason): void {
+    this.#removeResting(account, market, order);
+    this.#releaseRemainder(account, market, order);
+    this.#orderUpdated(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED, reason);
+  }
+
+  /**
+   * CancelOrder by id or by client order id (the latest order of this user and market with it).
+   * Results: OK with `order`; USER_NOT_FOUND, UNKNOWN_MARKET, INVALID_PARAMETER, ORDER_NOT_FOUND.
+   * Allowed while the market is halted.
+   */
+  #cancelOrder(cmd: CancelOrder): ApplyResult {
+    const account = this.#accounts.get(cmd.userId);
+    if (account === undefined) return refused('USER_NOT_FOUND');
+    const market = this.#marketByName.get(cmd.market);
+    if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${cmd.market}'`);
+    const byId = cmd.orderId > 0;
+    if (byId === (cmd.clientOrderId !== '')) {
+      return refused('INVALID_PARAMETER', 'give exactly one of id and customerOrderId');
+    }
+    const id = byId ? cmd.orderId : this.#clientIds.get(`${cmd.userId}:${cmd.market}:${cmd.clientOrderId}`);
+    const order = id === undefined ? undefined : this.#orders.get(id);
+    if (order === undefined || order.userId !== cmd.userId || order.market !== cmd.market) {
+      return refused('ORDER_NOT_FOUND');
+    }
+    this.#cancelResting(account, market, order, 'user');
+    return this.#done({ order: view(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED) });
+  }
+
+  /** Arms or refreshes the dead-man switch. Results: OK with `deadline`; USER_NOT_FOUND, UNKNOWN_MARKET. */
+  #cancelAllOrdersAfter(cmd: CancelAllOrdersAfter): ApplyResult {
+    if (!this.#accounts.has(cmd.userId)) return refused('USER_NOT_FOUND');
+    if (!this.#marketByName.has(cmd.market))
+      return refused('UNKNOWN_MARKET', `unknown market '${cmd.market}'`);
+    const deadline = this.#time + this.#settings.cancelAllAfterMs;
+    const key = `${cmd.userId}:${cmd.market}`;
+    const existing = this.#deadlines.get(key);
+    if (existing !== undefined) existing.deadline = deadline;
+    else this.#deadlines.set(key, { userId: cmd.userId, market: cmd.market, deadline });
+    this.#events.push({ type: 'DeadmanArmed', userId: cmd.userId, market: cmd.market, deadline });
+    return this.#done({ deadline });
+  }
+
+  /**
+   * Fires every dead-man deadline at or before the command's time, earliest first (then by user
+   * and market): the user's open orders in that market are cancelled, oldest first.
+   */
+  #fireTimers(): ApplyResult {
+    const due = [...this.#deadlines.values()]
+      .filter((d) => d.deadline <= this.#time)
+      .sort((a, b) => a.deadline - b.deadline || a.userId - b.userId || (a.market < b.market ? -1 : 1));
+    for (const d of due) {
+      this.#deadlines.delete(`${d.userId}:${d.market}`);
+      const account = this.#accounts.get(d.userId) as Account;
+      const market = this.#marketByName.get(d.market) as MarketState;
+      const victims = [...account.openOrders]
+        .filter((o) => o.market === d.market)
+        .sort((a, b) => a.id - b.id);
+      for (const order of victims) this.#cancelResting(account, market, order, 'deadman');
+      this.#events.push({
+        type: 'DeadmanFired',
+        userId: d.userId,
+        market: d.market,
+        cancelled: victims.length,
+        time: this.#time,
+      });
+    }
+    return this.#done();
+  }
+
+  /** RegisterUser: a new user with empty balances. Results: OK with `userId`; INVALID_PARAMETER. */
+  #registerUser(cmd: RegisterUser): ApplyResult {
+    const name = cmd.name;
+    if (
+      typeof name !== 'string' ||
+      name.length === 0 ||
+      name.length > MAX_NAME_LENGTH ||
+      !/^[\w.@-]+$/.test(name)
+    ) {
+      return refused(
+        'INVALID_PARAMETER',
+        `user name must be 1 to ${MAX_NAME_LENGTH} letters, digits, or . _ @ -`,
+      );
+    }
+    if (this.#userByName.has(name)) return refused('INVALID_PARAMETER', `user name '${name}' is taken`);
+    const userId = this.#nextUserId++;
+    this.#addAccount(userId, name, false);
+    this.#events.push({ type: 'UserRegistered', userId, name, time: this.#time });
+    return this.#done({ userId });
+  }
+
+  #setFeePreference(cmd: SetFeePreference): ApplyResult {
+    const account = this.#accounts.get(cmd.userId);
+    if (account === undefined) return refused('USER_NOT_FOUND');
+    account.usePlatformCoin = cmd.usePlatformCoin === true;
+    this.#events.push({
+      type: 'FeePreferenceSet',
+      userId: cmd.userId,
+      usePlatformCoin: account.usePlatformCoin,
+    });
+    return this.#done();
+  }
+
+  /** Common checks for deposit and withdrawal commands. */
+  #fundsContext(
+    userId: number,
+    coinName: string,
+    reference: string,
+    amount: number,
+  ): { account: Account; coin: CoinState } | ApplyResult {
+    if (typeof reference !== 'string' || reference.length === 0 || reference.length > MAX_REFERENCE_LENGTH) {
+      return refused('INVALID_PARAMETER', `business id must be 1 to ${MAX_REFERENCE_LENGTH} characters`);
+    }
+    const account = this.#accounts.get(userId);
+    if (account === undefined) return refused('USER_NOT_FOUND');
+    const coin = this.#coinByName.get(coinName);
+    if (coin === undefined) {
+      const name = checkCoinName(coinName);
+      return refused(
+        name.ok ? 'UNKNOWN_COIN' : name.result,
+        name.ok ? `unknown coin '${coinName}'` : name.message,
+      );
+    }
+    if (!Number.isSafeInteger(amount) || amount <= 0)
+      return refused('INVALID_AMOUNT', 'amount must be positive');
+    return { account, coin };
+  }
+
+  /**
+   * CreditDeposit, applied once per depositId: a repeat with the same content is OK with
+   * `duplicate` and changes nothing; with other content it is DUPLICATE_REFERENCE. The venue's
+   * net holdings of a coin stay within the exact range (VALUE_OUT_OF_RANGE otherwise), which
+   * bounds every balance and every sum of balances.
+   */
+  #creditDeposit(cmd: CreditDeposit): ApplyResult {
+    const ctx = this.#fundsContext(cmd.userId, cmd.coin, cmd.depositId, cmd.amount);
+    if ('result' in ctx) return ctx;
+    const { account, coin } = ctx;
+    const seen = this.#deposits.get(cmd.depositId);
+    if (seen !== undefined) {
+      const same = seen.userId === cmd.userId && seen.coin === coin.index && seen.amount === cmd.amount;
+      return same ? { result: 'OK', events: [], duplicate: true } : refused('DUPLICATE_REFERENCE');
+    }
+    const held = (this.#credited[coin.index] ?? 0) - (this.#withdrawn[coin.index] ?? 0);
+    if (!Number.isSafeInteger(held + cmd.amount)) {
+      return refused(
+        'VALUE_OUT_OF_RANGE',
+        `the venue's ${coin.spec.name} holdings would leave the exact range`,
+      );
+    }
+    this.#deposits.set(cmd.depositId, { userId: cmd.userId, coin: coin.index, amount: cmd.amount });
+    this.#credited[coin.index] = (this.#credited[coin.index] ?? 0) + cmd.amount;
+    this.#change(account, coin, cmd.amount, 0, 'deposit', cmd.depositId);
+    this.#events.push({
+      type: 'DepositCredited',
+      depositId: cmd.depositId,
+      userId: cmd.userId,
+      coin: coin.spec.name,
+      amount: cmd.amount,
+      time: this.#time,
+    });
+    return this.#done();
+  }
+
+  /** FreezeWithdrawal, once per withdrawalId (a same-content repeat is OK with `duplicate`). */
+  #freezeWithdrawal(cmd: FreezeWithdrawal): ApplyResult {
+    const ctx = this.#fundsContext(cmd.userId, cmd.coin, cmd.withdrawalId, cmd.amount);
+    if ('result' in ctx) return ctx;
+    const { account, coin } = ctx;
+    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return refused('INVALID_PARAMETER', 'fee must be ≥ 0');
+    const seen = this.#withdrawals.get(cmd.withdrawalId);
+    if (seen !== undefined) {
+      const same =
+        seen.userId === cmd.userId &&
+        seen.coin === coin.index &&
+        seen.amount === cmd.amount &&
+        seen.fee === cmd.fee;
+      return same ? { result: 'OK', events: [], duplicate: true } : refused('DUPLICATE_REFERENCE');
+    }
+    const total = cmd.amount + cmd.fee;
+    if (!Number.isSafeInteger(total) || (account.available[coin.index] ?? 0) < total) {
+      return refused('INSUFFICIENT_BALANCE');
+    }
+    this.#withdrawals.set(cmd.withdrawalId, {
+      userId: cmd.userId,
+      coin: coin.index,
+      amount: cmd.amount,
+      fee: cmd.fee,
+      state: 'frozen',
+    });
+    this.#change(account, coin, -total, total, 'freeze', cmd.withdrawalId);
+    this.#events.push({
+      type: 'WithdrawalFrozen',
+      withdrawalId: cmd.withdrawalId,
+      userId: cmd.userId,
+      coin: coin.spec.name,
+      amount: cmd.amount,
+      fee: cmd.fee,
+      time: this.#time,
+    });
+    return this.#done();
+  }
+
+  #pendingWithdrawal(
+    id: string,
+    target: WithdrawalState,
+  ): { record: WithdrawalRecord; account: Account; coin: CoinState } | ApplyResult {
+    const record = typeof id === 'string' ? this.#withdrawals.get(id) : undefined;
+    if (record === undefined) return refused('UNKNOWN_REFERENCE', `no withdrawal '${String(id)}'`);
+    if (record.state === target) return { result: 'OK', events: [], duplicate: true };
+    if (record.state !== 'frozen')
+      return refused('INVALID_STATE', `withdrawal '${id}' is already ${record.state}`);
+    return {
+      record,
+      account: this.#accounts.get(record.userId) as Account,
+      coin: this.#coins[record.coin] as CoinState,
+    };
+  }
+
+  /** SettleWithdrawal: amount leaves the venue, the fee becomes fee income. Idempotent. */
+  #settleWithdrawal(cmd: SettleWithdrawal): ApplyResult {
+    const ctx = this.#pendingWithdrawal(cmd.withdrawalId, 'settled');
+    if ('result' in ctx) return ctx;
+    const { record, account, coin } = ctx;
+    record.state = 'settled';
+    this.#change(account, coin, 0, -record.amount, 'withdraw', cmd.withdrawalId);
+    if (record.fee > 0) {
+      this.#change(account, coin, 0, -record.fee, 'withdrawFee', cmd.withdrawalId);
+      this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + record.fee;
+    }
+    this.#withdrawn[coin.index] = (this.#withdrawn[coin.index] ?? 0) + record.amount;
+    this.#events.push({
+      type: 'WithdrawalSettled',
+      withdrawalId: cmd.withdrawalId,
+      userId: record.userId,
+      coin: coin.spec.name,
+      amount: record.amount,
+      fee: record.fee,
+      time: this.#time,
+    });
+    return this.#done();
+  }
+
+  /** ReleaseWithdrawal (failed or cancelled): amount + fee return to available. Idempotent. */
+  #releaseWithdrawal(cmd: ReleaseWithdrawal): ApplyResult {
+    if (cmd.reason !== 'failed' && cmd.reason !== 'cancelled') {
+      return refused('INVALID_PARAMETER', "reason must be 'failed' or 'cancelled'");
+    }
+    const ctx = this.#pendingWithdrawal(cmd.withdrawalId, 'released');
+    if ('result' in ctx) return ctx;
+    const { record, account, coin } = ctx;
+    record.state = 'released';
+    const total = record.amount + record.fee;
+    this.#change(account, coin, total, -total, 'unfreeze', cmd.withdrawalId);
+    this.#events.push({
+      type: 'WithdrawalReleased',
+      withdrawalId: cmd.withdrawalId,
+      userId: record.userId,
+      coin: coin.spec.name,
+      amount: record.amount,
+      fee: record.fee,
+      reason: cmd.reason,
+      time: this.#time,
+    });
+    return this.#done();
+  }
+
+  /** UpsertCoin: adds a coin or changes its names and switches; unitDecimal is fixed once set. */
+  #upsertCoin(cmd: UpsertCoin): ApplyResult {
+    const problems = validateCoin(cmd.coin);
+    if (problems.length > 0) return refused('INVALID_PARAMETER', problems.join('; '));
+    const existing = this.#coinByName.get(cmd.coin.name);
+    if (existing === undefined) this.#addCoin(cmd.coin);
+    else if (existing.spec.unitDecimal !== cmd.coin.unitDecimal) {
+      return refused('INVALID_STATE', `unitDecimal of ${cmd.coin.name} cannot change`);
+    } else existing.spec = { ...cmd.coin };
+    this.#events.push({ type: 'CoinUpserted', coin: { ...cmd.coin } });
+    return this.#done();
+  }
+
+  /** UpsertMarket: adds a market or changes its limits, fees and status; scales only while empty. */
+  #upsertMarket(cmd: UpsertMarket): ApplyResult {
+    const problems = validateMarket(cmd.market, this.#coinSpecs());
+    if (problems.length > 0) return refused('INVALID_PARAMETER', problems.join('; '));
+    const existing = this.#marketByName.get(cmd.market.name);
+    if (existing === undefined) this.#addMarket(cmd.market);
+    else {
+      const rescaled =
+        existing.spec.priceScale !== cmd.market.priceScale ||
+        existing.spec.amountScale !== cmd.market.amountScale;
+      if (rescaled && existing.book.size > 0) {
+        return refused(
+          'INVALID_STATE',
+          `market ${cmd.market.name} has open orders: its scales cannot change`,
+        );
+      }
+      existing.spec = { ...cmd.market };
+      existing.baseUnitsPerLot = baseUnitsPerLot(existing.spec, existing.base.spec);
+      existing.quoteUnitsPerTickLot = quoteUnitsPerTickLot(existing.spec, existing.quote.spec);
+      if (rescaled) existing.lastPrice = 0;
+    }
+    this.#events.push({ type: 'MarketUpserted', market: { ...cmd.market } });
+    return this.#done();
+  }
+
+  #setMarketStatus(cmd: SetMarketStatus): ApplyResult {
+    const market = this.#marketByName.get(cmd.market);
+    if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${cmd.market}'`);
+    if (cmd.status !== 'trading' && cmd.status !== 'halted')
+      return refused('INVALID_PARAMETER', 'unknown status');
+    market.spec = { ...market.spec, status: cmd.status };
+    this.#events.push({ type: 'MarketStatusSet', market: cmd.market, status: cmd.status });
+    return this.#done();
+  }
+
+  // ───────────────────────────── internals ─────────────────────────────
+
+  /** Moves a balance and records the change. Callers have checked that nothing goes negative. */
+  #change(
+    account: Account,
+    coin: CoinState,
+    deltaAvailable: CoinUnits,
+    deltaFrozen: CoinUnits,
+    billType: BillType,
+    ref: number | string,
+  ): void {
+    const i = coin.index;
+    const available = (account.available[i] ?? 0) + deltaAvailable;
+    const frozen = (account.frozen[i] ?? 0) + deltaFrozen;
+    if (available < 0 || frozen < 0) {
+      throw new Error(
+        `invariant broken: user ${account.userId} ${coin.spec.name} would go negative (${billType} ${ref})`,
+      );
+    }
+    account.available[i] = available;
+    account.frozen[i] = frozen;
+    this.#events.push({
+      type: 'BalanceChanged',
+      userId: account.userId,
+      coin: coin.spec.name,
+      available,
+      frozen,
+      deltaAvailable,
+      deltaFrozen,
+      billType,
+      ref: String(ref),
+      time: this.#time,
+    });
+  }
+
+  #orderUpdated(order: Order, status: OrderStatus, cancelReason: CancelReason | null): void {
+    this.#events.push({
+      type: 'OrderUpdated',
+      orderId: order.id,
+      userId: order.userId,
+      market: order.market,
+      status,
+      filled: order.filled,
+      filledValue: order.filledValue,
+      fees: order.fees,
+      platformFees: order.platformFees,
+      cancelReason,
+      lastTradeId: order.lastTradeId,
+      lastTradePrice: order.lastTradePrice,
+      lastTradeAmount: order.lastTradeAmount,
+      lastTradeTime: order.lastTradeTime,
+      time: this.#time,
+    });
+  }
+
+  #coinSpecs(): Map<string, CoinSpec> {
+    return new Map(this.#coins.map((c) => [c.spec.name, c.spec]));
+  }
+
+  #addCoin(spec: CoinSpec): CoinState {
+    const state = { spec: { ...spec }, index: this.#coins.length };
+    this.#coins.push(state);
+    this.#coinByName.set(spec.name, state);
+    this.#feeIncome.push(0);
+    this.#credited.push(0);
+    this.#withdrawn.push(0);
+    return state;
+  }
+
+  #addMarket(spec: MarketSpec): MarketState {
+    const base = this.#coinByName.get(spec.base) as CoinState;
+    const quote = this.#coinByName.get(spec.quote) as CoinState;
+    const state: MarketState = {
+      spec: { ...spec },
+      index: this.#markets.length,
+      base,
+      quote,
+      baseUnitsPerLot: baseUnitsPerLot(spec, base.spec),
+      quoteUnitsPerTickLot: quoteUnitsPerTickLot(spec, quote.spec),
+      book: new OrderBook(),
+      lastPrice: 0,
+    };
+    this.#markets.push(state);
+    this.#marketByName.set(spec.name, state);
+    return state;
+  }
+
+  #addAccount(userId: number, name: string, usePlatformCoin: boolean): Account {
+    const account: Account = {
+      userId,
+      name,
+      available: [],
+      frozen: [],
+      usePlatformCoin,
+      openOrders: new Set(),
+    };
+    this.#accounts.set(userId, account);
+    this.#userByName.set(name, userId);
+    return account;
+  }
+
+  // ───────────────────────────── reads ─────────────────────────────
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  get settings(): VenueSettings {
+    return this.#settings;
+  }
+
+  coins(): CoinSpec[] {
+    return this.#coins.map((c) => c.spec);
+  }
+
+  coin(name: string): CoinSpec | undefined {
+    return this.#coinByName.get(name)?.spec;
+  }
+
+  markets(): MarketSpec[] {
+    return this.#markets.map((m) => m.spec);
+  }
+
+  market(name: string): MarketSpec | undefined {
+    return this.#marketByName.get(name)?.spec;
+  }
+
+  /** Last trade price of a market in ticks (0 before its first trade). */
+  lastPrice(market: string): number {
+    return this.#marketByName.get(market)?.lastPrice ?? 0;
+  }
+
+  userId(name: string): number | undefined {
+    return this.#userByName.get(name);
+  }
+
+  userName(userId: number): string | undefined {
+    return this.#accounts.get(userId)?.name;
+  }
+
+  /** A user's balance of one coin, or `undefined` for an unknown user or coin. */
+  balance(userId: number, coin: string): { available: number; frozen: number } | undefined {
+    const account = this.#accounts.get(userId);
+    const c = this.#coinByName.get(coin);
+    if (account === undefined || c === undefined) return undefined;
+    return { available: account.available[c.index] ?? 0, frozen: account.frozen[c.index] ?? 0 };
+  }
+
+  usesPlatformCoin(userId: number): boolean {
+    return this.#accounts.get(userId)?.usePlatformCoin ?? false;
+  }
+
+  feeIncome(coin: string): number {
+    const c = this.#coinByName.get(coin);
+    return c === undefined ? 0 : (this.#feeIncome[c.index] ?? 0);
+  }
+
+  /** A resting order by id. */
+  openOrder(orderId: number): OrderView | undefined {
+    const o = this.#orders.get(orderId);
+    return o === undefined ? undefined : view(o, o.filled > 0 ? ORDER_PARTIAL : ORDER_PENDING);
+  }
+
+  /** The user's resting orders (in one market, or all), oldest first. */
+  openOrders(userId: number, market?: string): OrderView[] {
+    const account = this.#accounts.get(userId);
+    if (account === undefined) return [];
+    const out: OrderView[] = [];
+    for (const o of account.openOrders) {
+      if (market === undefined || o.market === market)
+        out.push(view(o, o.filled > 0 ? ORDER_PARTIAL : ORDER_PENDING));
+    }
+    return out.sort((a, b) => a.id - b.id);
+  }
+
+  /** The latest order id a user gave a client order id in a market, open or not. */
+  orderIdForClientId(userId: number, market: string, clientOrderId: string): number | undefined {
+    return this.#clientIds.get(`${userId}:${market}:${clientOrderId}`);
+  }
+
+  /** Aggregated depth: `[price, lots]` per level, best first. */
+  depth(market: string, limit: number): { bids: [number, number][]; asks: [number, number][] } | undefined {
+    const m = this.#marketByName.get(market);
+    if (m === undefined) return undefined;
+    return { bids: m.book.depth(BUY, limit), asks: m.book.depth(SELL, limit) };
+  }
+
+  /** Number of resting orders over all markets. */
+  get openOrderCount(): number {
+    return this.#orders.size;
+  }
+
+  /** The earliest armed dead-man deadline, or `undefined`. The scheduler fires timers then. */
+  nextDeadline(): number | undefined {
+    let next: number | undefined;
+    for (const d of this.#deadlines.values()) if (next === undefined || d.deadline < next) next = d.deadline;
+    return next;
+  }
+
+  // ───────────────────────────── snapshots and checks ─────────────────────────────
+
+  /**
+   * The whole state as plain data in a canonical order (ids, names and keys sorted), so that two
+   * engines in the same state give identical snapshots however they got there.
+   */
+  snapshot(): EngineSnapshot {
+    const orders: SnapshotOrder[] = [...this.#orders.values()]
+      .sort((a, b) => a.id - b.id)
+      .map((o) => [
+        o.id,
+        o.userId,
+        o.market,
+        o.side,
+        o.kind,
+        o.price,
+        o.amount,
+        o.remaining,
+        o.filled,
+        o.filledValue,
+        o.fees,
+        o.platformFees,
+        o.frozen,
+        o.time,
+        o.clientOrderId,
+        o.acctType,
+        o.usePlatformCoin,
+        o.lastTradeId,
+        o.lastTradePrice,
+        o.lastTradeAmount,
+        o.lastTradeTime,
+      ]);
+    const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
+      [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const n = this.#coins.length;
+    const full = (xs: number[]): number[] => Array.from({ length: n }, (_, i) => xs[i] ?? 0);
+    return {
+      version: SNAPSHOT_VERSION,
+      lastSeq: this.#lastSeq,
+      settings: { ...this.#settings },
+      coins: this.#coins.map((c) => ({ ...c.spec })),
+      markets: this.#markets.map((m) => ({ spec: { ...m.spec }, lastPrice: m.lastPrice })),
+      nextUserId: this.#nextUserId,
+      nextOrderId: this.#nextOrderId,
+      nextTradeId: this.#nextTradeId,
+      users: [...this.#accounts.values()]
+        .sort((a, b) => a.userId - b.userId)
+        .map((a) => [a.userId, a.name, a.usePlatformCoin, full(a.available), full(a.frozen)]),
+      orders,
+      clientIds: byKey(this.#clientIds),
+      deadlines: byKey([...this.#deadlines].map(([k, d]) => [k, d.deadline] as [string, number])),
+      deposits: byKey(
+        [...this.#deposits].map(([k, d]) => [k, [d.userId, d.coin, d.amount]] as [string, number[]]),
+      ),
+      withdrawals: byKey(
+        [...this.#withdrawals].map(
+          ([k, w]) => [k, [w.userId, w.coin, w.amount, w.fee, w.state]] as [string, (number | string)[]],
+        ),
+      ),
+      feeIncome: full(this.#feeIncome),
+      credited: full(this.#credited),
+      withdrawn: full(this.#withdrawn),
+    };
+  }
+
+  /** Rebuilds an engine from a snapshot. Throws if the snapshot is inconsistent. */
+  static restore(s: EngineSnapshot): Engine {
+    if (s.version !== SNAPSHOT_VERSION)
+      throw new Error(`snapshot version ${s.version} is not ${SNAPSHOT_VERSION}`);
+    const engine = new Engine({
+      settings: s.settings,
+      coins: s.coins,
+      markets: s.markets.map((m) => m.spec),
+    });
+    engine.#lastSeq = s.lastSeq;
+    s.markets.forEach((m, i) => ((engine.#markets[i] as MarketState).lastPrice = m.lastPrice));
+    engine.#nextUserId = s.nextUserId;
+    engine.#nextOrderId = s.nextOrderId;
+    engine.#nextTradeId = s.nextTradeId;
+    for (const [userId, name, usePlatformCoin, available, frozen] of s.users) {
+      const account = engine.#addAccount(userId, name, usePlatformCoin);
+      account.available.push(...available);
+      account.frozen.push(...frozen);
+    }
+    for (const r of s.orders) {
+      const [
+        id,
+        userId,
+        market,
+        side,
+        kind,
+        price,
+        amount,
+        remaining,
+        filled,
+        filledValue,
+        fees,
+        platformFees,
+      ] = r;
+      const [, , , , , , , , , , , , frozen, time, clientOrderId, acctType, usePlatformCoin] = r;
+      const [, , , , , , , , , , , , , , , , , lastTradeId, lastTradePrice, lastTradeAmount, lastTradeTime] =
+        r;
+      const m = engine.#marketByName.get(market);
+      const account = engine.#accounts.get(userId);
+      if (m === undefined || account === undefined)
+        throw new Error(`snapshot order ${id}: unknown market or user`);
+      const o = new Order(
+        id,
+        userId,
+        market,
+        side,
+        kind,
+        price,
+        amount,
+        frozen,
+        time,
+        clientOrderId,
+        acctType,
+        usePlatformCoin,
+      );
+      o.remaining = remaining;
+      o.filled = filled;
+      o.filledValue = filledValue;
+      o.fees = fees;
+      o.platformFees = platformFees;
+      o.lastTradeId = lastTradeId;
+      o.lastTradePrice = lastTradePrice;
+      o.lastTradeAmount = lastTradeAmount;
+      o.lastTradeTime = lastTradeTime;
+      m.book.add(o);
+      engine.#orders.set(id, o);
+      account.openOrders.add(o);
+    }
+    for (const [k, id] of s.clientIds) engine.#clientIds.set(k, id);
+    for (const [k, deadline] of s.deadlines) {
+      const i = k.indexOf(':');
+      engine.#deadlines.set(k, { userId: Number(k.slice(0, i)), market: k.slice(i + 1), deadline });
+    }
+    for (const [k, [userId, coin, amount]] of s.deposits) {
+      engine.#deposits.set(k, { userId: userId as number, coin: coin as number, amount: amount as number });
+    }
+    for (const [k, [userId, coin, amount, fee, state]] of s.withdrawals) {
+      engine.#withdrawals.set(k, {
+        userId: userId as number,
+        coin: coin as number,
+        amount: amount as number,
+        fee: fee as number,
+        state: state as WithdrawalState,
+      });
+    }
+    s.feeIncome.forEach((v, i) => (engine.#feeIncome[i] = v));
+    s.credited.forEach((v, i) => (engine.#credited[i] = v));
+    s.withdrawn.forEach((v, i) => (engine.#withdrawn[i] = v));
+    engine.assertInvariants();
+    return engine;
+  }
+
+  /** SHA-256 (hex) of the canonical snapshot: equal states, equal hashes. */
+  stateHash(): string {
+    return createHash('sha256').update(JSON.stringify(this.snapshot())).digest('hex');
+  }
+
+  /**
+   * Checks every invariant and throws on the first broken one:
+   * no negative or unsafe balance; each user's frozen balance of a coin equals what their open
+   * orders and pending withdrawals hold; each order holds exactly price × remaining (buy) or
+   * remaining (sell); the books are consistent and uncrossed and match the order index;
+   * conservation: Σ (available + frozen) + fee income = credits − settled withdrawals, per coin.
+   */
+  assertInvariants(): void {
+    const n = this.#coins.length;
+    const expectedFrozen = new Map<number, number[]>();
+    const holds = (userId: number): number[] => {
+      let xs = expectedFrozen.get(userId);
+      if (xs === undefined) expectedFrozen.set(userId, (xs = new Array<number>(n).fill(0)));
+      return xs;
+    };
+    let resting = 0;
+    for (const m of this.#markets) {
+      m.book.validate();
+      resting += m.book.size;
+      for (const o of m.book.orders()) {
+        if (this.#orders.get(o.id) !== o) throw new Error(`order ${o.id} in the book but not in the index`);
+        const account = this.#accounts.get(o.userId);
+        if (account === undefined || !account.openOrders.has(o))
+          throw new Error(`order ${o.id}: owner does not list it`);
+        const expected =
+          o.side === BUY ? o.price * o.remaining * m.quoteUnitsPerTickLot : o.remaining * m.baseUnitsPerLot;
+        if (o.frozen !== expected) throw new Error(`order ${o.id} holds ${o.frozen}, expected ${expected}`);
+        if (o.filled + o.remaining !== o.amount)
+          throw new Error(`order ${o.id}: filled + remaining ≠ amount`);
+        const xs = holds(o.userId);
+        const pay = o.side === BUY ? m.quote.index : m.base.index;
+        xs[pay] = (xs[pay] ?? 0) + o.frozen;
+      }
+    }
+    if (resting !== this.#orders.size)
+      throw new Error(`${this.#orders.size} indexed orders but ${resting} resting`);
+    for (const w of this.#withdrawals.values()) {
+      if (w.state !== 'frozen') continue;
+      const xs = holds(w.userId);
+      xs[w.coin] = (xs[w.coin] ?? 0) + w.amount + w.fee;
+    }
+    const totals = new Array<bigint>(n).fill(0n);
+    let openListed = 0;
+    for (const a of this.#accounts.values()) {
+      openListed += a.openOrders.size;
+      const xs = expectedFrozen.get(a.userId);
+      for (let i = 0; i < n; i++) {
+        const available = a.available[i] ?? 0;
+        const frozen = a.frozen[i] ?? 0;
+        const coin = (this.#coins[i] as CoinState).spec.name;
+        if (!Number.isSafeInteger(available) || available < 0)
+          throw new Error(`user ${a.userId} ${coin} available ${available}`);
+        if (!Number.isSafeInteger(frozen) || frozen < 0)
+          throw new Error(`user ${a.userId} ${coin} frozen ${frozen}`);
+        const expected = xs?.[i] ?? 0;
+        if (frozen !== expected)
+          throw new Error(`user ${a.userId} ${coin} frozen ${frozen}, holds ${expected}`);
+        totals[i] = (totals[i] as bigint) + BigInt(available) + BigInt(frozen);
+      }
+    }
+    if (openListed !== this.#orders.size)
+      throw new Error(`accounts list ${openListed} orders, index has ${this.#orders.size}`);
+    for (let i = 0; i < n; i++) {
+      const held = (totals[i] as bigint) + BigInt(this.#feeIncome[i] ?? 0);
+      const net = BigInt(this.#credited[i] ?? 0) - BigInt(this.#withdrawn[i] ?? 0);
+      if (held !== net) {
+        throw new Error(
+          `conservation broken for ${(this.#coins[i] as CoinState).spec.name}: held ${held}, net credits ${net}`,
+        );
+      }
+    }
+  }
+
+  /** Per coin: Σ users' available + frozen, fee income, credits and settled withdrawals. */
+  totals(
+    coin: string,
+  ): { users: bigint; feeIncome: number; credited: number; withdrawn: number } | undefined {
+    const c = this.#coinByName.get(coin);
+    if (c === undefined) return undefined;
+    let users = 0n;
+    for (const a of this.#accounts.values()) {
+      users += BigInt(a.available[c.index] ?? 0) + BigInt(a.frozen[c.index] ?? 0);
+    }
+    return {
+      users,
+      feeIncome: this.#feeIncome[c.index] ?? 0,
+      credited: this.#credited[c.index] ?? 0,
+      withdrawn: this.#withdrawn[c.index] ?? 0,
+    };
+  }
+}
+
+function view(o: Order, status: OrderStatus): OrderView {
+  return {
+    id: o.id,
+    userId: o.userId,
+    market: o.market,
+    side: o.side,
+    kind: o.kind,
+    price: o.price,
+    amount: o.amount,
+    filled: o.filled,
+    filledValue: o.filledValue,
+    fees: o.fees,
+    platformFees: o.platformFees,
+    status,
+    time: o.time,
+    clientOrderId: o.clientOrderId,
+    acctType: o.acctType,
+    usePlatformCoin: o.usePlatformCoin,
+  };
+}
