@@ -912,27 +912,21 @@ export class Engine {
     return this.#done();
   }
 
-  /** UpsertMarket: adds a market or changes its limits, fees and status; scales only while empty. */
+  /**
+   * UpsertMarket: adds a market or changes its limits, fees and status. Its coins and scales are
+   * fixed once created: history keeps integer ticks and lots, which a new scale would misread.
+   */
   #upsertMarket(cmd: UpsertMarket): ApplyResult {
     const problems = validateMarket(cmd.market, this.#coinSpecs());
     if (problems.length > 0) return refused('INVALID_PARAMETER', problems.join('; '));
     const existing = this.#marketByName.get(cmd.market.name);
     if (existing === undefined) this.#addMarket(cmd.market);
-    else {
-      const rescaled =
-        existing.spec.priceScale !== cmd.market.priceScale ||
-        existing.spec.amountScale !== cmd.market.amountScale;
-      if (rescaled && existing.book.size > 0) {
-        return refused(
-          'INVALID_STATE',
-          `market ${cmd.market.name} has open orders: its scales cannot change`,
-        );
-      }
-      existing.spec = { ...cmd.market };
-      existing.baseUnitsPerLot = baseUnitsPerLot(existing.spec, existing.base.spec);
-      existing.quoteUnitsPerTickLot = quoteUnitsPerTickLot(existing.spec, existing.quote.spec);
-      if (rescaled) existing.lastPrice = 0;
-    }
+    else if (
+      existing.spec.priceScale !== cmd.market.priceScale ||
+      existing.spec.amountScale !== cmd.market.amountScale
+    ) {
+      return refused('INVALID_STATE', `the scales of market ${cmd.market.name} cannot change`);
+    } else existing.spec = { ...cmd.market };
     this.#events.push({ type: 'MarketUpserted', market: { ...cmd.market } });
     return this.#done();
   }
