@@ -1,0 +1,406 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
+import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
+import type { EngineEvent } from '../domain/events.ts';
+import { Engine } from './engine.ts';
+
+const place = (
+  userId: number,
+  side: 0 | 1,
+  price: number,
+  amount: number,
+  extra: Partial<PlaceOrder> = {},
+): Command => ({
+  type: 'PlaceOrder',
+  userId,
+  market: 'btc_usdt',
+  side,
+  kind: 'limit',
+  price,
+  amount,
+  acctType: 0,
+  clientOrderId: '',
+  ...extra,
+});
+
+/** The state without the sequence position, which every command advances. */
+const stateOf = (e: Engine): string => JSON.stringify({ ...e.snapshot(), lastSeq: 0 });
+const types = (events: readonly EngineEvent[]): string[] => events.map((e) => e.type);
+
+/** alice (usdt, zb) and bob (btc) with two asks and a bid resting on btc_usdt. */
+function tradingDay(): { d: EngineDriver; alice: number; bob: number } {
+  const d = new EngineDriver();
+  const alice = d.fund('alice', 'usdt', '100000');
+  const bob = d.fund('bob', 'btc', '3');
+  d.fund('alice', 'zb', '1000');
+  d.apply(place(bob, SELL, 3_000_000, 5_000)); // order 1: 0.5 @ 30000
+  d.apply(place(bob, SELL, 3_010_000, 5_000)); // order 2: 0.5 @ 30100
+  d.apply(place(alice, BUY, 2_990_000, 10_000)); // order 3: 1 @ 29900
+  return { d, alice, bob };
+}
+
+describe('refusals', () => {
+  test('every refused command returns its result, emits nothing and changes nothing', () => {
+    const { d, alice, bob } = tradingDay();
+    const refusals: [Command, string][] = [
+      [place(alice, BUY, 3_000_000, 1_000_000), 'INSUFFICIENT_BALANCE'],
+      [place(alice, BUY, 0, 100), 'INVALID_PRICE'],
+      [place(alice, BUY, 3_000_000, 0), 'INVALID_AMOUNT'],
+      [place(alice, BUY, 1.5, 100), 'INVALID_PRICE'],
+      [place(alice, BUY, 100, 1), 'BELOW_MIN_SIZE'],
+      [place(alice, BUY, 3_000_000, 100, { market: 'foo_bar' }), 'UNKNOWN_MARKET'],
+      [place(alice, BUY, 3_000_000, 100, { acctType: 1 }), 'ACCOUNT_TYPE_NOT_SUPPORTED'],
+      [place(alice, BUY, 3_000_000, 100, { acctType: 2 }), 'ACCOUNT_TYPE_NOT_SUPPORTED'],
+      [place(alice, BUY, 3_000_000, 100, { acctType: 7 as 0 }), 'INVALID_PARAMETER'],
+      [place(alice, BUY, 3_000_000, 100, { kind: 'postOnly' }), 'POST_ONLY_WOULD_TAKE'],
+      [place(alice, BUY, 3_000_000, 100, { kind: 'market' as 'limit' }), 'INVALID_PARAMETER'],
+      [place(alice, 2 as 0, 3_000_000, 100), 'INVALID_PARAMETER'],
+      [place(alice, BUY, 3_000_000, 100, { clientOrderId: 'a!' }), 'INVALID_PARAMETER'],
+      [place(alice, BUY, 3_000_000, 100, { clientOrderId: 'abc' }), 'INVALID_PARAMETER'],
+      [place(99, BUY, 3_000_000, 100), 'USER_NOT_FOUND'],
+      [place(alice, BUY, 2 ** 40, 2 ** 20), 'VALUE_OUT_OF_RANGE'],
+      [
+        { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 1, clientOrderId: '' },
+        'ORDER_NOT_FOUND',
+      ],
+      [
+        { type: 'CancelOrder', userId: alice, market: 'eth_usdt', orderId: 3, clientOrderId: '' },
+        'ORDER_NOT_FOUND',
+      ],
+      [
+        { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 0, clientOrderId: '' },
+        'INVALID_PARAMETER',
+      ],
+      [
+        { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 3, clientOrderId: 'abcd' },
+        'INVALID_PARAMETER',
+      ],
+      [
+        { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 0, clientOrderId: 'none1' },
+        'ORDER_NOT_FOUND',
+      ],
+      [
+        { type: 'CreditDeposit', depositId: 'x', userId: bob, coin: 'bchabc', amount: 1, remark: '' },
+        'RETIRED_COIN_NAME',
+      ],
+      [
+        { type: 'CreditDeposit', depositId: 'x', userId: bob, coin: 'doge', amount: 1, remark: '' },
+        'UNKNOWN_COIN',
+      ],
+      [
+        { type: 'CreditDeposit', depositId: 'x', userId: bob, coin: 'btc', amount: -1, remark: '' },
+        'INVALID_AMOUNT',
+      ],
+      [
+        { type: 'CreditDeposit', depositId: '', userId: bob, coin: 'btc', amount: 1, remark: '' },
+        'INVALID_PARAMETER',
+      ],
+      [
+        {
+          type: 'CreditDeposit',
+          depositId: 'x',
+          userId: bob,
+          coin: 'btc',
+          amount: Number.MAX_SAFE_INTEGER,
+          remark: '',
+        },
+        'VALUE_OUT_OF_RANGE',
+      ],
+      [
+        { type: 'FreezeWithdrawal', withdrawalId: 'w', userId: bob, coin: 'btc', amount: 10 ** 12, fee: 0 },
+        'INSUFFICIENT_BALANCE',
+      ],
+      [
+        { type: 'FreezeWithdrawal', withdrawalId: 'w', userId: bob, coin: 'btc', amount: 1, fee: -1 },
+        'INVALID_PARAMETER',
+      ],
+      [{ type: 'SettleWithdrawal', withdrawalId: 'nope' }, 'UNKNOWN_REFERENCE'],
+      [{ type: 'ReleaseWithdrawal', withdrawalId: 'nope', reason: 'lost' as 'failed' }, 'INVALID_PARAMETER'],
+      [{ type: 'RegisterUser', name: 'alice' }, 'INVALID_PARAMETER'],
+      [{ type: 'RegisterUser', name: 'bad name' }, 'INVALID_PARAMETER'],
+      [{ type: 'SetMarketStatus', market: 'btc_usdt', status: 'closed' as 'halted' }, 'INVALID_PARAMETER'],
+      [{ type: 'SetMarketStatus', market: 'nope_usdt', status: 'halted' }, 'UNKNOWN_MARKET'],
+      [{ type: 'CancelAllOrdersAfter', userId: alice, market: 'nope' }, 'UNKNOWN_MARKET'],
+      [{ type: 'SetFeePreference', userId: 42, usePlatformCoin: true }, 'USER_NOT_FOUND'],
+      [{ type: 'Bogus' } as unknown as Command, 'INVALID_PARAMETER'],
+    ];
+    for (const [cmd, expected] of refusals) {
+      const before = stateOf(d.engine);
+      const r = d.apply(cmd);
+      assert.equal(r.result, expected, JSON.stringify(cmd));
+      assert.deepEqual(r.events, [], JSON.stringify(cmd));
+      assert.equal(stateOf(d.engine), before, JSON.stringify(cmd));
+      d.engine.assertInvariants();
+    }
+  });
+
+  test('a command out of sequence is a broken invariant, not a result', () => {
+    const d = new EngineDriver();
+    d.apply({ type: 'RegisterUser', name: 'a' });
+    assert.throws(() => d.engine.apply({ type: 'RegisterUser', name: 'b', seq: 1, time: 0 }), /out of order/);
+  });
+
+  test('a halted market refuses orders but allows cancels', () => {
+    const { d, alice } = tradingDay();
+    assert.equal(d.apply({ type: 'SetMarketStatus', market: 'btc_usdt', status: 'halted' }).result, 'OK');
+    assert.equal(d.apply(place(alice, BUY, 2_980_000, 100)).result, 'MARKET_HALTED');
+    const r = d.apply({
+      type: 'CancelOrder',
+      userId: alice,
+      market: 'btc_usdt',
+      orderId: 3,
+      clientOrderId: '',
+    });
+    assert.equal(r.result, 'OK');
+    assert.equal(r.order?.status, 1);
+  });
+});
+
+describe('matching and events', () => {
+  test('a crossing order emits events in the documented order', () => {
+    const { d, alice } = tradingDay();
+    const r = d.apply(place(alice, BUY, 3_010_000, 7_000));
+    assert.equal(r.result, 'OK');
+    assert.deepEqual(types(r.events), [
+      'OrderAccepted',
+      'BalanceChanged', // freeze
+      'TradeExecuted',
+      'BalanceChanged', // buyer quote (paid, improvement released)
+      'BalanceChanged', // buyer base received
+      'BalanceChanged', // buyer fee
+      'BalanceChanged', // seller base
+      'BalanceChanged', // seller quote
+      'BalanceChanged', // seller fee
+      'OrderUpdated', // maker done
+      'TradeExecuted',
+      'BalanceChanged',
+      'BalanceChanged',
+      'BalanceChanged',
+      'BalanceChanged',
+      'BalanceChanged',
+      'BalanceChanged',
+      'OrderUpdated', // maker partial
+      'OrderUpdated', // taker done
+    ]);
+    const trades = r.events.filter((e) => e.type === 'TradeExecuted');
+    assert.deepEqual(
+      trades.map((t) => [t.price, t.amount, t.makerOrderId]),
+      [
+        [3_000_000, 5_000, 1],
+        [3_010_000, 2_000, 2],
+      ],
+    );
+    d.engine.assertInvariants();
+  });
+
+  test('a resting order with no fill emits only acceptance and the freeze', () => {
+    const { d, alice } = tradingDay();
+    const r = d.apply(place(alice, BUY, 2_000_000, 100));
+    assert.deepEqual(types(r.events), ['OrderAccepted', 'BalanceChanged']);
+    assert.equal(d.engine.openOrder(r.orderId as number)?.status, 0);
+  });
+
+  test('a batch is all or nothing: one bad order or the total balance refuses every order', () => {
+    const { d, alice } = tradingDay();
+    const batch = (orders: { price: number; amount: number }[]): Command => ({
+      type: 'PlaceOrderBatch',
+      userId: alice,
+      market: 'btc_usdt',
+      side: BUY,
+      acctType: 0,
+      orders,
+    });
+    const before = stateOf(d.engine);
+    const bad = d.apply(
+      batch([
+        { price: 2_000_000, amount: 100 },
+        { price: 0, amount: 100 },
+      ]),
+    );
+    assert.equal(bad.result, 'INVALID_PRICE');
+    assert.match(bad.message ?? '', /order 2 of the batch/);
+    // Each order alone fits in 100000 usdt; together they do not.
+    const tooMuch = d.apply(
+      batch([
+        { price: 2_000_000, amount: 300_000 },
+        { price: 2_000_000, amount: 300_000 },
+      ]),
+    );
+    assert.equal(tooMuch.result, 'INSUFFICIENT_BALANCE');
+    assert.equal(d.apply(batch([])).result, 'INVALID_PARAMETER');
+    assert.equal(
+      d.apply(batch(Array.from({ length: 21 }, () => ({ price: 2_000_000, amount: 100 })))).result,
+      'INVALID_PARAMETER',
+    );
+    assert.equal(stateOf(d.engine), before);
+    const ok = d.apply(
+      batch([
+        { price: 2_000_000, amount: 100 },
+        { price: 3_000_000, amount: 100 },
+      ]),
+    );
+    assert.equal(ok.result, 'OK');
+    assert.equal(ok.orderIds?.length, 2);
+    d.engine.assertInvariants();
+  });
+});
+
+describe('funds commands apply once per business id', () => {
+  test('deposits: a same-content repeat is a duplicate, other content is refused', () => {
+    const d = new EngineDriver();
+    const u = d.user('carol');
+    const credit = {
+      type: 'CreditDeposit',
+      depositId: 'tx-1',
+      userId: u,
+      coin: 'eth',
+      amount: 5,
+      remark: '',
+    } as const;
+    assert.equal(d.apply(credit).result, 'OK');
+    const again = d.apply(credit);
+    assert.equal(again.result, 'OK');
+    assert.equal(again.duplicate, true);
+    assert.equal(d.apply({ ...credit, amount: 6 }).result, 'DUPLICATE_REFERENCE');
+    assert.deepEqual(d.engine.balance(u, 'eth'), { available: 5, frozen: 0 });
+  });
+
+  test('withdrawals: freeze, settle once; a released one cannot settle', () => {
+    const d = new EngineDriver();
+    const u = d.fund('dave', 'btc', '1');
+    const w1 = {
+      type: 'FreezeWithdrawal',
+      withdrawalId: 'w1',
+      userId: u,
+      coin: 'btc',
+      amount: 10_000_000,
+      fee: 50_000,
+    } as const;
+    assert.equal(d.apply(w1).result, 'OK');
+    assert.equal(d.apply(w1).duplicate, true);
+    assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 10_050_000 });
+    assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' }).result, 'OK');
+    assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' }).duplicate, true);
+    assert.equal(
+      d.apply({ type: 'ReleaseWithdrawal', withdrawalId: 'w1', reason: 'failed' }).result,
+      'INVALID_STATE',
+    );
+    assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 0 });
+    assert.equal(d.engine.feeIncome('btc'), 50_000);
+    const w2 = { ...w1, withdrawalId: 'w2' };
+    assert.equal(d.apply(w2).result, 'OK');
+    assert.equal(
+      d.apply({ type: 'ReleaseWithdrawal', withdrawalId: 'w2', reason: 'cancelled' }).result,
+      'OK',
+    );
+    assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w2' }).result, 'INVALID_STATE');
+    assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 0 });
+    const t = d.engine.totals('btc');
+    assert.equal(t?.withdrawn, 10_000_000);
+    d.engine.assertInvariants();
+  });
+});
+
+describe('configuration commands', () => {
+  test('coins and markets can be added and changed, but not their decimals or scales', () => {
+    const d = new EngineDriver();
+    const ltc = {
+      name: 'ltc',
+      unitDecimal: 8,
+      enName: 'LTC',
+      cnName: '莱特币',
+      showName: 'LTC',
+      fundsType: 3,
+      canDeposit: true,
+      canWithdraw: true,
+    };
+    assert.equal(d.apply({ type: 'UpsertCoin', coin: ltc }).result, 'OK');
+    assert.equal(d.apply({ type: 'UpsertCoin', coin: { ...ltc, unitDecimal: 6 } }).result, 'INVALID_STATE');
+    assert.equal(d.apply({ type: 'UpsertCoin', coin: { ...ltc, name: 'hsr' } }).result, 'INVALID_PARAMETER');
+    const market = {
+      name: 'ltc_usdt',
+      base: 'ltc',
+      quote: 'usdt',
+      priceScale: 2,
+      amountScale: 3,
+      minAmount: 1,
+      minSize: 1_000_000,
+      makerFee: 1_000,
+      takerFee: 2_000,
+      status: 'trading',
+    } as const;
+    assert.equal(d.apply({ type: 'UpsertMarket', market }).result, 'OK');
+    assert.equal(d.apply({ type: 'UpsertMarket', market: { ...market, makerFee: 0 } }).result, 'OK');
+    assert.equal(d.engine.market('ltc_usdt')?.makerFee, 0);
+    assert.equal(
+      d.apply({ type: 'UpsertMarket', market: { ...market, priceScale: 3 } }).result,
+      'INVALID_STATE',
+    );
+    assert.equal(
+      d.apply({ type: 'UpsertMarket', market: { ...market, priceScale: 5 } }).result,
+      'INVALID_PARAMETER',
+    );
+    d.engine.assertInvariants();
+  });
+});
+
+describe('snapshots and hashes', () => {
+  test('restore gives the same state hash, and the restored engine continues identically', () => {
+    const { d, alice, bob } = tradingDay();
+    d.apply({ type: 'SetFeePreference', userId: alice, usePlatformCoin: true });
+    d.apply(place(alice, BUY, 3_000_000, 2_000, { clientOrderId: 'buy1' }));
+    d.apply({ type: 'CancelAllOrdersAfter', userId: bob, market: 'btc_usdt' });
+    d.apply({ type: 'FreezeWithdrawal', withdrawalId: 'w', userId: bob, coin: 'btc', amount: 1000, fee: 10 });
+    const restored = Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot())));
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    const next: Command[] = [
+      place(alice, BUY, 3_010_000, 4_000),
+      { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 0, clientOrderId: 'buy1' },
+      { type: 'FireTimers' },
+    ];
+    let seq = d.seq;
+    for (const cmd of next) {
+      const time = d.time + 61_000;
+      const a = d.engine.apply({ ...cmd, seq: ++seq, time });
+      const b = restored.apply({ ...cmd, seq, time });
+      assert.deepEqual(b, a);
+      d.time = time;
+    }
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    restored.assertInvariants();
+  });
+
+  test('different states have different hashes', () => {
+    const a = tradingDay().d;
+    const b = tradingDay().d;
+    assert.equal(a.engine.stateHash(), b.engine.stateHash());
+    b.apply({ type: 'RegisterUser', name: 'zed' });
+    assert.notEqual(a.engine.stateHash(), b.engine.stateHash());
+  });
+
+  test('assertInvariants detects a corrupted snapshot', () => {
+    const { d } = tradingDay();
+    const s = JSON.parse(JSON.stringify(d.engine.snapshot()));
+    s.users[0][4][2] += 1; // alice's frozen usdt no longer matches her orders
+    assert.throws(() => Engine.restore(s), /frozen/);
+  });
+});
+
+describe('dead-man switch', () => {
+  test('nextDeadline tracks the earliest armed timer; firing removes it', () => {
+    const { d, alice, bob } = tradingDay();
+    assert.equal(d.engine.nextDeadline(), undefined);
+    const a = d.apply({ type: 'CancelAllOrdersAfter', userId: bob, market: 'btc_usdt' });
+    d.apply({ type: 'CancelAllOrdersAfter', userId: alice, market: 'btc_usdt' });
+    assert.equal(d.engine.nextDeadline(), a.deadline);
+    d.time = (a.deadline as number) - 2;
+    assert.deepEqual(types(d.apply({ type: 'FireTimers' }).events), []);
+    d.time = (a.deadline as number) - 1; // the driver adds 1 ms: fires exactly at bob’s deadline
+    const fired = d.apply({ type: 'FireTimers' });
+    assert.deepEqual(types(fired.events).slice(-1), ['DeadmanFired']);
+    assert.equal(d.engine.openOrders(bob).length, 0);
+    assert.equal(d.engine.openOrders(alice).length, 1);
+    assert.notEqual(d.engine.nextDeadline(), undefined);
+  });
+});
