@@ -1,0 +1,43 @@
+/**
+ * @module ports — what the sequencer needs from the outside: a journal, a snapshot store, a clock.
+ * Adapters (src/journal/*, and later JetStream) implement these structurally.
+ */
+import type { EngineSnapshot } from '../engine/snapshot.ts';
+
+/** An append-only, sequence-numbered log with group-committed durability. */
+export interface JournalPort {
+  /** Buffers a record; `seq` must be the last appended + 1. Durability is reported later. */
+  append(seq: number, payload: Uint8Array): void;
+  /** The highest sequence number known to be durable. */
+  readonly durableSeq: number;
+  /** Records appended but not yet durable (for backpressure). */
+  readonly pending: number;
+  /** Called after each durable batch with the new watermark. */
+  onDurable(listener: (durableSeq: number) => void): void;
+  /** Called once if writing or syncing fails: nothing after it is acknowledged. */
+  onError(listener: (error: Error) => void): void;
+  /** Records from `fromSeq` to the end, in order. */
+  read(fromSeq: number): Iterable<{ seq: number; payload: Uint8Array }>;
+  /** Deletes whole segments whose records all precede `seq`; returns what it removed. */
+  removeSegmentsBefore(seq: number): string[];
+  close(): Promise<void>;
+}
+
+export interface StoredSnapshot {
+  readonly path: string;
+  readonly lastSeq: number;
+  readonly stateHash: string;
+  readonly state: unknown;
+}
+
+export interface SnapshotPort {
+  write(state: EngineSnapshot, meta: { lastSeq: number; stateHash: string }): Promise<string>;
+  latestValid(): StoredSnapshot | undefined;
+  /** Keeps the `keep` newest valid snapshots; returns what it removed. */
+  prune(keep: number): string[];
+  /** Snapshots from newest to oldest (metadata only). */
+  list(): { path: string; lastSeq: number }[];
+}
+
+/** Wall-clock milliseconds. The sequencer makes stamped times non-decreasing. */
+export type Clock = () => number;

@@ -1,0 +1,271 @@
+/**
+ * @module sequencer — the single writer: stamps each command with its sequence number and time,
+ * appends it to the journal, and applies it to the engine once the journal reports it durable.
+ *
+ * Applying only durable commands makes every observable thing durable by construction: a reply,
+ * a push, a history row or a read of live state never reflects a command that a crash could
+ * lose. Group commit in the journal amortises the fsync over every command of a batch.
+ */
+import type { Command, SequencedCommand } from '../domain/commands.ts';
+import type { ApplyResult, Engine } from '../engine/engine.ts';
+import { encodeCommand } from './command-codec.ts';
+import type { Clock, JournalPort, SnapshotPort } from './ports.ts';
+
+/** Commands appended but not yet applied, beyond which new commands are refused as BUSY. */
+export const DEFAULT_MAX_IN_FLIGHT_COMMANDS = 100_000;
+
+export interface SequencerOptions {
+  readonly clock: Clock;
+  readonly maxInFlight: number;
+  /** Take a snapshot after this many applied commands (0: never by count). */
+  readonly snapshotEveryCommands: number;
+  /** Take a snapshot after this much time with commands applied (0: never by time). */
+  readonly snapshotEveryMs: number;
+  /** How many snapshots retention keeps (at least 2). */
+  readonly keepSnapshots: number;
+  /** Whether retention also deletes journal segments older than the oldest kept snapshot. */
+  readonly pruneJournal: boolean;
+  /** Diagnostic output (progress, snapshots, faults). */
+  readonly log: (message: string) => void;
+}
+
+/** One applied command, as subscribers receive it. */
+export interface AppliedCommand {
+  readonly command: SequencedCommand;
+  readonly result: ApplyResult;
+}
+
+export type AppliedListener = (batch: readonly AppliedCommand[]) => void;
+
+interface InFlight {
+  readonly command: SequencedCommand;
+  readonly resolve: (result: ApplyResult) => void;
+  readonly reject: (error: Error) => void;
+}
+
+const BUSY: ApplyResult = { result: 'BUSY', message: 'too many commands in flight', events: [] };
+
+export class Sequencer {
+  readonly #engine: Engine;
+  readonly #journal: JournalPort;
+  readonly #snapshots: SnapshotPort | undefined;
+  readonly #options: SequencerOptions;
+  readonly #inFlight: InFlight[] = [];
+  #head = 0;
+  readonly #listeners: AppliedListener[] = [];
+  readonly #fatalListeners: ((error: Error) => void)[] = [];
+  readonly #pressure: (() => boolean)[] = [];
+  #lastSeq: number;
+  #lastTime = 0;
+  #failed: Error | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Infinity;
+  #sinceSnapshot = 0;
+  #snapshotTimer: NodeJS.Timeout | undefined;
+  #snapshotting: Promise<string | undefined> | undefined;
+  #closed = false;
+
+  constructor(
+    engine: Engine,
+    journal: JournalPort,
+    snapshots: SnapshotPort | undefined,
+    options: SequencerOptions,
+  ) {
+    this.#engine = engine;
+    this.#journal = journal;
+    this.#snapshots = snapshots;
+    this.#options = options;
+    this.#lastSeq = engine.lastSeq;
+    if (journal.durableSeq !== engine.lastSeq) {
+      throw new Error(
+        `engine at ${engine.lastSeq} but journal durable at ${journal.durableSeq}: recover first`,
+      );
+    }
+    journal.onDurable((durableSeq) => this.#applyDurable(durableSeq));
+    journal.onError((error) => this.#fail(error));
+    if (options.snapshotEveryMs > 0) {
+      this.#snapshotTimer = setInterval(() => {
+        if (this.#sinceSnapshot > 0) void this.snapshot();
+      }, options.snapshotEveryMs);
+      this.#snapshotTimer.unref();
+    }
+    this.#armTimer();
+  }
+
+  /** The engine, for reads of live state. Everything in it is durable. */
+  get engine(): Engine {
+    return this.#engine;
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Commands accepted but not yet durable and applied. */
+  get inFlight(): number {
+    return this.#inFlight.length - this.#head;
+  }
+
+  /** Subscribers receive each applied batch in sequence order; a failing one is logged, never fatal. */
+  onApplied(listener: AppliedListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Called once when the sequencer stops for good (journal failure or broken engine invariant). */
+  onFatal(listener: (error: Error) => void): void {
+    this.#fatalListeners.push(listener);
+  }
+
+  /** A downstream queue (history store, pushes) that reports true while it is over its bound. */
+  addPressureSource(overBound: () => boolean): void {
+    this.#pressure.push(overBound);
+  }
+
+  /**
+   * Sequences a command. Resolves with the engine's result once the command is durable and
+   * applied; resolves BUSY at once (nothing journaled) when the pipeline is over its bounds;
+   * rejects if the sequencer has stopped.
+   */
+  submit(command: Command): Promise<ApplyResult> {
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    if (this.#closed) return Promise.reject(new Error('sequencer closed'));
+    if (this.inFlight >= this.#options.maxInFlight || this.#pressure.some((over) => over())) {
+      return Promise.resolve(BUSY);
+    }
+    const now = this.#options.clock();
+    this.#lastTime = now > this.#lastTime ? now : this.#lastTime;
+    const sequenced = { ...command, seq: this.#lastSeq + 1, time: this.#lastTime } as SequencedCommand;
+    const payload = encodeCommand(sequenced);
+    this.#journal.append(sequenced.seq, payload);
+    this.#lastSeq = sequenced.seq;
+    return new Promise<ApplyResult>((resolve, reject) => {
+      this.#inFlight.push({ command: sequenced, resolve, reject });
+    });
+  }
+
+  #applyDurable(durableSeq: number): void {
+    if (this.#failed !== undefined) return;
+    const batch: AppliedCommand[] = [];
+    const resolved: [InFlight, ApplyResult][] = [];
+    while (this.#head < this.#inFlight.length) {
+      const entry = this.#inFlight[this.#head] as InFlight;
+      if (entry.command.seq > durableSeq) break;
+      this.#head++;
+      let result: ApplyResult;
+      try {
+        result = this.#engine.apply(entry.command);
+      } catch (error) {
+        entry.reject(error as Error);
+        this.#fail(
+          new Error(`engine invariant broken at seq ${entry.command.seq}: ${(error as Error).message}`),
+        );
+        return;
+      }
+      batch.push({ command: entry.command, result });
+      resolved.push([entry, result]);
+    }
+    if (this.#head > 4096 && this.#head * 2 > this.#inFlight.length) {
+      this.#inFlight.splice(0, this.#head);
+      this.#head = 0;
+    }
+    if (batch.length === 0) return;
+    for (const listener of this.#listeners) {
+      try {
+        listener(batch);
+      } catch (error) {
+        this.#options.log(
+          `subscriber failed on seq ${batch[0]?.command.seq}..${durableSeq}: ${(error as Error).stack}`,
+        );
+      }
+    }
+    for (const [entry, result] of resolved) entry.resolve(result);
+    this.#sinceSnapshot += batch.length;
+    if (
+      this.#options.snapshotEveryCommands > 0 &&
+      this.#sinceSnapshot >= this.#options.snapshotEveryCommands
+    ) {
+      void this.snapshot();
+    }
+    this.#armTimer();
+  }
+
+  /** Schedules a FireTimers command at the engine's earliest deadline. */
+  #armTimer(): void {
+    const next = this.#engine.nextDeadline();
+    if (next === undefined || next >= this.#timerAt || this.#closed) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = next;
+    const delay = Math.max(0, next - this.#options.clock());
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      this.submit({ type: 'FireTimers' }).then(
+        (r) => {
+          // BUSY: try again shortly; the deadline has passed and stays due.
+          if (r.result === 'BUSY') setTimeout(() => this.#armTimer(), 10).unref();
+        },
+        () => undefined,
+      );
+    }, delay);
+    this.#timer.unref();
+  }
+
+  /**
+   * Writes a snapshot of the engine as it is now (every applied command is durable), then
+   * applies retention. Resolves with the snapshot's path, or undefined without a store.
+   */
+  snapshot(): Promise<string | undefined> {
+    const store = this.#snapshots;
+    if (store === undefined) return Promise.resolve(undefined);
+    if (this.#snapshotting !== undefined) return this.#snapshotting;
+    const state = this.#engine.snapshot();
+    const lastSeq = state.lastSeq;
+    const stateHash = this.#engine.stateHash();
+    this.#sinceSnapshot = 0;
+    this.#snapshotting = store
+      .write(state, { lastSeq, stateHash })
+      .then((path) => {
+        this.#options.log(`snapshot at seq ${lastSeq} written: ${path}`);
+        this.#retain(store);
+        return path;
+      })
+      .catch((error: Error) => {
+        this.#options.log(`snapshot at seq ${lastSeq} failed: ${error.message}`);
+        return undefined;
+      })
+      .finally(() => (this.#snapshotting = undefined));
+    return this.#snapshotting;
+  }
+
+  #retain(store: SnapshotPort): void {
+    const removed = store.prune(Math.max(2, this.#options.keepSnapshots));
+    for (const path of removed) this.#options.log(`retention removed ${path}`);
+    if (!this.#options.pruneJournal) return;
+    const kept = store.list();
+    const oldest = kept[kept.length - 1];
+    if (kept.length >= 2 && oldest !== undefined) {
+      for (const path of this.#journal.removeSegmentsBefore(oldest.lastSeq + 1)) {
+        this.#options.log(`retention removed ${path}`);
+      }
+    }
+  }
+
+  #fail(error: Error): void {
+    if (this.#failed !== undefined) return;
+    this.#failed = error;
+    this.#options.log(`sequencer stopped: ${error.message}`);
+    for (let i = this.#head; i < this.#inFlight.length; i++) (this.#inFlight[i] as InFlight).reject(error);
+    this.#inFlight.length = 0;
+    this.#head = 0;
+    for (const listener of this.#fatalListeners) listener(error);
+  }
+
+  /** Stops timers, waits for in-flight commands to become durable and applied, closes the journal. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#snapshotTimer !== undefined) clearInterval(this.#snapshotTimer);
+    await this.#journal.close();
+    await this.#snapshotting;
+  }
+}
