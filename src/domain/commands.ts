@@ -124,6 +124,33 @@ export interface SetMarketStatus {
   readonly status: MarketStatus;
 }
 
+/** What an API key may do (the interface's four permission flags). */
+export interface KeyPermissions {
+  readonly asset: boolean;
+  readonly entrust: boolean;
+  readonly money: boolean;
+  readonly lever: boolean;
+}
+
+/**
+ * Registers an API key. The secret travels sealed (encrypted by the gateway with the operator's
+ * master key), so neither the journal nor snapshots hold it in plain sight.
+ */
+export interface CreateApiKey {
+  readonly type: 'CreateApiKey';
+  readonly userId: number;
+  readonly accessKey: string;
+  readonly sealedSecret: string;
+  readonly permissions: KeyPermissions;
+  /** Bound IP addresses; empty means any. */
+  readonly ips: readonly string[];
+}
+
+export interface DeleteApiKey {
+  readonly type: 'DeleteApiKey';
+  readonly accessKey: string;
+}
+
 export type Command =
   | PlaceOrder
   | PlaceOrderBatch
@@ -138,7 +165,9 @@ export type Command =
   | ReleaseWithdrawal
   | UpsertCoin
   | UpsertMarket
-  | SetMarketStatus;
+  | SetMarketStatus
+  | CreateApiKey
+  | DeleteApiKey;
 
 export type CommandType = Command['type'];
 
@@ -149,6 +178,11 @@ export interface Stamp {
 }
 
 export type SequencedCommand = Command & Stamp;
+
+/** An access key: 8–64 letters, digits or dashes. */
+export const ACCESS_KEY = /^[A-Za-z0-9-]{8,64}$/;
+/** How many IP addresses one key may be bound to. */
+export const MAX_KEY_IPS = 20;
 
 /** 4–36 letters or digits (the interface's customerOrderId). */
 export const CLIENT_ORDER_ID = /^[A-Za-z0-9]{4,36}$/;

@@ -194,6 +194,20 @@ export interface MarketStatusSet {
   readonly status: MarketStatus;
 }
 
+export interface ApiKeyCreated {
+  readonly type: 'ApiKeyCreated';
+  readonly userId: number;
+  readonly accessKey: string;
+  readonly time: number;
+}
+
+export interface ApiKeyDeleted {
+  readonly type: 'ApiKeyDeleted';
+  readonly userId: number;
+  readonly accessKey: string;
+  readonly time: number;
+}
+
 export type EngineEvent =
   | OrderAccepted
   | TradeExecuted
@@ -209,4 +223,6 @@ export type EngineEvent =
   | WithdrawalReleased
   | CoinUpserted
   | MarketUpserted
-  | MarketStatusSet;
+  | MarketStatusSet
+  | ApiKeyCreated
+  | ApiKeyDeleted;

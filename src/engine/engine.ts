@@ -10,9 +10,14 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  ACCESS_KEY,
   BUY,
   CLIENT_ORDER_ID,
+  MAX_KEY_IPS,
   SELL,
+  type CreateApiKey,
+  type DeleteApiKey,
+  type KeyPermissions,
   type CancelAllOrdersAfter,
   type CancelOrder,
   type CreditDeposit,
@@ -137,6 +142,15 @@ interface WithdrawalRecord {
   state: WithdrawalState;
 }
 
+/** An API key as the engine keeps it (the secret sealed). */
+export interface ApiKeyRecord {
+  readonly userId: number;
+  readonly accessKey: string;
+  readonly sealedSecret: string;
+  readonly permissions: KeyPermissions;
+  readonly ips: readonly string[];
+}
+
 interface Deadline {
   readonly userId: number;
   readonly market: string;
@@ -161,6 +175,7 @@ export class Engine {
   readonly #deadlines = new Map<string, Deadline>();
   readonly #deposits = new Map<string, DepositRecord>();
   readonly #withdrawals = new Map<string, WithdrawalRecord>();
+  readonly #apiKeys = new Map<string, ApiKeyRecord>();
   readonly #feeIncome: number[] = [];
   readonly #credited: number[] = [];
   readonly #withdrawn: number[] = [];
@@ -234,6 +249,10 @@ export class Engine {
         return this.#upsertMarket(cmd);
       case 'SetMarketStatus':
         return this.#setMarketStatus(cmd);
+      case 'CreateApiKey':
+        return this.#createApiKey(cmd);
+      case 'DeleteApiKey':
+        return this.#deleteApiKey(cmd);
       default:
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
@@ -941,6 +960,64 @@ export class Engine {
     return this.#done();
   }
 
+  /** CreateApiKey. Results: OK; USER_NOT_FOUND; INVALID_PARAMETER (shape, duplicate key). */
+  #createApiKey(cmd: CreateApiKey): ApplyResult {
+    if (!this.#accounts.has(cmd.userId)) return refused('USER_NOT_FOUND');
+    if (typeof cmd.accessKey !== 'string' || !ACCESS_KEY.test(cmd.accessKey)) {
+      return refused('INVALID_PARAMETER', 'access key must be 8 to 64 letters, digits or dashes');
+    }
+    if (this.#apiKeys.has(cmd.accessKey)) return refused('INVALID_PARAMETER', 'access key already exists');
+    if (
+      typeof cmd.sealedSecret !== 'string' ||
+      cmd.sealedSecret.length === 0 ||
+      cmd.sealedSecret.length > 1024
+    ) {
+      return refused('INVALID_PARAMETER', 'sealed secret missing');
+    }
+    const p = cmd.permissions;
+    if (
+      p === null ||
+      typeof p !== 'object' ||
+      ![p.asset, p.entrust, p.money, p.lever].every((x) => typeof x === 'boolean')
+    ) {
+      return refused('INVALID_PARAMETER', 'permissions must be four booleans');
+    }
+    if (
+      !Array.isArray(cmd.ips) ||
+      cmd.ips.length > MAX_KEY_IPS ||
+      !cmd.ips.every((ip) => typeof ip === 'string' && /^[0-9a-fA-F.:]{2,45}$/.test(ip))
+    ) {
+      return refused('INVALID_PARAMETER', `ips must be at most ${MAX_KEY_IPS} IP addresses`);
+    }
+    this.#apiKeys.set(cmd.accessKey, {
+      userId: cmd.userId,
+      accessKey: cmd.accessKey,
+      sealedSecret: cmd.sealedSecret,
+      permissions: { asset: p.asset, entrust: p.entrust, money: p.money, lever: p.lever },
+      ips: [...cmd.ips],
+    });
+    this.#events.push({
+      type: 'ApiKeyCreated',
+      userId: cmd.userId,
+      accessKey: cmd.accessKey,
+      time: this.#time,
+    });
+    return this.#done();
+  }
+
+  #deleteApiKey(cmd: DeleteApiKey): ApplyResult {
+    const key = this.#apiKeys.get(cmd.accessKey);
+    if (key === undefined) return refused('UNKNOWN_REFERENCE', 'no such access key');
+    this.#apiKeys.delete(cmd.accessKey);
+    this.#events.push({
+      type: 'ApiKeyDeleted',
+      userId: key.userId,
+      accessKey: cmd.accessKey,
+      time: this.#time,
+    });
+    return this.#done();
+  }
+
   // ───────────────────────────── internals ─────────────────────────────
 
   /** Moves a balance and records the change. Callers have checked that nothing goes negative. */
@@ -1089,6 +1166,16 @@ export class Engine {
     return { available: account.available[c.index] ?? 0, frozen: account.frozen[c.index] ?? 0 };
   }
 
+  /** An API key by its access key. */
+  apiKey(accessKey: string): ApiKeyRecord | undefined {
+    return this.#apiKeys.get(accessKey);
+  }
+
+  /** The keys of one user. */
+  apiKeysOf(userId: number): ApiKeyRecord[] {
+    return [...this.#apiKeys.values()].filter((k) => k.userId === userId);
+  }
+
   usesPlatformCoin(userId: number): boolean {
     return this.#accounts.get(userId)?.usePlatformCoin ?? false;
   }
@@ -1199,6 +1286,9 @@ export class Engine {
           ([k, w]) => [k, [w.userId, w.coin, w.amount, w.fee, w.state]] as [string, (number | string)[]],
         ),
       ),
+      apiKeys: byKey(
+        [...this.#apiKeys].map(([k, v]) => [k, { ...v, ips: [...v.ips] }] as [string, ApiKeyRecord]),
+      ),
       feeIncome: full(this.#feeIncome),
       credited: full(this.#credited),
       withdrawn: full(this.#withdrawn),
@@ -1290,6 +1380,7 @@ export class Engine {
         state: state as WithdrawalState,
       });
     }
+    for (const [k, v] of s.apiKeys) engine.#apiKeys.set(k, v);
     s.feeIncome.forEach((v, i) => (engine.#feeIncome[i] = v));
     s.credited.forEach((v, i) => (engine.#credited[i] = v));
     s.withdrawn.forEach((v, i) => (engine.#withdrawn[i] = v));

@@ -3,6 +3,7 @@
  * Versioned: a change of layout bumps SNAPSHOT_VERSION.
  */
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
+import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
 
 export const SNAPSHOT_VERSION = 1;
@@ -51,6 +52,16 @@ export interface EngineSnapshot {
   readonly deposits: [string, number[]][];
   /** [withdrawalId, [userId, coinIndex, amount, fee, state]] */
   readonly withdrawals: [string, (number | string)[]][];
+  readonly apiKeys: [
+    string,
+    {
+      userId: number;
+      accessKey: string;
+      sealedSecret: string;
+      permissions: KeyPermissions;
+      ips: readonly string[];
+    },
+  ][];
   readonly feeIncome: number[];
   readonly credited: number[];
   readonly withdrawn: number[];
