@@ -4,6 +4,7 @@
  */
 import type { Command } from '../../domain/commands.ts';
 import type { ApplyResult, Engine } from '../../engine/engine.ts';
+import type { HistoryStore } from '../../store/history-store.ts';
 
 /** One query or form parameter, in the order received. */
 export interface RequestParam {
@@ -46,6 +47,8 @@ export interface VenuePort {
   readonly engine: Engine;
   /** Sequences a command; resolves after it is durable and applied (or BUSY at once). */
   submit(command: Command): Promise<ApplyResult>;
+  /** Order history, trades, klines, bills, deposit and withdrawal records. */
+  readonly history: HistoryStore;
   /** Wall clock, ms. */
   now(): number;
 }
