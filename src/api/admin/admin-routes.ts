@@ -1,0 +1,168 @@
+/**
+ * @module admin-routes — the operator's HTTP API (used by the `bourse` CLI): users, API keys,
+ * operator deposits, snapshots and market status. Every call needs the admin token that the
+ * server writes into its data directory (`Authorization: Bearer <token>`).
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { KeyPermissions } from '../../domain/commands.ts';
+import { parseDecimal } from '../../domain/money.ts';
+import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
+import { checkCoinName } from '../../domain/specs.ts';
+import type { ApplyResult } from '../../engine/engine.ts';
+import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+
+/** Creates API key material: the secret is shown once; only its sealed hash is kept. */
+export interface KeyIssuer {
+  issue(): { accessKey: string; secretKey: string; sealedSecret: string };
+}
+
+export interface AdminDeps {
+  readonly venue: VenuePort;
+  readonly token: string;
+  readonly keys: KeyIssuer;
+  /** Takes a snapshot now; resolves with its path. */
+  readonly snapshot: () => Promise<string | undefined>;
+}
+
+const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
+
+const fail = (result: ResultName, message?: string): ApiReply => ({
+  json: { code: RESULTS[result].code, message: message ?? RESULTS[result].message },
+});
+
+const fromResult = (r: ApplyResult, data: Record<string, unknown> = {}): ApiReply =>
+  r.result === 'OK' ? { json: { code: 1000, message: 'success', ...data } } : fail(r.result, r.message);
+
+function authorized(request: ApiRequest, token: string): boolean {
+  const header = request.headers['authorization'];
+  const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Parses `asset,entrust,…` into the four flags; undefined on an unknown name. */
+export function parsePermissions(text: string): KeyPermissions | undefined {
+  const names = text === '' ? [] : text.split(',').map((s) => s.trim());
+  if (!names.every((n) => (PERMISSION_NAMES as readonly string[]).includes(n))) return undefined;
+  return {
+    asset: names.includes('asset'),
+    entrust: names.includes('entrust'),
+    money: names.includes('money'),
+    lever: names.includes('lever'),
+  };
+}
+
+export function adminRoutes(deps: AdminDeps): Route[] {
+  const { venue } = deps;
+  const guarded =
+    (handler: (request: ApiRequest) => ApiReply | Promise<ApiReply>) =>
+    (request: ApiRequest): ApiReply | Promise<ApiReply> =>
+      authorized(request, deps.token)
+        ? handler(request)
+        : { status: 401, json: { code: 1003, message: 'admin token required' } };
+  const userOf = (request: ApiRequest): number | ApiReply => {
+    const name = param(request, 'user') ?? '';
+    const userId = venue.engine.userId(name);
+    return userId ?? fail('USER_NOT_FOUND', `no user named '${name}'`);
+  };
+
+  return [
+    {
+      path: '/admin/users/create',
+      handler: guarded(async (request) => {
+        const name = param(request, 'name') ?? '';
+        const r = await venue.submit({ type: 'RegisterUser', name });
+        return fromResult(r, { userId: r.userId });
+      }),
+    },
+    {
+      path: '/admin/keys/create',
+      handler: guarded(async (request) => {
+        const userId = userOf(request);
+        if (typeof userId !== 'number') return userId;
+        const permissions = parsePermissions(param(request, 'perms') ?? '');
+        if (permissions === undefined) {
+          return fail('INVALID_PARAMETER', `perms must be a comma list of ${PERMISSION_NAMES.join(', ')}`);
+        }
+        const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
+        const { accessKey, secretKey, sealedSecret } = deps.keys.issue();
+        const r = await venue.submit({
+          type: 'CreateApiKey',
+          userId,
+          accessKey,
+          sealedSecret,
+          permissions,
+          ips,
+        });
+        return fromResult(r, r.result === 'OK' ? { accessKey, secretKey } : {});
+      }),
+    },
+    {
+      path: '/admin/deposits/credit',
+      handler: guarded(async (request) => {
+        const userId = userOf(request);
+        if (typeof userId !== 'number') return userId;
+        const coinName = param(request, 'coin') ?? '';
+        const name = checkCoinName(coinName);
+        if (!name.ok) return fail(name.result, name.message);
+        const coin = venue.engine.coin(coinName);
+        if (coin === undefined) return fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        const amountText = param(request, 'amount') ?? '';
+        const amount = parseDecimal(amountText, coin.unitDecimal);
+        if (amount === undefined || amount <= 0) {
+          return fail(
+            'INVALID_AMOUNT',
+            `amount '${amountText}' must be positive with at most ${coin.unitDecimal} decimals`,
+          );
+        }
+        const ref = param(request, 'ref') ?? randomUUID();
+        const depositId = `operator:${ref}`;
+        const r = await venue.submit({
+          type: 'CreditDeposit',
+          depositId,
+          userId,
+          coin: coinName,
+          amount,
+          remark: 'operator credit',
+        });
+        const balance = venue.engine.balance(userId, coinName);
+        return fromResult(r, { depositId, duplicate: r.duplicate === true, available: balance?.available });
+      }),
+    },
+    {
+      path: '/admin/markets/status',
+      handler: guarded(async (request) => {
+        const status = param(request, 'status');
+        if (status !== 'trading' && status !== 'halted')
+          return fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
+        const r = await venue.submit({
+          type: 'SetMarketStatus',
+          market: param(request, 'market') ?? '',
+          status,
+        });
+        return fromResult(r);
+      }),
+    },
+    {
+      path: '/admin/snapshot',
+      handler: guarded(async () => {
+        const path = await deps.snapshot();
+        return path === undefined
+          ? fail('GENERAL_ERROR', 'snapshot failed')
+          : { json: { code: 1000, message: 'success', path } };
+      }),
+    },
+    {
+      path: '/admin/state',
+      handler: guarded(() => ({
+        json: {
+          code: 1000,
+          message: 'success',
+          lastSeq: venue.engine.lastSeq,
+          stateHash: venue.engine.stateHash(),
+        },
+      })),
+    },
+  ];
+}
