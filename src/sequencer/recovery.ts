@@ -20,8 +20,13 @@ export interface RecoveryOptions {
   readonly snapshots: SnapshotPort | undefined;
   /** Start from genesis even if snapshots exist (verification, history rebuilds). */
   readonly ignoreSnapshots?: boolean;
-  /** Receives replayed commands in batches, e.g. to bring the history store up to date. */
-  readonly onReplayed?: (batch: readonly AppliedCommand[]) => void;
+  /**
+   * Receives replayed commands in batches, e.g. to bring the history store up to date; a
+   * returned promise is awaited before the replay goes on (backpressure).
+   */
+  readonly onReplayed?: (batch: readonly AppliedCommand[]) => void | Promise<void>;
+  /** Called after every replayed command with the engine in the state right after it. */
+  readonly afterEach?: (seq: number, engine: Engine) => void;
   readonly log: (message: string) => void;
 }
 
@@ -37,7 +42,7 @@ export interface Recovered {
  * message when the snapshot's state hash does not match its content, when the journal does not
  * continue where the snapshot ends, or when a replayed command breaks an engine invariant.
  */
-export function recover(options: RecoveryOptions): Recovered {
+export async function recover(options: RecoveryOptions): Promise<Recovered> {
   const { journal, log } = options;
   let engine: Engine;
   const stored = options.ignoreSnapshots === true ? undefined : options.snapshots?.latestValid();
@@ -71,10 +76,11 @@ export function recover(options: RecoveryOptions): Recovered {
     const command = decodeCommand(seq, payload);
     const result = engine.apply(command);
     replayed++;
+    options.afterEach?.(seq, engine);
     if (options.onReplayed !== undefined) {
       batch.push({ command, result });
       if (batch.length >= REPLAY_BATCH_COMMANDS) {
-        options.onReplayed(batch);
+        await options.onReplayed(batch);
         batch = [];
       }
     }
@@ -83,7 +89,7 @@ export function recover(options: RecoveryOptions): Recovered {
       log(`replay ${replayed}/${total} (${Math.floor((replayed * 100) / total)}%, ${rate} commands/s)`);
     }
   }
-  if (batch.length > 0) options.onReplayed?.(batch);
+  if (batch.length > 0) await options.onReplayed?.(batch);
   if (engine.lastSeq !== journal.durableSeq) {
     throw new Error(`replay stopped at seq ${engine.lastSeq}, the journal ends at ${journal.durableSeq}`);
   }
