@@ -297,7 +297,7 @@ describe('funds commands apply once per business id', () => {
     assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w2' }).result, 'INVALID_STATE');
     assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 0 });
     const t = d.engine.totals('btc');
-    assert.equal(t?.withdrawn, 10_000_000);
+    assert.equal(t?.withdrawn, 10_000_000n);
     d.engine.assertInvariants();
   });
 });
@@ -402,5 +402,34 @@ describe('dead-man switch', () => {
     assert.equal(d.engine.openOrders(bob).length, 0);
     assert.equal(d.engine.openOrders(alice).length, 1);
     assert.notEqual(d.engine.nextDeadline(), undefined);
+  });
+});
+
+describe('the exact range', () => {
+  test('lifetime credits may pass 2^53 while net holdings stay within it', () => {
+    const d = new EngineDriver();
+    const u = d.user('whale');
+    const credit = (id: string, amount: number) =>
+      d.apply({ type: 'CreditDeposit', depositId: id, userId: u, coin: 'xwc', amount, remark: '' });
+    assert.equal(credit('d1', 2 ** 52).result, 'OK');
+    assert.equal(credit('d2', 2 ** 52).result, 'VALUE_OUT_OF_RANGE'); // would hold 2^53
+    d.apply({
+      type: 'FreezeWithdrawal',
+      withdrawalId: 'w1',
+      userId: u,
+      coin: 'xwc',
+      amount: 2 ** 52,
+      fee: 0,
+    });
+    d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' });
+    assert.equal(credit('d3', 2 ** 52).result, 'OK');
+    assert.equal(credit('d4', 2 ** 52 - 1).result, 'OK'); // net 2^53 − 1: the largest exact holding
+    assert.equal(credit('d5', 1).result, 'VALUE_OUT_OF_RANGE');
+    assert.equal(d.engine.totals('xwc')?.credited, 3n * 2n ** 52n - 1n);
+    d.engine.assertInvariants();
+    assert.equal(
+      Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot()))).stateHash(),
+      d.engine.stateHash(),
+    );
   });
 });

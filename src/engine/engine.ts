@@ -177,8 +177,9 @@ export class Engine {
   readonly #withdrawals = new Map<string, WithdrawalRecord>();
   readonly #apiKeys = new Map<string, ApiKeyRecord>();
   readonly #feeIncome: number[] = [];
-  readonly #credited: number[] = [];
-  readonly #withdrawn: number[] = [];
+  /** Lifetime totals per coin; bigint because they only grow (net holdings stay < 2^53). */
+  readonly #credited: bigint[] = [];
+  readonly #withdrawn: bigint[] = [];
   #nextUserId = 1;
   #nextOrderId = 1;
   #nextTradeId = 1;
@@ -794,15 +795,15 @@ export class Engine {
       const same = seen.userId === cmd.userId && seen.coin === coin.index && seen.amount === cmd.amount;
       return same ? { result: 'OK', events: [], duplicate: true } : refused('DUPLICATE_REFERENCE');
     }
-    const held = (this.#credited[coin.index] ?? 0) - (this.#withdrawn[coin.index] ?? 0);
-    if (!Number.isSafeInteger(held + cmd.amount)) {
+    const held = (this.#credited[coin.index] ?? 0n) - (this.#withdrawn[coin.index] ?? 0n);
+    if (held + BigInt(cmd.amount) > BigInt(Number.MAX_SAFE_INTEGER)) {
       return refused(
         'VALUE_OUT_OF_RANGE',
         `the venue's ${coin.spec.name} holdings would leave the exact range`,
       );
     }
     this.#deposits.set(cmd.depositId, { userId: cmd.userId, coin: coin.index, amount: cmd.amount });
-    this.#credited[coin.index] = (this.#credited[coin.index] ?? 0) + cmd.amount;
+    this.#credited[coin.index] = (this.#credited[coin.index] ?? 0n) + BigInt(cmd.amount);
     this.#change(account, coin, cmd.amount, 0, 'deposit', cmd.depositId);
     this.#events.push({
       type: 'DepositCredited',
@@ -881,7 +882,7 @@ export class Engine {
       this.#change(account, coin, 0, -record.fee, 'withdrawFee', cmd.withdrawalId);
       this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + record.fee;
     }
-    this.#withdrawn[coin.index] = (this.#withdrawn[coin.index] ?? 0) + record.amount;
+    this.#withdrawn[coin.index] = (this.#withdrawn[coin.index] ?? 0n) + BigInt(record.amount);
     this.#events.push({
       type: 'WithdrawalSettled',
       withdrawalId: cmd.withdrawalId,
@@ -1082,8 +1083,8 @@ export class Engine {
     this.#coins.push(state);
     this.#coinByName.set(spec.name, state);
     this.#feeIncome.push(0);
-    this.#credited.push(0);
-    this.#withdrawn.push(0);
+    this.#credited.push(0n);
+    this.#withdrawn.push(0n);
     return state;
   }
 
@@ -1290,8 +1291,8 @@ export class Engine {
         [...this.#apiKeys].map(([k, v]) => [k, { ...v, ips: [...v.ips] }] as [string, ApiKeyRecord]),
       ),
       feeIncome: full(this.#feeIncome),
-      credited: full(this.#credited),
-      withdrawn: full(this.#withdrawn),
+      credited: Array.from({ length: n }, (_, i) => String(this.#credited[i] ?? 0n)),
+      withdrawn: Array.from({ length: n }, (_, i) => String(this.#withdrawn[i] ?? 0n)),
     };
   }
 
@@ -1382,8 +1383,8 @@ export class Engine {
     }
     for (const [k, v] of s.apiKeys) engine.#apiKeys.set(k, v);
     s.feeIncome.forEach((v, i) => (engine.#feeIncome[i] = v));
-    s.credited.forEach((v, i) => (engine.#credited[i] = v));
-    s.withdrawn.forEach((v, i) => (engine.#withdrawn[i] = v));
+    s.credited.forEach((v, i) => (engine.#credited[i] = BigInt(v)));
+    s.withdrawn.forEach((v, i) => (engine.#withdrawn[i] = BigInt(v)));
     engine.assertInvariants();
     return engine;
   }
@@ -1457,7 +1458,7 @@ export class Engine {
       throw new Error(`accounts list ${openListed} orders, index has ${this.#orders.size}`);
     for (let i = 0; i < n; i++) {
       const held = (totals[i] as bigint) + BigInt(this.#feeIncome[i] ?? 0);
-      const net = BigInt(this.#credited[i] ?? 0) - BigInt(this.#withdrawn[i] ?? 0);
+      const net = (this.#credited[i] ?? 0n) - (this.#withdrawn[i] ?? 0n);
       if (held !== net) {
         throw new Error(
           `conservation broken for ${(this.#coins[i] as CoinState).spec.name}: held ${held}, net credits ${net}`,
@@ -1469,7 +1470,7 @@ export class Engine {
   /** Per coin: Σ users' available + frozen, fee income, credits and settled withdrawals. */
   totals(
     coin: string,
-  ): { users: bigint; feeIncome: number; credited: number; withdrawn: number } | undefined {
+  ): { users: bigint; feeIncome: number; credited: bigint; withdrawn: bigint } | undefined {
     const c = this.#coinByName.get(coin);
     if (c === undefined) return undefined;
     let users = 0n;
@@ -1479,8 +1480,8 @@ export class Engine {
     return {
       users,
       feeIncome: this.#feeIncome[c.index] ?? 0,
-      credited: this.#credited[c.index] ?? 0,
-      withdrawn: this.#withdrawn[c.index] ?? 0,
+      credited: this.#credited[c.index] ?? 0n,
+      withdrawn: this.#withdrawn[c.index] ?? 0n,
     };
   }
 }

@@ -63,6 +63,7 @@ export interface EngineSnapshot {
     },
   ][];
   readonly feeIncome: number[];
-  readonly credited: number[];
-  readonly withdrawn: number[];
+  /** Lifetime credits and settled withdrawals per coin, as decimal integer text (they may pass 2^53). */
+  readonly credited: string[];
+  readonly withdrawn: string[];
 }

@@ -1097,7 +1097,12 @@ class ScenarioRun {
       this.#fail(`ledger ${x.coin}: the line as written does not add up`);
     }
     const t = this.#engine.totals(x.coin) ?? this.#fail(`unknown coin '${x.coin}'`);
-    if (t.users !== users || t.feeIncome !== fees || t.credited !== deposits || t.withdrawn !== withdrawals) {
+    if (
+      t.users !== users ||
+      t.feeIncome !== fees ||
+      t.credited !== BigInt(deposits) ||
+      t.withdrawn !== BigInt(withdrawals)
+    ) {
       const f = (u: number | bigint): string => formatUnits(Number(u), dec);
       this.#fail(
         `ledger ${x.coin}: got users ${f(t.users)} + fees ${f(t.feeIncome)} = deposits ${f(t.credited)} - withdrawals ${f(t.withdrawn)}`,
