@@ -124,7 +124,8 @@ interface Account {
   readonly available: number[];
   readonly frozen: number[];
   usePlatformCoin: boolean;
-  readonly openOrders: Set<Order>;
+  /** The user's resting orders by id, in placement order (a Map: numeric keys hash faster than objects). */
+  readonly openOrders: Map<number, Order>;
 }
 
 interface DepositRecord {
@@ -260,7 +261,10 @@ export class Engine {
   }
 
   #done(extra?: Omit<ApplyResult, 'result' | 'events'>): ApplyResult {
-    return { result: 'OK', events: this.#events, ...extra };
+    // The spread is a slow path; the hot commands (place, cancel) build their result directly.
+    return extra === undefined
+      ? { result: 'OK', events: this.#events }
+      : { result: 'OK', events: this.#events, ...extra };
   }
 
   /** The checks shared by single and batch placement: who, where, and whether trading is open. */
@@ -336,14 +340,15 @@ export class Engine {
       cmd.acctType,
       cmd.clientOrderId,
     );
-    return this.#done({ orderId: order.id });
+    return { result: 'OK', events: this.#events, orderId: order.id };
   }
 
   /**
    * PlaceOrderBatch (orderMoreV2): every order is checked, and the sum of what they freeze
    * against the available balance, before any is placed; one refusal refuses the whole batch
-   * (its message names the order's index). Orders are then placed in the given order, each
-   * matching as a limit order. Results: as PlaceOrder, with `orderIds`.
+   * (its message names the order's index). The batch's total cost is frozen at once (one
+   * BalanceChanged), then the orders are placed in the given order, each matching as a limit
+   * order. Results: as PlaceOrder, with `orderIds`.
    */
   #placeOrderBatch(cmd: PlaceOrderBatch): ApplyResult {
     const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
@@ -368,11 +373,16 @@ export class Engine {
     const pay = cmd.side === BUY ? market.quote.index : market.base.index;
     if (!Number.isSafeInteger(total) || (account.available[pay] ?? 0) < total)
       return refused('INSUFFICIENT_BALANCE');
+    // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
+    // not spend what a later order of the same batch was checked to have.
+    const payCoin = cmd.side === BUY ? market.quote : market.base;
+    this.#change(account, payCoin, -total, total, 'freeze', this.#nextOrderId);
     const orderIds: number[] = [];
     for (let i = 0; i < cmd.orders.length; i++) {
       const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
       orderIds.push(
-        this.#submit(account, market, cmd.side, 'limit', o.price, o.amount, costs[i] as number, 0, '').id,
+        this.#submit(account, market, cmd.side, 'limit', o.price, o.amount, costs[i] as number, 0, '', true)
+          .id,
       );
     }
     return this.#done({ orderIds });
@@ -394,6 +404,7 @@ export class Engine {
     cost: number,
     acctType: Order['acctType'],
     clientOrderId: string,
+    prefrozen = false,
   ): Order {
     const time = this.#time;
     const order = new Order(
@@ -424,8 +435,8 @@ export class Engine {
       usePlatformCoin: order.usePlatformCoin,
       time,
     });
-    const pay = side === BUY ? market.quote : market.base;
-    this.#change(account, pay, -cost, cost, 'freeze', order.id);
+    if (!prefrozen)
+      this.#change(account, side === BUY ? market.quote : market.base, -cost, cost, 'freeze', order.id);
     if (clientOrderId !== '')
       this.#clientIds.set(`${account.userId}:${order.market}:${clientOrderId}`, order.id);
 
@@ -442,7 +453,7 @@ export class Engine {
     } else {
       market.book.add(order);
       this.#orders.set(order.id, order);
-      account.openOrders.add(order);
+      account.openOrders.set(order.id, order);
       if (order.filled > 0) this.#orderUpdated(order, ORDER_PARTIAL, null);
     }
     return order;
@@ -526,18 +537,38 @@ export class Engine {
     };
     this.#events.push(trade);
 
+    // Each order's id as text once per fill, not once per balance change (a measured hot spot).
+    const buyerRef = String(buyer.id);
+    const sellerRef = String(seller.id);
+
     // Buyer: frozen quote at its own limit price leaves; the improvement returns to available.
     const buyerHeld = buyer.price * lots * market.quoteUnitsPerTickLot;
     buyer.frozen -= buyerHeld;
-    this.#change(buyerAccount, market.quote, buyerHeld - value, -buyerHeld, 'buy', buyer.id);
-    this.#change(buyerAccount, market.base, baseUnits, 0, 'buy', buyer.id);
-    const buyerFee = this.#chargeFee(buyerAccount, buyer, market.base, baseUnits, buyerRate, 'buyFee');
+    this.#change(buyerAccount, market.quote, buyerHeld - value, -buyerHeld, 'buy', buyerRef);
+    this.#change(buyerAccount, market.base, baseUnits, 0, 'buy', buyerRef);
+    const buyerFee = this.#chargeFee(
+      buyerAccount,
+      buyer,
+      buyerRef,
+      market.base,
+      baseUnits,
+      buyerRate,
+      'buyFee',
+    );
 
     // Seller: frozen base leaves; the quote value arrives.
     seller.frozen -= baseUnits;
-    this.#change(sellerAccount, market.base, 0, -baseUnits, 'sell', seller.id);
-    this.#change(sellerAccount, market.quote, value, 0, 'sell', seller.id);
-    const sellerFee = this.#chargeFee(sellerAccount, seller, market.quote, value, sellerRate, 'sellFee');
+    this.#change(sellerAccount, market.base, 0, -baseUnits, 'sell', sellerRef);
+    this.#change(sellerAccount, market.quote, value, 0, 'sell', sellerRef);
+    const sellerFee = this.#chargeFee(
+      sellerAccount,
+      seller,
+      sellerRef,
+      market.quote,
+      value,
+      sellerRate,
+      'sellFee',
+    );
 
     const takerFee = takerIsBuyer ? buyerFee : sellerFee;
     const makerFee = takerIsBuyer ? sellerFee : buyerFee;
@@ -560,11 +591,12 @@ export class Engine {
   /**
    * Charges the fee on `received` units of `coin` just credited to `account` for `order`: in the
    * platform coin at a discount when the order opted in and a price path and balance allow it,
-   * else in the received coin. Returns what was charged.
+   * else in the received coin. Returns what was charged. `ref` is the order's id as text.
    */
   #chargeFee(
     account: Account,
     order: Order,
+    ref: string,
     coin: CoinState,
     received: number,
     rate: number,
@@ -580,7 +612,7 @@ export class Engine {
           legs === undefined ? undefined : convertFeeToZb(fee, legs, this.#settings.platformFeeDiscount);
         if (platformFee !== undefined && (account.available[platform.index] ?? 0) >= platformFee) {
           if (platformFee > 0) {
-            this.#change(account, platform, -platformFee, 0, bill, order.id);
+            this.#change(account, platform, -platformFee, 0, bill, ref);
             this.#feeIncome[platform.index] = (this.#feeIncome[platform.index] ?? 0) + platformFee;
             order.platformFees += platformFee;
           }
@@ -588,7 +620,7 @@ export class Engine {
         }
       }
     }
-    this.#change(account, coin, -fee, 0, bill, order.id);
+    this.#change(account, coin, -fee, 0, bill, ref);
     this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + fee;
     order.fees += fee;
     return { amount: fee, coin: coin.spec.name };
@@ -640,7 +672,7 @@ export class Engine {
   #removeResting(account: Account, market: MarketState, order: Order): void {
     market.book.remove(order);
     this.#orders.delete(order.id);
-    account.openOrders.delete(order);
+    account.openOrders.delete(order.id);
   }
 
   /** Releases whatever the order still holds frozen. */
@@ -678,7 +710,11 @@ export class Engine {
       return refused('ORDER_NOT_FOUND');
     }
     this.#cancelResting(account, market, order, 'user');
-    return this.#done({ order: view(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED) });
+    return {
+      result: 'OK',
+      events: this.#events,
+      order: view(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED),
+    };
   }
 
   /** Arms or refreshes the dead-man switch. Results: OK with `deadline`; USER_NOT_FOUND, UNKNOWN_MARKET. */
@@ -707,7 +743,7 @@ export class Engine {
       this.#deadlines.delete(`${d.userId}:${d.market}`);
       const account = this.#accounts.get(d.userId) as Account;
       const market = this.#marketByName.get(d.market) as MarketState;
-      const victims = [...account.openOrders]
+      const victims = [...account.openOrders.values()]
         .filter((o) => o.market === d.market)
         .sort((a, b) => a.id - b.id);
       for (const order of victims) this.#cancelResting(account, market, order, 'deadman');
@@ -1113,7 +1149,7 @@ export class Engine {
       available: [],
       frozen: [],
       usePlatformCoin,
-      openOrders: new Set(),
+      openOrders: new Map(),
     };
     this.#accounts.set(userId, account);
     this.#userByName.set(name, userId);
@@ -1197,7 +1233,7 @@ export class Engine {
     const account = this.#accounts.get(userId);
     if (account === undefined) return [];
     const out: OrderView[] = [];
-    for (const o of account.openOrders) {
+    for (const o of account.openOrders.values()) {
       if (market === undefined || o.market === market)
         out.push(view(o, o.filled > 0 ? ORDER_PARTIAL : ORDER_PENDING));
     }
@@ -1362,7 +1398,7 @@ export class Engine {
       o.lastTradeTime = lastTradeTime;
       m.book.add(o);
       engine.#orders.set(id, o);
-      account.openOrders.add(o);
+      account.openOrders.set(o.id, o);
     }
     for (const [k, id] of s.clientIds) engine.#clientIds.set(k, id);
     for (const [k, deadline] of s.deadlines) {
@@ -1416,7 +1452,7 @@ export class Engine {
       for (const o of m.book.orders()) {
         if (this.#orders.get(o.id) !== o) throw new Error(`order ${o.id} in the book but not in the index`);
         const account = this.#accounts.get(o.userId);
-        if (account === undefined || !account.openOrders.has(o))
+        if (account === undefined || account.openOrders.get(o.id) !== o)
           throw new Error(`order ${o.id}: owner does not list it`);
         const expected =
           o.side === BUY ? o.price * o.remaining * m.quoteUnitsPerTickLot : o.remaining * m.baseUnitsPerLot;

@@ -1,0 +1,674 @@
+/** @module command-generator — seeded random engine command streams for differential tests. */
+import type {
+  AcctType,
+  Command,
+  OrderKind,
+  PlaceOrder,
+  PlaceOrderBatch,
+  SequencedCommand,
+  Side,
+} from '../../src/domain/commands.ts';
+import type { VenueConfig } from '../../src/domain/specs.ts';
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same stream on every machine. */
+export class Rng {
+  #state: number;
+
+  constructor(seed: number) {
+    this.#state = seed >>> 0;
+  }
+
+  /** The next 32-bit unsigned integer. */
+  next(): number {
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  }
+
+  /** An integer in [lo, hi], both inclusive; the span must stay below 2^32. */
+  int(lo: number, hi: number): number {
+    return lo + (this.next() % (hi - lo + 1));
+  }
+
+  /** true with probability `percent` / 100 (in steps of 0.01%). */
+  chance(percent: number): boolean {
+    return this.next() % 10_000 < percent * 100;
+  }
+
+  pick<T>(xs: readonly T[]): T {
+    if (xs.length === 0) throw new Error('pick from an empty list');
+    return xs[this.next() % xs.length] as T;
+  }
+
+  /** Picks a key with probability proportional to its weight. */
+  weighted<K extends string>(weights: Readonly<Record<K, number>>): K {
+    const entries = Object.entries(weights) as [K, number][];
+    let total = 0;
+    for (const [, w] of entries) total += w;
+    let r = this.next() % total;
+    for (const [k, w] of entries) {
+      if (r < w) return k;
+      r -= w;
+    }
+    return (entries[entries.length - 1] as [K, number])[0];
+  }
+}
+
+/** What the generator may look at to aim its commands: the reference engine's state. */
+export interface GeneratorView {
+  restingCount(): number;
+  restingAt(index: number):
+    | {
+        readonly id: number;
+        readonly userId: number;
+        readonly market: string;
+        readonly side: Side;
+        readonly price: number;
+      }
+    | undefined;
+  balance(userId: number, coin: string): { readonly available: number; readonly frozen: number } | undefined;
+}
+
+export interface GeneratorOptions {
+  /** Users registered at the start (more may follow). Default 6. */
+  readonly users?: number;
+  /** Above this many resting orders the generator leans on cancels. Default 250. */
+  readonly restingCap?: number;
+  /**
+   * Scales how often orders are cancelled (by id, client id or dead-man switch), in percent.
+   * Default 100; lower keeps deeper books.
+   */
+  readonly cancelPercent?: number;
+  /** Markets to trade (each needs a plan in PLANS). Default: btc_usdt, eth_btc, zb_usdt; eth_usdt rarely. */
+  readonly markets?: readonly string[];
+  /** The first command's time (ms). */
+  readonly startTime?: number;
+}
+
+interface MarketPlan {
+  readonly name: string;
+  readonly base: string;
+  readonly quote: string;
+  /** Relative frequency of orders on this market. */
+  readonly weight: number;
+  readonly startMid: number;
+  mid: number;
+  /** Smallest lot count that meets both minAmount and minSize at the starting mid. */
+  readonly minLots: number;
+  readonly minAmount: number;
+  /** Base coin units in one lot, and quote coin units in one tick × lot. */
+  readonly lotUnits: number;
+  readonly tickLotUnits: number;
+}
+
+interface WithdrawalPlan {
+  readonly id: string;
+  readonly userId: number;
+  readonly coin: string;
+  readonly amount: number;
+  readonly fee: number;
+}
+
+interface DepositPlan {
+  readonly id: string;
+  readonly userId: number;
+  readonly coin: string;
+  readonly amount: number;
+}
+
+/** Starting mids (ticks) and relative order frequencies of the markets the generator can trade. */
+const PLANS: Readonly<Record<string, { mid: number; weight: number }>> = {
+  btc_usdt: { mid: 3_000_000, weight: 10 },
+  eth_btc: { mid: 50_000, weight: 6 },
+  zb_usdt: { mid: 2_500, weight: 6 },
+  eth_usdt: { mid: 200_000, weight: 1 },
+  btc_qc: { mid: 2_100_000, weight: 5 },
+  zb_qc: { mid: 1_800, weight: 5 },
+};
+const DEFAULT_MARKETS = ['btc_usdt', 'eth_btc', 'zb_usdt', 'eth_usdt'];
+
+/** Coin units credited to a funded user at the start: plenty of each traded coin. */
+const RICH: Readonly<Record<string, number>> = {
+  btc: 50 * 1e8,
+  eth: 1_000 * 1e8,
+  usdt: 2_000_000 * 1e6,
+  qc: 14_000_000 * 1e6,
+  zb: 5_000_000 * 1e8,
+};
+const CLIENT_IDS = ['cid1', 'cid2', 'cid3', 'order0042', 'Zz99'];
+const INVALID_CLIENT_IDS = ['ab', 'bad-id!', 'x'.repeat(37)];
+const WEIGHTS = {
+  limit: 380,
+  postOnly: 70,
+  ioc: 70,
+  selfCross: 30,
+  batch: 35,
+  cancelId: 120,
+  cancelForeign: 10,
+  cancelClientId: 40,
+  cancelMalformed: 8,
+  deposit: 40,
+  withdrawal: 40,
+  feePreference: 12,
+  deadman: 20,
+  fireTimers: 25,
+  marketStatus: 6,
+  invalidOrder: 40,
+  register: 2,
+};
+type Kind = keyof typeof WEIGHTS;
+
+/**
+ * Produces a reproducible stream of engine commands for one seed: registrations and deposits
+ * first, then a mix of orders (limit, PostOnly, IOC, batches, self-crossing), cancels by id and
+ * by client order id, deposits and withdrawals (with repeats and conflicts), fee preferences,
+ * dead-man switches with timers, halts, and a share of invalid commands. `next(view)` aims
+ * cancels and self-crossing orders at the resting orders `view` shows, and keeps the number of
+ * resting orders near `restingCap` by cancelling when above it.
+ */
+export class CommandGenerator {
+  readonly #rng: Rng;
+  readonly #markets: MarketPlan[];
+  readonly #restingCap: number;
+  readonly #weights: Record<Kind, number>;
+  readonly #halted = new Set<string>();
+  readonly #deposits: DepositPlan[] = [];
+  readonly #withdrawals: WithdrawalPlan[] = [];
+  readonly #setup: Command[] = [];
+  /** Commands to send next at the same time as the one before (to make deadlines tie). */
+  readonly #sameTime: Command[] = [];
+  readonly #coins: string[];
+  #users = 0;
+  #seq = 0;
+  #time: number;
+  #depositSerial = 0;
+  #withdrawalSerial = 0;
+
+  constructor(seed: number, venue: VenueConfig, options: GeneratorOptions = {}) {
+    this.#rng = new Rng(seed);
+    this.#restingCap = options.restingCap ?? 250;
+    const scale = (w: number): number => Math.max(1, Math.round((w * (options.cancelPercent ?? 100)) / 100));
+    this.#weights = {
+      ...WEIGHTS,
+      cancelId: scale(WEIGHTS.cancelId),
+      cancelClientId: scale(WEIGHTS.cancelClientId),
+      deadman: scale(WEIGHTS.deadman),
+    };
+    this.#time = options.startTime ?? 1_700_000_000_000;
+    const decimals = new Map(venue.coins.map((c) => [c.name, c.unitDecimal]));
+    const traded = options.markets ?? DEFAULT_MARKETS;
+    this.#markets = venue.markets
+      .filter((m) => traded.includes(m.name) && PLANS[m.name] !== undefined)
+      .map((m) => {
+        const plan = PLANS[m.name] as { mid: number; weight: number };
+        const tickLot = 10 ** ((decimals.get(m.quote) as number) - m.priceScale - m.amountScale);
+        const forSize = Math.ceil(m.minSize / (plan.mid * tickLot));
+        return {
+          name: m.name,
+          base: m.base,
+          quote: m.quote,
+          weight: plan.weight,
+          startMid: plan.mid,
+          mid: plan.mid,
+          minLots: Math.max(m.minAmount, forSize),
+          lotUnits: 10 ** ((decimals.get(m.base) as number) - m.amountScale),
+          tickLotUnits: tickLot,
+          minAmount: m.minAmount,
+        };
+      });
+    this.#coins = [...new Set(this.#markets.flatMap((m) => [m.base, m.quote]))];
+    const users = options.users ?? 6;
+    for (let u = 1; u <= users; u++) {
+      this.#setup.push({ type: 'RegisterUser', name: `user${u}` });
+      // The last user stays poor, so that balance checks and platform-fee fallbacks are exercised.
+      const poor = u === users;
+      for (const coin of this.#coins) {
+        const amount = poor ? Math.floor((RICH[coin] as number) / 5_000) : (RICH[coin] as number);
+        this.#setup.push(this.#newDeposit(u, coin, amount));
+      }
+    }
+    this.#users = users;
+  }
+
+  /** The next command, stamped with a rising sequence number and a non-decreasing time. */
+  next(view: GeneratorView): SequencedCommand {
+    const tied = this.#sameTime.shift();
+    const cmd = tied ?? this.#setup.shift() ?? this.#random(view);
+    this.#seq++;
+    // Mostly small steps, a quarter of them none; now and then a jump past dead-man deadlines.
+    if (tied === undefined) {
+      const r = this.#rng.next() % 100;
+      this.#time += r < 25 ? 0 : r < 26 ? this.#rng.int(20_000, 70_000) : this.#rng.int(1, 150);
+    }
+    return { ...cmd, seq: this.#seq, time: this.#time } as SequencedCommand;
+  }
+
+  #random(view: GeneratorView): Command {
+    const rng = this.#rng;
+    for (const m of this.#markets) this.#walk(m);
+    if (view.restingCount() > this.#restingCap && rng.chance(60)) {
+      return this.#cancelResting(view) ?? this.#order(view, 'ioc');
+    }
+    const kind: Kind = rng.weighted(this.#weights);
+    switch (kind) {
+      case 'limit':
+        return this.#order(view, 'limit');
+      case 'postOnly':
+        return this.#order(view, 'postOnly');
+      case 'ioc':
+        return this.#order(view, 'ioc');
+      case 'selfCross':
+        return this.#selfCross(view) ?? this.#order(view, 'limit');
+      case 'batch':
+        return this.#batch(view);
+      case 'cancelId':
+        return this.#cancelResting(view) ?? this.#cancelClientId();
+      case 'cancelForeign':
+        return this.#cancelForeign(view);
+      case 'cancelClientId':
+        return this.#cancelClientId();
+      case 'cancelMalformed':
+        return this.#cancelMalformed();
+      case 'deposit':
+        return this.#deposit();
+      case 'withdrawal':
+        return this.#withdrawal(view);
+      case 'feePreference':
+        return {
+          type: 'SetFeePreference',
+          userId: rng.chance(5) ? 999 : this.#user(),
+          usePlatformCoin: rng.chance(55),
+        };
+      case 'deadman':
+        // Sometimes a second switch armed at the same instant, so that deadlines tie when they fire.
+        if (rng.chance(30))
+          this.#sameTime.push({
+            type: 'CancelAllOrdersAfter',
+            userId: this.#user(),
+            market: this.#market().name,
+          });
+        return {
+          type: 'CancelAllOrdersAfter',
+          userId: rng.chance(5) ? 999 : this.#user(),
+          market: rng.chance(5) ? 'foo_bar' : this.#market().name,
+        };
+      case 'fireTimers':
+        return { type: 'FireTimers' };
+      case 'marketStatus':
+        return this.#marketStatus();
+      case 'invalidOrder':
+        return this.#invalidOrder(view);
+      case 'register':
+        return this.#register();
+    }
+  }
+
+  #user(): number {
+    return this.#rng.int(1, this.#users);
+  }
+
+  /** A market chosen by the plan's weights. */
+  #market(): MarketPlan {
+    let total = 0;
+    for (const m of this.#markets) total += m.weight;
+    let r = this.#rng.next() % total;
+    for (const m of this.#markets) {
+      if (r < m.weight) return m;
+      r -= m.weight;
+    }
+    return this.#markets[0] as MarketPlan;
+  }
+
+  /** The mid drifts by up to ±0.1% a step and stays within [½, 2] of where it started. */
+  #walk(m: MarketPlan): void {
+    const step = Math.max(1, Math.floor(m.mid / 1_000));
+    m.mid = Math.min(
+      2 * m.startMid,
+      Math.max(Math.floor(m.startMid / 2), m.mid + this.#rng.int(-step, step)),
+    );
+  }
+
+  #price(m: MarketPlan): number {
+    const spread = Math.max(2, Math.floor(m.mid / 200));
+    return Math.max(1, m.mid + this.#rng.int(-spread, spread));
+  }
+
+  /** Mostly near the minimum, sometimes large; a few just below the minimum size. */
+  #amount(m: MarketPlan): number {
+    const rng = this.#rng;
+    const r = rng.next() % 100;
+    if (r < 3) return Math.max(m.minAmount, Math.floor((m.minLots * 2) / 3));
+    if (r < 70) return rng.int(m.minLots, m.minLots * 10);
+    if (r < 95) return rng.int(m.minLots, m.minLots * 100);
+    return rng.int(m.minLots * 100, m.minLots * 2_000);
+  }
+
+  #clientOrderId(): string {
+    return this.#rng.chance(30) ? this.#rng.pick(CLIENT_IDS) : '';
+  }
+
+  #order(view: GeneratorView, kind: OrderKind): PlaceOrder {
+    const rng = this.#rng;
+    const m = this.#market();
+    const side: Side = rng.chance(50) ? 1 : 0;
+    const userId = this.#user();
+    const price = this.#price(m);
+    // Mostly small orders; now and then exactly all the user can pay, or just beyond it.
+    let amount = this.#amount(m);
+    const r = rng.next() % 100;
+    if (r < 4) {
+      const lots = this.#affordableLots(view, userId, m, side, price);
+      amount = Math.max(m.minAmount, r < 2 ? lots : lots + 1);
+    }
+    return {
+      type: 'PlaceOrder',
+      userId,
+      market: m.name,
+      side,
+      kind,
+      price,
+      amount,
+      acctType: 0,
+      clientOrderId: this.#clientOrderId(),
+    };
+  }
+
+  /** A user's order opposite one of their own resting orders, at or through its price. */
+  #selfCross(view: GeneratorView): PlaceOrder | undefined {
+    const rng = this.#rng;
+    const n = view.restingCount();
+    if (n === 0) return undefined;
+    const target = view.restingAt(rng.int(0, n - 1));
+    const m = this.#markets.find((p) => p.name === target?.market);
+    if (target === undefined || m === undefined) return undefined;
+    const through = rng.int(0, Math.max(1, Math.floor(target.price / 500)));
+    return {
+      type: 'PlaceOrder',
+      userId: target.userId,
+      market: target.market,
+      side: target.side === 1 ? 0 : 1,
+      kind: rng.pick(['limit', 'limit', 'ioc'] as const),
+      price: Math.max(1, target.side === 1 ? target.price - through : target.price + through),
+      amount: this.#amount(m),
+      acctType: 0,
+      clientOrderId: this.#clientOrderId(),
+    };
+  }
+
+  /** The most lots `userId` can pay for at `price` from their available balance. */
+  #affordableLots(view: GeneratorView, userId: number, m: MarketPlan, side: Side, price: number): number {
+    const available = BigInt(view.balance(userId, side === 1 ? m.quote : m.base)?.available ?? 0);
+    const unit = BigInt(side === 1 ? price * m.tickLotUnits : m.lotUnits);
+    return Number(available / unit);
+  }
+
+  #batch(view: GeneratorView): PlaceOrderBatch {
+    const rng = this.#rng;
+    const m = this.#market();
+    const side: Side = rng.chance(50) ? 1 : 0;
+    const userId = this.#user();
+    const r = rng.next() % 100;
+    const count = r < 2 ? 0 : r < 4 ? 21 : rng.int(1, 20);
+    const orders = Array.from({ length: count }, () => ({ price: this.#price(m), amount: this.#amount(m) }));
+    if (count > 0 && rng.chance(5)) {
+      const i = rng.int(0, count - 1);
+      orders[i] = { price: rng.chance(50) ? 0 : (orders[i]?.price ?? 1), amount: rng.chance(50) ? 0 : 1 };
+    }
+    const spend = rng.next() % 100;
+    if (count >= 2 && spend < 8) {
+      // All the user can pay, split over the first orders; or half of it in each (too much together).
+      const parts = Math.min(count, rng.int(2, 4));
+      for (let i = 0; i < parts; i++) {
+        const price = this.#price(m);
+        const lots = this.#affordableLots(view, userId, m, side, price);
+        orders[i] = { price, amount: Math.max(m.minAmount, Math.floor(lots / (spend < 5 ? parts : 2))) };
+      }
+      orders.length = parts;
+    }
+    return { type: 'PlaceOrderBatch', userId, market: m.name, side, acctType: 0, orders };
+  }
+
+  #cancelResting(view: GeneratorView): Command | undefined {
+    const n = view.restingCount();
+    if (n === 0) return undefined;
+    const o = view.restingAt(this.#rng.int(0, n - 1));
+    if (o === undefined) return undefined;
+    return { type: 'CancelOrder', userId: o.userId, market: o.market, orderId: o.id, clientOrderId: '' };
+  }
+
+  /** Cancels aimed at the wrong owner, the wrong market, or an order id that never rested. */
+  #cancelForeign(view: GeneratorView): Command {
+    const rng = this.#rng;
+    const n = view.restingCount();
+    const o = n === 0 ? undefined : view.restingAt(rng.int(0, n - 1));
+    if (o === undefined || rng.chance(30)) {
+      return {
+        type: 'CancelOrder',
+        userId: this.#user(),
+        market: this.#market().name,
+        orderId: rng.int(1, 1e6),
+        clientOrderId: '',
+      };
+    }
+    if (rng.chance(50)) {
+      return {
+        type: 'CancelOrder',
+        userId: (o.userId % this.#users) + 1,
+        market: o.market,
+        orderId: o.id,
+        clientOrderId: '',
+      };
+    }
+    const other = this.#markets.find((m) => m.name !== o.market) as MarketPlan;
+    return { type: 'CancelOrder', userId: o.userId, market: other.name, orderId: o.id, clientOrderId: '' };
+  }
+
+  #cancelClientId(): Command {
+    return {
+      type: 'CancelOrder',
+      userId: this.#user(),
+      market: this.#market().name,
+      orderId: 0,
+      clientOrderId: this.#rng.pick(CLIENT_IDS),
+    };
+  }
+
+  #cancelMalformed(): Command {
+    const rng = this.#rng;
+    const base = { type: 'CancelOrder' as const, userId: this.#user(), market: this.#market().name };
+    switch (rng.int(0, 3)) {
+      case 0:
+        return { ...base, orderId: 0, clientOrderId: '' };
+      case 1:
+        return { ...base, orderId: rng.int(1, 100), clientOrderId: rng.pick(CLIENT_IDS) };
+      case 2:
+        return { ...base, market: 'foo_bar', orderId: rng.int(1, 100), clientOrderId: '' };
+      default:
+        return { ...base, userId: 999, orderId: rng.int(1, 100), clientOrderId: '' };
+    }
+  }
+
+  #newDeposit(userId: number, coin: string, amount: number): Command {
+    const plan = { id: `dep${++this.#depositSerial}`, userId, coin, amount };
+    this.#deposits.push(plan);
+    return { type: 'CreditDeposit', depositId: plan.id, userId, coin, amount, remark: '' };
+  }
+
+  #deposit(): Command {
+    const rng = this.#rng;
+    const r = rng.next() % 100;
+    const again = rng.pick(this.#deposits);
+    const fresh = { type: 'CreditDeposit' as const, depositId: `dep${this.#depositSerial + 1}x`, remark: '' };
+    if (r < 55) {
+      const coin = rng.pick(this.#coins);
+      return this.#newDeposit(this.#user(), coin, rng.int(1, Math.floor((RICH[coin] as number) / 20)));
+    }
+    if (r < 65)
+      return { ...fresh, depositId: again.id, userId: again.userId, coin: again.coin, amount: again.amount };
+    if (r < 72)
+      return {
+        ...fresh,
+        depositId: again.id,
+        userId: again.userId,
+        coin: again.coin,
+        amount: again.amount + 1,
+      };
+    if (r < 76)
+      return {
+        ...fresh,
+        depositId: again.id,
+        userId: (again.userId % this.#users) + 1,
+        coin: again.coin,
+        amount: again.amount,
+      };
+    // A huge credit of an untraded coin: the second one would leave the exact range.
+    if (r < 80) return this.#newDeposit(this.#user(), 'xwc', 2 ** 52 + rng.int(0, 1000));
+    if (r < 84)
+      return {
+        ...fresh,
+        userId: this.#user(),
+        coin: rng.pick(['bchabc', 'bchsv', 'hsr', 'nxwc']),
+        amount: 100,
+      };
+    if (r < 88) return { ...fresh, userId: this.#user(), coin: rng.pick(['foo', 'BTC', '']), amount: 100 };
+    if (r < 92)
+      return { ...fresh, userId: this.#user(), coin: 'btc', amount: rng.pick([0, -5, 1.5, 2 ** 53]) };
+    if (r < 96) return { ...fresh, userId: 999, coin: 'btc', amount: 100 };
+    return { ...fresh, depositId: '', userId: this.#user(), coin: 'btc', amount: 100 };
+  }
+
+  #withdrawal(view: GeneratorView): Command {
+    const rng = this.#rng;
+    const r = rng.next() % 100;
+    const known = this.#withdrawals.length > 0 ? rng.pick(this.#withdrawals) : undefined;
+    if (r < 40 || known === undefined) {
+      const userId = this.#user();
+      const coin = rng.chance(5) ? 'xwc' : rng.pick(this.#coins);
+      const available = view.balance(userId, coin)?.available ?? 0;
+      // Usually a fraction of what is free; sometimes more than that.
+      const amount = rng.chance(10)
+        ? available + rng.int(1, 1000)
+        : Math.max(1, Math.floor(available / rng.int(3, 50)));
+      const fee = rng.chance(30) ? 0 : rng.int(1, 10_000);
+      const plan = { id: `wd${++this.#withdrawalSerial}`, userId, coin, amount, fee };
+      this.#withdrawals.push(plan);
+      return { type: 'FreezeWithdrawal', withdrawalId: plan.id, userId, coin, amount, fee };
+    }
+    if (r < 62) return { type: 'SettleWithdrawal', withdrawalId: known.id };
+    if (r < 82)
+      return {
+        type: 'ReleaseWithdrawal',
+        withdrawalId: known.id,
+        reason: rng.pick(['failed', 'cancelled'] as const),
+      };
+    if (r < 87)
+      return {
+        type: 'FreezeWithdrawal',
+        withdrawalId: known.id,
+        userId: known.userId,
+        coin: known.coin,
+        amount: known.amount,
+        fee: known.fee,
+      };
+    if (r < 91)
+      return {
+        type: 'FreezeWithdrawal',
+        withdrawalId: known.id,
+        userId: known.userId,
+        coin: known.coin,
+        amount: known.amount,
+        fee: known.fee + 1,
+      };
+    if (r < 94) return { type: 'SettleWithdrawal', withdrawalId: 'wd-unknown' };
+    if (r < 96) return { type: 'ReleaseWithdrawal', withdrawalId: known.id, reason: 'lost' as 'failed' };
+    if (r < 98)
+      return {
+        type: 'FreezeWithdrawal',
+        withdrawalId: `wd${this.#withdrawalSerial + 1}x`,
+        userId: this.#user(),
+        coin: 'btc',
+        amount: 100,
+        fee: -1,
+      };
+    return {
+      type: 'FreezeWithdrawal',
+      withdrawalId: `wd${this.#withdrawalSerial + 1}y`,
+      userId: this.#user(),
+      coin: 'bchabc',
+      amount: 100,
+      fee: 0,
+    };
+  }
+
+  #marketStatus(): Command {
+    const rng = this.#rng;
+    if (rng.chance(10)) return { type: 'SetMarketStatus', market: 'foo_bar', status: 'halted' };
+    if (rng.chance(5))
+      return { type: 'SetMarketStatus', market: this.#market().name, status: 'closed' as 'halted' };
+    const halted = [...this.#halted];
+    if (halted.length > 0) {
+      const name = rng.pick(halted);
+      this.#halted.delete(name);
+      return { type: 'SetMarketStatus', market: name, status: 'trading' };
+    }
+    const name = this.#market().name;
+    // Mostly a no-op resume, so that markets are halted for a small share of the run.
+    if (rng.chance(80)) return { type: 'SetMarketStatus', market: name, status: 'trading' };
+    this.#halted.add(name);
+    return { type: 'SetMarketStatus', market: name, status: 'halted' };
+  }
+
+  /** Orders refused for one reason each, in the engine's check order. */
+  #invalidOrder(view: GeneratorView): Command {
+    const rng = this.#rng;
+    const good = this.#order(view, rng.pick(['limit', 'postOnly', 'ioc'] as const));
+    const m = this.#markets.find((p) => p.name === good.market) as MarketPlan;
+    switch (rng.int(0, 13)) {
+      case 0:
+        return { ...good, price: 0 };
+      case 1:
+        return { ...good, market: rng.pick(['foo_bar', 'bchabc_usdt', 'BTC_USDT']) };
+      case 2:
+        return { ...good, acctType: rng.pick([1, 2] as const) };
+      case 3:
+        return { ...good, acctType: 3 as AcctType };
+      case 4:
+        return { ...good, amount: Math.floor(1e15 / Math.max(1, good.price)) };
+      case 5: {
+        const strict = this.#markets.find((p) => p.minAmount > 1);
+        return strict === undefined
+          ? { ...good, amount: 0 }
+          : { ...good, market: strict.name, amount: rng.int(1, strict.minAmount - 1) };
+      }
+      case 6:
+        return { ...good, amount: m.minAmount, price: 1 };
+      case 7:
+        return { ...good, userId: 999 };
+      case 8:
+        return { ...good, clientOrderId: rng.pick(INVALID_CLIENT_IDS) };
+      case 9:
+        return { ...good, side: 2 as Side };
+      case 10:
+        return { ...good, kind: 'market' as OrderKind };
+      case 11:
+        return { ...good, price: 2 ** 40, amount: 2 ** 20 };
+      case 12:
+        return { ...good, price: -good.price };
+      default:
+        return { ...good, amount: 0.5 };
+    }
+  }
+
+  #register(): Command {
+    const rng = this.#rng;
+    const r = rng.next() % 100;
+    if (r < 40 && this.#users < 10) {
+      this.#users++;
+      return { type: 'RegisterUser', name: `user${this.#users}` };
+    }
+    if (r < 70) return { type: 'RegisterUser', name: `user${this.#user()}` };
+    return { type: 'RegisterUser', name: rng.pick(['', 'bad name', 'x'.repeat(65), 'ünï']) };
+  }
+}

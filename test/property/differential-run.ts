@@ -1,0 +1,338 @@
+/** @module differential-run — runs one seeded command stream through engine and reference, comparing. */
+import assert from 'node:assert/strict';
+import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
+import type { SequencedCommand, Side } from '../../src/domain/commands.ts';
+import { marketFromText, type VenueConfig } from '../../src/domain/specs.ts';
+import { Engine, type ApplyResult } from '../../src/engine/engine.ts';
+import { NaiveEngine, type NaiveOutcome, type NaiveOrderView } from '../reference/naive-engine.ts';
+import { CommandGenerator, type GeneratorOptions } from './command-generator.ts';
+
+export interface DifferentialOptions {
+  readonly seed: number;
+  readonly commands: number;
+  /** Compare books, balances and fee income, and check invariants, after every this many commands. */
+  readonly checkEvery: number;
+  readonly venue?: VenueConfig;
+  readonly generator?: GeneratorOptions;
+}
+
+/** What a run exercised, so that tests can check the stream is not degenerate. */
+export interface DifferentialStats {
+  commands: number;
+  trades: number;
+  /** Trades whose taker or maker fee was paid in the platform coin for another received coin. */
+  platformFeeTrades: number;
+  checks: number;
+  maxResting: number;
+  readonly results: Record<string, number>;
+  readonly commandTypes: Record<string, number>;
+  readonly cancelReasons: Record<string, number>;
+}
+
+/**
+ * The default venue with distinct maker and taker fees, another discount and dead-man delay, and a
+ * btc_qc market appended, so that btc has two fee paths to zb (via usdt and via qc) and the rule
+ * "first market in configuration order" decides between them. Trade it with EXTENDED_MARKETS.
+ */
+export const EXTENDED_VENUE: VenueConfig = {
+  settings: { platformCoin: 'zb', platformFeeDiscount: 200_000, cancelAllAfterMs: 30_000 },
+  coins: DEFAULT_VENUE.coins,
+  markets: [
+    ...DEFAULT_VENUE.markets,
+    marketFromText(
+      { base: 'btc', quote: 'qc', priceScale: 2, amountScale: 4, minAmount: '0.0001', minSize: '5' },
+      6,
+    ),
+  ].map((m) => ({ ...m, makerFee: 1_000, takerFee: 2_500 })),
+};
+export const EXTENDED_MARKETS: readonly string[] = ['btc_usdt', 'eth_btc', 'zb_usdt', 'btc_qc', 'zb_qc'];
+
+/** Both sides' view of one command, in one shape and key order, so that it compares as text. */
+interface Outcome {
+  result: string;
+  orderId: number | null;
+  orderIds: number[] | null;
+  userId: number | null;
+  duplicate: boolean;
+  deadline: number | null;
+  trades: (string | number)[][];
+  cancels: [number, string][];
+}
+
+function fromEngine(r: ApplyResult): Outcome {
+  const trades: (string | number)[][] = [];
+  const cancels: [number, string][] = [];
+  for (const e of r.events) {
+    if (e.type === 'TradeExecuted') {
+      trades.push([
+        e.tradeId,
+        e.market,
+        e.price,
+        e.amount,
+        e.value,
+        e.takerSide,
+        e.takerOrderId,
+        e.makerOrderId,
+        e.takerUserId,
+        e.makerUserId,
+        e.takerFee,
+        e.takerFeeCoin,
+        e.makerFee,
+        e.makerFeeCoin,
+        e.time,
+      ]);
+    } else if (e.type === 'OrderUpdated' && e.cancelReason !== null) {
+      cancels.push([e.orderId, e.cancelReason]);
+    }
+  }
+  return {
+    result: r.result,
+    orderId: r.orderId ?? null,
+    orderIds: r.orderIds ?? null,
+    userId: r.userId ?? null,
+    duplicate: r.duplicate === true,
+    deadline: r.deadline ?? null,
+    trades,
+    cancels,
+  };
+}
+
+function fromReference(r: NaiveOutcome): Outcome {
+  return {
+    result: r.result,
+    orderId: r.orderId ?? null,
+    orderIds: r.orderIds ?? null,
+    userId: r.userId ?? null,
+    duplicate: r.duplicate === true,
+    deadline: r.deadline ?? null,
+    trades: r.trades.map((t) => [
+      t.tradeId,
+      t.market,
+      t.price,
+      t.amount,
+      t.value,
+      t.takerSide,
+      t.takerOrderId,
+      t.makerOrderId,
+      t.takerUserId,
+      t.makerUserId,
+      t.takerFee,
+      t.takerFeeCoin,
+      t.makerFee,
+      t.makerFeeCoin,
+      t.time,
+    ]),
+    cancels: r.cancels,
+  };
+}
+
+const bump = (counts: Record<string, number>, key: string): void => {
+  counts[key] = (counts[key] ?? 0) + 1;
+};
+
+type BookRow = Pick<
+  NaiveOrderView,
+  'id' | 'userId' | 'price' | 'amount' | 'remaining' | 'filled' | 'filledValue' | 'fees' | 'platformFees'
+>;
+
+/** The engine's resting orders of one market side in priority order, from its public reads. */
+function engineBook(engine: Engine, userIds: readonly number[], market: string, side: Side): BookRow[] {
+  const rows: (BookRow & { side: Side })[] = [];
+  for (const u of userIds) {
+    for (const o of engine.openOrders(u, market)) {
+      if (o.side !== side) continue;
+      rows.push({
+        id: o.id,
+        userId: o.userId,
+        side: o.side,
+        price: o.price,
+        amount: o.amount,
+        remaining: o.amount - o.filled,
+        filled: o.filled,
+        filledValue: o.filledValue,
+        fees: o.fees,
+        platformFees: o.platformFees,
+      });
+    }
+  }
+  rows.sort((a, b) =>
+    a.price !== b.price ? (side === 1 ? b.price - a.price : a.price - b.price) : a.id - b.id,
+  );
+  return rows.map(({ side: _side, ...row }) => row);
+}
+
+function referenceBook(naive: NaiveEngine, market: string, side: Side): BookRow[] {
+  return naive
+    .book(market, side)
+    .map(({ id, userId, price, amount, remaining, filled, filledValue, fees, platformFees }) => ({
+      id,
+      userId,
+      price,
+      amount,
+      remaining,
+      filled,
+      filledValue,
+      fees,
+      platformFees,
+    }));
+}
+
+/** Aggregates a priority-ordered side into `[price, lots]` levels, best first. */
+function levels(rows: readonly BookRow[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const r of rows) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last[0] === r.price) last[1] += r.remaining;
+    else out.push([r.price, r.remaining]);
+  }
+  return out;
+}
+
+/** Compares the whole observable state of both engines and runs both self-checks. */
+function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
+  naive.checkConservation();
+  engine.assertInvariants();
+  const users = naive.userIds();
+  assert.equal(
+    engine.userName((users[users.length - 1] ?? 0) + 1),
+    undefined,
+    `${where}: engine has extra users`,
+  );
+  for (const u of users) {
+    assert.notEqual(engine.userName(u), undefined, `${where}: engine lacks user ${u}`);
+    for (const coin of naive.coinNames()) {
+      assert.deepEqual(
+        engine.balance(u, coin),
+        naive.balance(u, coin),
+        `${where}: balance of user ${u} in ${coin}`,
+      );
+    }
+  }
+  for (const coin of naive.coinNames()) {
+    const totals = engine.totals(coin);
+    assert.deepEqual(
+      {
+        feeIncome: BigInt(engine.feeIncome(coin)),
+        credited: BigInt(totals?.credited ?? -1),
+        withdrawn: BigInt(totals?.withdrawn ?? -1),
+      },
+      { feeIncome: naive.feeIncome(coin), credited: naive.credited(coin), withdrawn: naive.withdrawn(coin) },
+      `${where}: fee income, credits or withdrawals of ${coin}`,
+    );
+  }
+  assert.equal(engine.openOrderCount, naive.restingCount(), `${where}: number of resting orders`);
+  for (const market of naive.marketNames()) {
+    assert.equal(engine.lastPrice(market), naive.lastPrice(market), `${where}: last price of ${market}`);
+    const bids = referenceBook(naive, market, 1);
+    const asks = referenceBook(naive, market, 0);
+    assert.deepEqual(engineBook(engine, users, market, 1), bids, `${where}: ${market} bids`);
+    assert.deepEqual(engineBook(engine, users, market, 0), asks, `${where}: ${market} asks`);
+    assert.deepEqual(
+      engine.depth(market, Number.MAX_SAFE_INTEGER),
+      { bids: levels(bids), asks: levels(asks) },
+      `${where}: ${market} depth`,
+    );
+  }
+}
+
+/**
+ * Runs `commands` generated commands for one seed through a fresh Engine and a fresh NaiveEngine.
+ * After every command: identical result, order ids, trades (every TradeExecuted field) and
+ * cancellations. Every `checkEvery` commands and at the end: identical balances, fee income,
+ * credits, withdrawals, last prices and books, and both engines' own invariant checks. At the end
+ * a snapshot must restore to the same state hash. Throws an AssertionError naming the seed and
+ * the command index on the first divergence.
+ */
+export function runDifferential(options: DifferentialOptions): DifferentialStats {
+  const { seed, commands, checkEvery } = options;
+  const venue = options.venue ?? DEFAULT_VENUE;
+  const engine = new Engine(venue);
+  const naive = new NaiveEngine(venue);
+  const generator = new CommandGenerator(seed, venue, options.generator);
+  const stats = emptyStats();
+  const rerun = `rerun with SEED=${seed} CHECK_EVERY=1`;
+  for (let i = 1; i <= commands; i++) {
+    const cmd: SequencedCommand = generator.next(naive);
+    const where = `seed ${seed}, command #${i}`;
+    let mine: ApplyResult;
+    let theirs: NaiveOutcome;
+    try {
+      mine = engine.apply(cmd);
+      theirs = naive.apply(cmd);
+    } catch (error) {
+      throw new Error(`${where} threw (${JSON.stringify(cmd)}): ${String(error)}`, { cause: error });
+    }
+    const a = fromEngine(mine);
+    const b = fromReference(theirs);
+    if (JSON.stringify(a) !== JSON.stringify(b)) {
+      assert.deepEqual(a, b, `${where} diverged: ${JSON.stringify(cmd)} (engine first, reference second)`);
+    }
+    stats.commands++;
+    stats.trades += a.trades.length;
+    bump(stats.results, a.result);
+    bump(stats.commandTypes, cmd.type);
+    for (const [, reason] of a.cancels) bump(stats.cancelReasons, reason);
+    for (const t of theirs.trades) {
+      const base = t.market.slice(0, t.market.indexOf('_'));
+      const takerReceived = t.takerSide === 1 ? base : t.market.slice(t.market.indexOf('_') + 1);
+      const makerReceived = t.takerSide === 1 ? t.market.slice(t.market.indexOf('_') + 1) : base;
+      if (
+        (t.takerFeeCoin === venue.settings.platformCoin && takerReceived !== t.takerFeeCoin) ||
+        (t.makerFeeCoin === venue.settings.platformCoin && makerReceived !== t.makerFeeCoin)
+      )
+        stats.platformFeeTrades++;
+    }
+    const resting = naive.restingCount();
+    if (resting > stats.maxResting) stats.maxResting = resting;
+    if (i % checkEvery === 0 || i === commands) {
+      try {
+        compareState(engine, naive, `${where} (state check)`);
+      } catch (error) {
+        const span = `the divergence arose in commands ${Math.max(1, i - checkEvery + 1)}..${i}; ${rerun}`;
+        if (error instanceof assert.AssertionError) {
+          error.message = `${error.message}\n${span}`;
+          throw error;
+        }
+        throw new Error(`${where} (state check): ${String(error)}\n${span}`, { cause: error });
+      }
+      stats.checks++;
+    }
+  }
+  const hash = engine.stateHash();
+  assert.equal(
+    Engine.restore(engine.snapshot()).stateHash(),
+    hash,
+    `seed ${seed}: snapshot does not restore`,
+  );
+  return stats;
+}
+
+/** Adds one run's stats into a running total. */
+export function addStats(total: DifferentialStats, run: DifferentialStats): void {
+  total.commands += run.commands;
+  total.trades += run.trades;
+  total.platformFeeTrades += run.platformFeeTrades;
+  total.checks += run.checks;
+  total.maxResting = Math.max(total.maxResting, run.maxResting);
+  for (const [from, into] of [
+    [run.results, total.results],
+    [run.commandTypes, total.commandTypes],
+    [run.cancelReasons, total.cancelReasons],
+  ] as const) {
+    for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
+  }
+}
+
+/** An empty stats record to add runs into. */
+export function emptyStats(): DifferentialStats {
+  return {
+    commands: 0,
+    trades: 0,
+    platformFeeTrades: 0,
+    checks: 0,
+    maxResting: 0,
+    results: {},
+    commandTypes: {},
+    cancelReasons: {},
+  };
+}

@@ -1,0 +1,854 @@
+/** @module naive-engine — a deliberately naive reference engine (linear scans, BigInt money). */
+import type {
+  CancelAllOrdersAfter,
+  CancelOrder,
+  CreditDeposit,
+  FreezeWithdrawal,
+  OrderKind,
+  PlaceOrder,
+  PlaceOrderBatch,
+  RegisterUser,
+  ReleaseWithdrawal,
+  SequencedCommand,
+  SetFeePreference,
+  SetMarketStatus,
+  SettleWithdrawal,
+  Side,
+} from '../../src/domain/commands.ts';
+import type { CancelReason } from '../../src/domain/events.ts';
+import type { ResultName } from '../../src/domain/result-codes.ts';
+import type { MarketSpec, VenueConfig } from '../../src/domain/specs.ts';
+
+/*
+ * Everything here is written from the rules in src/domain/money.ts and the engine's doc comments,
+ * without sharing code with src/engine: books are unsorted arrays searched linearly, every money
+ * value is a bigint, and nothing is cached that could drift. Slow and obvious on purpose.
+ */
+
+const SELL = 0;
+const BUY = 1;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MILLION = 1_000_000n;
+const MAX_BATCH = 20;
+const CLIENT_ID = /^[A-Za-z0-9]{4,36}$/;
+const USER_NAME = /^[\w.@-]+$/;
+const RETIRED = new Set(['bchabc', 'bchsv', 'hsr', 'nxwc']);
+
+/** One fill as the reference saw it: the fields of the engine's TradeExecuted event. */
+export interface NaiveTrade {
+  readonly tradeId: number;
+  readonly market: string;
+  readonly price: number;
+  readonly amount: number;
+  readonly value: number;
+  readonly takerSide: Side;
+  readonly takerOrderId: number;
+  readonly makerOrderId: number;
+  readonly takerUserId: number;
+  readonly makerUserId: number;
+  readonly takerFee: number;
+  readonly takerFeeCoin: string;
+  readonly makerFee: number;
+  readonly makerFeeCoin: string;
+  readonly time: number;
+}
+
+/** What one command did: the result name, the trades, the orders cancelled (id, reason) in order. */
+export interface NaiveOutcome {
+  readonly result: ResultName;
+  readonly trades: NaiveTrade[];
+  readonly cancels: [number, CancelReason][];
+  readonly orderId?: number;
+  readonly orderIds?: number[];
+  readonly userId?: number;
+  readonly duplicate?: boolean;
+  readonly deadline?: number;
+}
+
+/** A resting order as the reference holds it, numbers converted for comparison. */
+export interface NaiveOrderView {
+  readonly id: number;
+  readonly userId: number;
+  readonly market: string;
+  readonly side: Side;
+  readonly price: number;
+  readonly amount: number;
+  readonly remaining: number;
+  readonly filled: number;
+  readonly filledValue: number;
+  readonly fees: number;
+  readonly platformFees: number;
+}
+
+interface Funds {
+  available: bigint;
+  frozen: bigint;
+}
+
+interface User {
+  readonly id: number;
+  readonly name: string;
+  usePlatformCoin: boolean;
+  readonly funds: Map<string, Funds>;
+}
+
+interface Market {
+  spec: MarketSpec;
+  readonly lotBase: bigint;
+  readonly tickLotQuote: bigint;
+  lastPrice: bigint;
+  /** Resting orders in arrival order; priority is found by scanning. */
+  readonly bids: Order[];
+  readonly asks: Order[];
+}
+
+interface Order {
+  readonly id: number;
+  readonly userId: number;
+  readonly market: Market;
+  readonly side: Side;
+  readonly kind: OrderKind;
+  readonly price: bigint;
+  readonly amount: bigint;
+  remaining: bigint;
+  filled: bigint;
+  filledValue: bigint;
+  fees: bigint;
+  platformFees: bigint;
+  frozen: bigint;
+  readonly usePlatformCoin: boolean;
+}
+
+interface Withdrawal {
+  readonly userId: number;
+  readonly coin: string;
+  readonly amount: bigint;
+  readonly fee: bigint;
+  state: 'frozen' | 'settled' | 'released';
+}
+
+interface Deadline {
+  readonly userId: number;
+  readonly market: string;
+  deadline: number;
+}
+
+/** A fee price path step: value in `from` times num/den gives value in `to` (coins, not units). */
+interface Leg {
+  readonly from: string;
+  readonly to: string;
+  readonly num: bigint;
+  readonly den: bigint;
+}
+
+const pow10 = (n: number): bigint => 10n ** BigInt(n);
+const isPositiveSafe = (x: number): boolean => Number.isSafeInteger(x) && x > 0;
+const toNumber = (x: bigint): number => {
+  if (x < -MAX_SAFE || x > MAX_SAFE) throw new Error(`reference value ${x} is not a safe number`);
+  return Number(x);
+};
+
+export class NaiveEngine {
+  readonly #platformCoin: string;
+  readonly #discount: bigint;
+  readonly #cancelAllAfterMs: number;
+  readonly #decimals = new Map<string, number>();
+  readonly #coins: string[] = [];
+  readonly #markets: Market[] = [];
+  readonly #users = new Map<number, User>();
+  readonly #clientIds = new Map<string, number>();
+  readonly #deadlines: Deadline[] = [];
+  readonly #deposits = new Map<string, { userId: number; coin: string; amount: bigint }>();
+  readonly #withdrawals = new Map<string, Withdrawal>();
+  readonly #feeIncome = new Map<string, bigint>();
+  readonly #credited = new Map<string, bigint>();
+  readonly #withdrawn = new Map<string, bigint>();
+  #nextUserId = 1;
+  #nextOrderId = 1;
+  #nextTradeId = 1;
+  #time = 0;
+  #trades: NaiveTrade[] = [];
+  #cancels: [number, CancelReason][] = [];
+
+  constructor(config: VenueConfig) {
+    this.#platformCoin = config.settings.platformCoin;
+    this.#discount = BigInt(config.settings.platformFeeDiscount);
+    this.#cancelAllAfterMs = config.settings.cancelAllAfterMs;
+    for (const c of config.coins) {
+      this.#decimals.set(c.name, c.unitDecimal);
+      this.#coins.push(c.name);
+      this.#feeIncome.set(c.name, 0n);
+      this.#credited.set(c.name, 0n);
+      this.#withdrawn.set(c.name, 0n);
+    }
+    for (const spec of config.markets) {
+      const baseDec = this.#decimals.get(spec.base) as number;
+      const quoteDec = this.#decimals.get(spec.quote) as number;
+      this.#markets.push({
+        spec: { ...spec },
+        lotBase: pow10(baseDec - spec.amountScale),
+        tickLotQuote: pow10(quoteDec - spec.priceScale - spec.amountScale),
+        lastPrice: 0n,
+        bids: [],
+        asks: [],
+      });
+    }
+  }
+
+  /** Applies one command. Throws for what it does not model: coin and market upserts, API keys. */
+  apply(cmd: SequencedCommand): NaiveOutcome {
+    this.#time = cmd.time;
+    this.#trades = [];
+    this.#cancels = [];
+    switch (cmd.type) {
+      case 'RegisterUser':
+        return this.#register(cmd);
+      case 'SetFeePreference':
+        return this.#feePreference(cmd);
+      case 'CreditDeposit':
+        return this.#deposit(cmd);
+      case 'FreezeWithdrawal':
+        return this.#freezeWithdrawal(cmd);
+      case 'SettleWithdrawal':
+        return this.#settleWithdrawal(cmd);
+      case 'ReleaseWithdrawal':
+        return this.#releaseWithdrawal(cmd);
+      case 'PlaceOrder':
+        return this.#place(cmd);
+      case 'PlaceOrderBatch':
+        return this.#placeBatch(cmd);
+      case 'CancelOrder':
+        return this.#cancel(cmd);
+      case 'CancelAllOrdersAfter':
+        return this.#arm(cmd);
+      case 'FireTimers':
+        return this.#fire();
+      case 'SetMarketStatus':
+        return this.#setStatus(cmd);
+      case 'UpsertCoin':
+      case 'UpsertMarket':
+      case 'CreateApiKey':
+      case 'DeleteApiKey':
+        throw new Error(`the reference does not model ${cmd.type}`);
+      default:
+        return this.#refuse('INVALID_PARAMETER');
+    }
+  }
+
+  #refuse(result: ResultName): NaiveOutcome {
+    return { result, trades: [], cancels: [] };
+  }
+
+  #ok(extra: Omit<NaiveOutcome, 'result' | 'trades' | 'cancels'> = {}): NaiveOutcome {
+    return { result: 'OK', trades: this.#trades, cancels: this.#cancels, ...extra };
+  }
+
+  #funds(user: User, coin: string): Funds {
+    let f = user.funds.get(coin);
+    if (f === undefined) {
+      f = { available: 0n, frozen: 0n };
+      user.funds.set(coin, f);
+    }
+    return f;
+  }
+
+  #market(name: string): Market | undefined {
+    return this.#markets.find((m) => m.spec.name === name);
+  }
+
+  // ───────────── users and funds ─────────────
+
+  #register(cmd: RegisterUser): NaiveOutcome {
+    const name = cmd.name;
+    if (typeof name !== 'string' || name.length < 1 || name.length > 64 || !USER_NAME.test(name))
+      return this.#refuse('INVALID_PARAMETER');
+    for (const u of this.#users.values()) if (u.name === name) return this.#refuse('INVALID_PARAMETER');
+    const id = this.#nextUserId++;
+    this.#users.set(id, { id, name, usePlatformCoin: false, funds: new Map() });
+    return this.#ok({ userId: id });
+  }
+
+  #feePreference(cmd: SetFeePreference): NaiveOutcome {
+    const user = this.#users.get(cmd.userId);
+    if (user === undefined) return this.#refuse('USER_NOT_FOUND');
+    user.usePlatformCoin = cmd.usePlatformCoin === true;
+    return this.#ok();
+  }
+
+  /** The checks deposits and withdrawal requests share, in the engine's order. */
+  #fundsCheck(reference: string, userId: number, coin: string, amount: number): ResultName | User {
+    if (typeof reference !== 'string' || reference.length < 1 || reference.length > 128)
+      return 'INVALID_PARAMETER';
+    const user = this.#users.get(userId);
+    if (user === undefined) return 'USER_NOT_FOUND';
+    if (!this.#decimals.has(coin)) return RETIRED.has(coin) ? 'RETIRED_COIN_NAME' : 'UNKNOWN_COIN';
+    if (!isPositiveSafe(amount)) return 'INVALID_AMOUNT';
+    return user;
+  }
+
+  #deposit(cmd: CreditDeposit): NaiveOutcome {
+    const user = this.#fundsCheck(cmd.depositId, cmd.userId, cmd.coin, cmd.amount);
+    if (typeof user === 'string') return this.#refuse(user);
+    const amount = BigInt(cmd.amount);
+    const seen = this.#deposits.get(cmd.depositId);
+    if (seen !== undefined) {
+      const same = seen.userId === cmd.userId && seen.coin === cmd.coin && seen.amount === amount;
+      return same ? this.#ok({ duplicate: true }) : this.#refuse('DUPLICATE_REFERENCE');
+    }
+    const net = (this.#credited.get(cmd.coin) as bigint) - (this.#withdrawn.get(cmd.coin) as bigint);
+    if (net + amount > MAX_SAFE) return this.#refuse('VALUE_OUT_OF_RANGE');
+    this.#deposits.set(cmd.depositId, { userId: cmd.userId, coin: cmd.coin, amount });
+    this.#credited.set(cmd.coin, (this.#credited.get(cmd.coin) as bigint) + amount);
+    this.#funds(user, cmd.coin).available += amount;
+    return this.#ok();
+  }
+
+  #freezeWithdrawal(cmd: FreezeWithdrawal): NaiveOutcome {
+    const user = this.#fundsCheck(cmd.withdrawalId, cmd.userId, cmd.coin, cmd.amount);
+    if (typeof user === 'string') return this.#refuse(user);
+    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return this.#refuse('INVALID_PARAMETER');
+    const amount = BigInt(cmd.amount);
+    const fee = BigInt(cmd.fee);
+    const seen = this.#withdrawals.get(cmd.withdrawalId);
+    if (seen !== undefined) {
+      const same =
+        seen.userId === cmd.userId && seen.coin === cmd.coin && seen.amount === amount && seen.fee === fee;
+      return same ? this.#ok({ duplicate: true }) : this.#refuse('DUPLICATE_REFERENCE');
+    }
+    const f = this.#funds(user, cmd.coin);
+    if (amount + fee > MAX_SAFE || f.available < amount + fee) return this.#refuse('INSUFFICIENT_BALANCE');
+    f.available -= amount + fee;
+    f.frozen += amount + fee;
+    this.#withdrawals.set(cmd.withdrawalId, {
+      userId: cmd.userId,
+      coin: cmd.coin,
+      amount,
+      fee,
+      state: 'frozen',
+    });
+    return this.#ok();
+  }
+
+  #settleWithdrawal(cmd: SettleWithdrawal): NaiveOutcome {
+    const w = this.#withdrawals.get(cmd.withdrawalId);
+    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.state === 'settled') return this.#ok({ duplicate: true });
+    if (w.state !== 'frozen') return this.#refuse('INVALID_STATE');
+    w.state = 'settled';
+    const f = this.#funds(this.#users.get(w.userId) as User, w.coin);
+    f.frozen -= w.amount + w.fee;
+    this.#feeIncome.set(w.coin, (this.#feeIncome.get(w.coin) as bigint) + w.fee);
+    this.#withdrawn.set(w.coin, (this.#withdrawn.get(w.coin) as bigint) + w.amount);
+    return this.#ok();
+  }
+
+  #releaseWithdrawal(cmd: ReleaseWithdrawal): NaiveOutcome {
+    if (cmd.reason !== 'failed' && cmd.reason !== 'cancelled') return this.#refuse('INVALID_PARAMETER');
+    const w = this.#withdrawals.get(cmd.withdrawalId);
+    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.state === 'released') return this.#ok({ duplicate: true });
+    if (w.state !== 'frozen') return this.#refuse('INVALID_STATE');
+    w.state = 'released';
+    const f = this.#funds(this.#users.get(w.userId) as User, w.coin);
+    f.frozen -= w.amount + w.fee;
+    f.available += w.amount + w.fee;
+    return this.#ok();
+  }
+
+  // ───────────── orders ─────────────
+
+  /** User, market, account type, then trading status: the checks single and batch orders share. */
+  #orderContext(userId: number, marketName: string, acctType: number): ResultName | [User, Market] {
+    const user = this.#users.get(userId);
+    if (user === undefined) return 'USER_NOT_FOUND';
+    const market = this.#market(marketName);
+    if (market === undefined) return 'UNKNOWN_MARKET';
+    if (acctType === 1 || acctType === 2) return 'ACCOUNT_TYPE_NOT_SUPPORTED';
+    if (acctType !== 0) return 'INVALID_PARAMETER';
+    if (market.spec.status !== 'trading') return 'MARKET_HALTED';
+    return [user, market];
+  }
+
+  /** What the order must freeze (quote for a buy, base for a sell), or why it is refused. */
+  #orderCost(market: Market, side: Side, price: number, amount: number): ResultName | bigint {
+    if (!isPositiveSafe(price)) return 'INVALID_PRICE';
+    if (!isPositiveSafe(amount)) return 'INVALID_AMOUNT';
+    if (amount < market.spec.minAmount) return 'BELOW_MIN_AMOUNT';
+    const value = BigInt(price) * BigInt(amount) * market.tickLotQuote;
+    if (value > MAX_SAFE) return 'VALUE_OUT_OF_RANGE';
+    if (value < BigInt(market.spec.minSize)) return 'BELOW_MIN_SIZE';
+    if (side === BUY) return value;
+    const base = BigInt(amount) * market.lotBase;
+    return base > MAX_SAFE ? 'VALUE_OUT_OF_RANGE' : base;
+  }
+
+  #payCoin(market: Market, side: Side): string {
+    return side === BUY ? market.spec.quote : market.spec.base;
+  }
+
+  #place(cmd: PlaceOrder): NaiveOutcome {
+    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if (typeof ctx === 'string') return this.#refuse(ctx);
+    if (cmd.side !== BUY && cmd.side !== SELL) return this.#refuse('INVALID_PARAMETER');
+    if (cmd.kind !== 'limit' && cmd.kind !== 'postOnly' && cmd.kind !== 'ioc')
+      return this.#refuse('INVALID_PARAMETER');
+    if (cmd.clientOrderId !== '' && !CLIENT_ID.test(cmd.clientOrderId))
+      return this.#refuse('INVALID_PARAMETER');
+    const [user, market] = ctx;
+    const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
+    if (typeof cost === 'string') return this.#refuse(cost);
+    if (this.#funds(user, this.#payCoin(market, cmd.side)).available < cost)
+      return this.#refuse('INSUFFICIENT_BALANCE');
+    if (cmd.kind === 'postOnly') {
+      const best = this.#bestOpposite(market, cmd.side);
+      if (best !== undefined && this.#crosses(cmd.side, BigInt(cmd.price), best.price))
+        return this.#refuse('POST_ONLY_WOULD_TAKE');
+    }
+    const id = this.#submit(user, market, cmd.side, cmd.kind, cmd.price, cmd.amount, cost, cmd.clientOrderId);
+    return this.#ok({ orderId: id });
+  }
+
+  #placeBatch(cmd: PlaceOrderBatch): NaiveOutcome {
+    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if (typeof ctx === 'string') return this.#refuse(ctx);
+    if (cmd.side !== BUY && cmd.side !== SELL) return this.#refuse('INVALID_PARAMETER');
+    if (!Array.isArray(cmd.orders) || cmd.orders.length < 1 || cmd.orders.length > MAX_BATCH)
+      return this.#refuse('INVALID_PARAMETER');
+    const [user, market] = ctx;
+    const costs: bigint[] = [];
+    for (const o of cmd.orders) {
+      const cost = this.#orderCost(market, cmd.side, o.price, o.amount);
+      if (typeof cost === 'string') return this.#refuse(cost);
+      costs.push(cost);
+    }
+    const total = costs.reduce((a, b) => a + b, 0n);
+    if (total > MAX_SAFE || this.#funds(user, this.#payCoin(market, cmd.side)).available < total)
+      return this.#refuse('INSUFFICIENT_BALANCE');
+    // The whole batch is frozen before any order matches (see the engine's PlaceOrderBatch).
+    const pay = this.#funds(user, this.#payCoin(market, cmd.side));
+    pay.available -= total;
+    pay.frozen += total;
+    const orderIds = cmd.orders.map((o, i) =>
+      this.#submit(user, market, cmd.side, 'limit', o.price, o.amount, costs[i] as bigint, '', true),
+    );
+    return this.#ok({ orderIds });
+  }
+
+  #crosses(takerSide: Side, takerPrice: bigint, restingPrice: bigint): boolean {
+    return takerSide === BUY ? restingPrice <= takerPrice : restingPrice >= takerPrice;
+  }
+
+  /** The opposite side's first order in priority: best price, then lowest id. */
+  #bestOpposite(market: Market, side: Side): Order | undefined {
+    const orders = side === BUY ? market.asks : market.bids;
+    let best: Order | undefined;
+    for (const o of orders) {
+      if (best === undefined) best = o;
+      else if (side === BUY ? o.price < best.price : o.price > best.price) best = o;
+      else if (o.price === best.price && o.id < best.id) best = o;
+    }
+    return best;
+  }
+
+  #submit(
+    user: User,
+    market: Market,
+    side: Side,
+    kind: OrderKind,
+    price: number,
+    amount: number,
+    cost: bigint,
+    clientOrderId: string,
+    prefrozen = false,
+  ): number {
+    const order: Order = {
+      id: this.#nextOrderId++,
+      userId: user.id,
+      market,
+      side,
+      kind,
+      price: BigInt(price),
+      amount: BigInt(amount),
+      remaining: BigInt(amount),
+      filled: 0n,
+      filledValue: 0n,
+      fees: 0n,
+      platformFees: 0n,
+      frozen: cost,
+      usePlatformCoin: user.usePlatformCoin,
+    };
+    if (!prefrozen) {
+      const pay = this.#funds(user, this.#payCoin(market, side));
+      pay.available -= cost;
+      pay.frozen += cost;
+    }
+    if (clientOrderId !== '')
+      this.#clientIds.set(`${user.id}|${market.spec.name}|${clientOrderId}`, order.id);
+
+    let selfTrade = false;
+    while (order.remaining > 0n) {
+      const maker = this.#bestOpposite(market, side);
+      if (maker === undefined || !this.#crosses(side, order.price, maker.price)) break;
+      if (maker.userId === order.userId) {
+        selfTrade = true;
+        break;
+      }
+      this.#trade(market, order, maker);
+    }
+
+    if (order.remaining === 0n) return order.id;
+    if (selfTrade || kind === 'ioc') {
+      this.#release(order);
+      this.#cancels.push([order.id, selfTrade ? 'selfTrade' : 'ioc']);
+    } else {
+      (side === BUY ? market.bids : market.asks).push(order);
+    }
+    return order.id;
+  }
+
+  /** One fill between the taker and the maker at the maker's price. */
+  #trade(market: Market, taker: Order, maker: Order): void {
+    const lots = taker.remaining < maker.remaining ? taker.remaining : maker.remaining;
+    const price = maker.price;
+    const value = price * lots * market.tickLotQuote;
+    const baseUnits = lots * market.lotBase;
+    const { base, quote, takerFee: takerRate, makerFee: makerRate } = market.spec;
+    const buyer = taker.side === BUY ? taker : maker;
+    const seller = taker.side === BUY ? maker : taker;
+    const buyerUser = this.#users.get(buyer.userId) as User;
+    const sellerUser = this.#users.get(seller.userId) as User;
+
+    // The buyer froze its own limit price; any improvement over the fill price goes back now.
+    const buyerHeld = buyer.price * lots * market.tickLotQuote;
+    const buyerQuote = this.#funds(buyerUser, quote);
+    buyerQuote.frozen -= buyerHeld;
+    buyerQuote.available += buyerHeld - value;
+    buyer.frozen -= buyerHeld;
+    this.#funds(buyerUser, base).available += baseUnits;
+    const buyerFee = this.#fee(buyerUser, buyer, base, baseUnits, buyer === taker ? takerRate : makerRate);
+
+    this.#funds(sellerUser, base).frozen -= baseUnits;
+    seller.frozen -= baseUnits;
+    this.#funds(sellerUser, quote).available += value;
+    const sellerFee = this.#fee(sellerUser, seller, quote, value, seller === taker ? takerRate : makerRate);
+
+    for (const o of [taker, maker]) {
+      o.remaining -= lots;
+      o.filled += lots;
+      o.filledValue += value;
+    }
+    if (maker.remaining === 0n) {
+      const side = maker.side === BUY ? market.bids : market.asks;
+      side.splice(side.indexOf(maker), 1);
+    }
+    const takerFee = taker === buyer ? buyerFee : sellerFee;
+    const makerFee = maker === buyer ? buyerFee : sellerFee;
+    this.#trades.push({
+      tradeId: this.#nextTradeId++,
+      market: market.spec.name,
+      price: toNumber(price),
+      amount: toNumber(lots),
+      value: toNumber(value),
+      takerSide: taker.side,
+      takerOrderId: taker.id,
+      makerOrderId: maker.id,
+      takerUserId: taker.userId,
+      makerUserId: maker.userId,
+      takerFee: toNumber(takerFee[0]),
+      takerFeeCoin: takerFee[1],
+      makerFee: toNumber(makerFee[0]),
+      makerFeeCoin: makerFee[1],
+      time: this.#time,
+    });
+    // Set only now: both fees of this fill were converted at the price before it.
+    market.lastPrice = price;
+  }
+
+  /** Charges the fee on `received` units of `coin` just credited; returns [amount, coin charged]. */
+  #fee(user: User, order: Order, coin: string, received: bigint, ratePpm: number): [bigint, string] {
+    const fee = (received * BigInt(ratePpm)) / MILLION;
+    if (fee === 0n) return [0n, coin];
+    if (order.usePlatformCoin && this.#decimals.has(this.#platformCoin)) {
+      const inPlatform = this.#feeInPlatformCoin(fee, coin);
+      const zb = this.#funds(user, this.#platformCoin);
+      if (inPlatform !== undefined && zb.available >= inPlatform) {
+        zb.available -= inPlatform;
+        this.#feeIncome.set(
+          this.#platformCoin,
+          (this.#feeIncome.get(this.#platformCoin) as bigint) + inPlatform,
+        );
+        order.platformFees += inPlatform;
+        return [inPlatform, this.#platformCoin];
+      }
+    }
+    this.#funds(user, coin).available -= fee;
+    this.#feeIncome.set(coin, (this.#feeIncome.get(coin) as bigint) + fee);
+    order.fees += fee;
+    return [fee, coin];
+  }
+
+  /** Price of one `from` coin in `to` coins from a market between them with a last price, as a fraction. */
+  #leg(from: string, to: string): Leg | undefined {
+    for (const m of this.#markets) {
+      if (m.spec.base === from && m.spec.quote === to && m.lastPrice > 0n)
+        return { from, to, num: m.lastPrice, den: pow10(m.spec.priceScale) };
+    }
+    for (const m of this.#markets) {
+      if (m.spec.base === to && m.spec.quote === from && m.lastPrice > 0n)
+        return { from, to, num: pow10(m.spec.priceScale), den: m.lastPrice };
+    }
+    return undefined;
+  }
+
+  /** The fee in platform-coin units at last prices, discounted, floored once; undefined without a path. */
+  #feeInPlatformCoin(fee: bigint, coin: string): bigint | undefined {
+    const target = this.#platformCoin;
+    let legs: Leg[] | undefined;
+    if (coin === target) legs = [];
+    else {
+      const direct = this.#leg(coin, target);
+      if (direct !== undefined) legs = [direct];
+      else {
+        for (const m of this.#markets) {
+          const via = m.spec.base === coin ? m.spec.quote : m.spec.quote === coin ? m.spec.base : undefined;
+          if (via === undefined || via === target) continue;
+          const a = this.#leg(coin, via);
+          const b = this.#leg(via, target);
+          if (a !== undefined && b !== undefined) {
+            legs = [a, b];
+            break;
+          }
+        }
+      }
+    }
+    if (legs === undefined) return undefined;
+    // units(from) / 10^dec(from) coins × price → coins(to) × 10^dec(to) units, all as one fraction.
+    let num = fee * (MILLION - this.#discount);
+    let den = MILLION;
+    for (const leg of legs) {
+      num *= leg.num * pow10(this.#decimals.get(leg.to) as number);
+      den *= leg.den * pow10(this.#decimals.get(leg.from) as number);
+    }
+    const result = num / den;
+    return result > MAX_SAFE ? undefined : result;
+  }
+
+  /** Returns what the order still holds to available and zeroes its hold. */
+  #release(order: Order): void {
+    const f = this.#funds(this.#users.get(order.userId) as User, this.#payCoin(order.market, order.side));
+    f.frozen -= order.frozen;
+    f.available += order.frozen;
+    order.frozen = 0n;
+  }
+
+  #cancelResting(order: Order, reason: CancelReason): void {
+    const side = order.side === BUY ? order.market.bids : order.market.asks;
+    side.splice(side.indexOf(order), 1);
+    this.#release(order);
+    this.#cancels.push([order.id, reason]);
+  }
+
+  #findResting(id: number): Order | undefined {
+    for (const m of this.#markets) {
+      for (const o of m.bids) if (o.id === id) return o;
+      for (const o of m.asks) if (o.id === id) return o;
+    }
+    return undefined;
+  }
+
+  #cancel(cmd: CancelOrder): NaiveOutcome {
+    if (!this.#users.has(cmd.userId)) return this.#refuse('USER_NOT_FOUND');
+    if (this.#market(cmd.market) === undefined) return this.#refuse('UNKNOWN_MARKET');
+    const byId = cmd.orderId > 0;
+    const byClientId = cmd.clientOrderId !== '';
+    if (byId === byClientId) return this.#refuse('INVALID_PARAMETER');
+    const id = byId ? cmd.orderId : this.#clientIds.get(`${cmd.userId}|${cmd.market}|${cmd.clientOrderId}`);
+    const order = id === undefined ? undefined : this.#findResting(id);
+    if (order === undefined || order.userId !== cmd.userId || order.market.spec.name !== cmd.market)
+      return this.#refuse('ORDER_NOT_FOUND');
+    this.#cancelResting(order, 'user');
+    return this.#ok();
+  }
+
+  #arm(cmd: CancelAllOrdersAfter): NaiveOutcome {
+    if (!this.#users.has(cmd.userId)) return this.#refuse('USER_NOT_FOUND');
+    if (this.#market(cmd.market) === undefined) return this.#refuse('UNKNOWN_MARKET');
+    const deadline = this.#time + this.#cancelAllAfterMs;
+    const existing = this.#deadlines.find((d) => d.userId === cmd.userId && d.market === cmd.market);
+    if (existing !== undefined) existing.deadline = deadline;
+    else this.#deadlines.push({ userId: cmd.userId, market: cmd.market, deadline });
+    return this.#ok({ deadline });
+  }
+
+  #fire(): NaiveOutcome {
+    for (;;) {
+      // Earliest due deadline, then lowest user id, then market name.
+      let next: Deadline | undefined;
+      for (const d of this.#deadlines) {
+        if (d.deadline > this.#time) continue;
+        if (
+          next === undefined ||
+          d.deadline < next.deadline ||
+          (d.deadline === next.deadline &&
+            (d.userId < next.userId || (d.userId === next.userId && d.market < next.market)))
+        )
+          next = d;
+      }
+      if (next === undefined) break;
+      this.#deadlines.splice(this.#deadlines.indexOf(next), 1);
+      const market = this.#market(next.market) as Market;
+      const victims = [...market.bids, ...market.asks]
+        .filter((o) => o.userId === (next as Deadline).userId)
+        .sort((a, b) => a.id - b.id);
+      for (const o of victims) this.#cancelResting(o, 'deadman');
+    }
+    return this.#ok();
+  }
+
+  #setStatus(cmd: SetMarketStatus): NaiveOutcome {
+    const market = this.#market(cmd.market);
+    if (market === undefined) return this.#refuse('UNKNOWN_MARKET');
+    if (cmd.status !== 'trading' && cmd.status !== 'halted') return this.#refuse('INVALID_PARAMETER');
+    market.spec = { ...market.spec, status: cmd.status };
+    return this.#ok();
+  }
+
+  // ───────────── reads ─────────────
+
+  /** Registered user ids, ascending. */
+  userIds(): number[] {
+    return [...this.#users.keys()].sort((a, b) => a - b);
+  }
+
+  /** Coin names in configuration order. */
+  coinNames(): string[] {
+    return [...this.#coins];
+  }
+
+  /** Market names in configuration order. */
+  marketNames(): string[] {
+    return this.#markets.map((m) => m.spec.name);
+  }
+
+  balance(userId: number, coin: string): { available: number; frozen: number } | undefined {
+    const user = this.#users.get(userId);
+    if (user === undefined || !this.#decimals.has(coin)) return undefined;
+    const f = user.funds.get(coin);
+    return { available: toNumber(f?.available ?? 0n), frozen: toNumber(f?.frozen ?? 0n) };
+  }
+
+  /** Fee income, credits and settled withdrawals of a coin, exact (cumulative counters may pass 2^53). */
+  feeIncome(coin: string): bigint {
+    return this.#feeIncome.get(coin) ?? 0n;
+  }
+
+  credited(coin: string): bigint {
+    return this.#credited.get(coin) ?? 0n;
+  }
+
+  withdrawn(coin: string): bigint {
+    return this.#withdrawn.get(coin) ?? 0n;
+  }
+
+  lastPrice(market: string): number {
+    return toNumber(this.#market(market)?.lastPrice ?? 0n);
+  }
+
+  /** Number of resting orders over all markets. */
+  restingCount(): number {
+    let n = 0;
+    for (const m of this.#markets) n += m.bids.length + m.asks.length;
+    return n;
+  }
+
+  /** The `index`-th resting order over all markets (bids then asks, arrival order), for generators. */
+  restingAt(index: number): NaiveOrderView | undefined {
+    let i = index;
+    for (const m of this.#markets) {
+      for (const side of [m.bids, m.asks]) {
+        const o = side[i];
+        if (o !== undefined) return this.#view(o);
+        i -= side.length;
+      }
+    }
+    return undefined;
+  }
+
+  /** One side of a market's book in priority order: best price first, then lowest id. */
+  book(market: string, side: Side): NaiveOrderView[] {
+    const m = this.#market(market);
+    if (m === undefined) return [];
+    const orders = [...(side === BUY ? m.bids : m.asks)];
+    orders.sort((a, b) => {
+      if (a.price !== b.price) return (side === BUY ? a.price > b.price : a.price < b.price) ? -1 : 1;
+      return a.id - b.id;
+    });
+    return orders.map((o) => this.#view(o));
+  }
+
+  #view(o: Order): NaiveOrderView {
+    return {
+      id: o.id,
+      userId: o.userId,
+      market: o.market.spec.name,
+      side: o.side,
+      price: toNumber(o.price),
+      amount: toNumber(o.amount),
+      remaining: toNumber(o.remaining),
+      filled: toNumber(o.filled),
+      filledValue: toNumber(o.filledValue),
+      fees: toNumber(o.fees),
+      platformFees: toNumber(o.platformFees),
+    };
+  }
+
+  /**
+   * Checks the reference's own books: no negative balance; every user's frozen balance equals what
+   * their orders (price × remaining × tick-lot for buys, remaining × lot for sells) and pending
+   * withdrawals hold; no book crossed; and per coin Σ (available + frozen) + fee income =
+   * credits − settled withdrawals, never beyond the safe range. Throws on the first fault.
+   */
+  checkConservation(): void {
+    const holds = new Map<string, bigint>();
+    const hold = (userId: number, coin: string, x: bigint): void => {
+      const k = `${userId}|${coin}`;
+      holds.set(k, (holds.get(k) ?? 0n) + x);
+    };
+    for (const m of this.#markets) {
+      let bestBid = 0n;
+      let bestAsk = -1n;
+      for (const o of [...m.bids, ...m.asks]) {
+        const expected = o.side === BUY ? o.price * o.remaining * m.tickLotQuote : o.remaining * m.lotBase;
+        if (o.frozen !== expected)
+          throw new Error(`reference order ${o.id} holds ${o.frozen}, expected ${expected}`);
+        if (o.remaining <= 0n || o.filled + o.remaining !== o.amount)
+          throw new Error(
+            `reference order ${o.id}: filled ${o.filled} + remaining ${o.remaining} ≠ ${o.amount}`,
+          );
+        hold(o.userId, this.#payCoin(m, o.side), o.frozen);
+        if (o.side === BUY && o.price > bestBid) bestBid = o.price;
+        if (o.side === SELL && (bestAsk < 0n || o.price < bestAsk)) bestAsk = o.price;
+      }
+      if (bestAsk >= 0n && bestBid >= bestAsk)
+        throw new Error(`reference book ${m.spec.name} crossed: ${bestBid} ≥ ${bestAsk}`);
+    }
+    for (const w of this.#withdrawals.values())
+      if (w.state === 'frozen') hold(w.userId, w.coin, w.amount + w.fee);
+    for (const coin of this.#coins) {
+      let held = this.#feeIncome.get(coin) as bigint;
+      for (const user of this.#users.values()) {
+        const f = user.funds.get(coin) ?? { available: 0n, frozen: 0n };
+        if (f.available < 0n || f.frozen < 0n)
+          throw new Error(`reference user ${user.id} ${coin} negative: ${f.available}/${f.frozen}`);
+        const expected = holds.get(`${user.id}|${coin}`) ?? 0n;
+        if (f.frozen !== expected)
+          throw new Error(`reference user ${user.id} ${coin} frozen ${f.frozen}, holds ${expected}`);
+        held += f.available + f.frozen;
+      }
+      const net = (this.#credited.get(coin) as bigint) - (this.#withdrawn.get(coin) as bigint);
+      if (held !== net)
+        throw new Error(`reference conservation broken for ${coin}: held ${held}, net ${net}`);
+      if (held > MAX_SAFE) throw new Error(`reference ${coin} holdings ${held} beyond the safe range`);
+    }
+  }
+}
