@@ -1,13 +1,196 @@
 /**
- * @module main — the composition root: the one module that wires every part together.
+ * @module main — the composition root: the one module that wires every part together, and the
+ * program `npm start` runs.
+ *
+ * Start-up order: options → data directory (genesis, admin token) → master key → journal,
+ * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
+ * sequencer → market data → HTTP. The API opens only after recovery has finished.
  */
-import { DEFAULT_VENUE } from './config/default-venue.ts';
-import { Engine } from './engine/engine.ts';
+import { existsSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { adminRoutes } from './api/admin/admin-routes.ts';
+import {
+  createSecretSealer,
+  generateApiCredentials,
+  loadMasterKey,
+  writeMasterKeyFile,
+} from './api/auth/secret-sealing.ts';
+import { publicRoutes } from './api/http/public/public-routes.ts';
+import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
+import { signedRoutes } from './api/http/signed/index.ts';
+import type { VenuePort } from './api/http/types.ts';
+import { MarketData } from './api/market-data/market-data.ts';
+import { dataPaths, ensureAdminToken, ensureGenesis } from './config/data-dir.ts';
+import { describeOptions, loadOptions, type ServerOptions } from './config/options.ts';
+import { FileJournal } from './journal/file-journal.ts';
+import { SnapshotStore } from './journal/snapshot-store.ts';
+import { recover } from './sequencer/recovery.ts';
+import { Sequencer } from './sequencer/sequencer.ts';
+import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
+import { SqliteHistoryStore } from './store/sqlite-history-store.ts';
 
-const engine = new Engine(DEFAULT_VENUE);
-console.log(
-  `bourse: engine ready with ${engine.markets().length} markets (${engine
-    .markets()
-    .map((m) => m.name)
-    .join(', ')})`,
-);
+export interface RunningVenue {
+  readonly sequencer: Sequencer;
+  readonly http: RunningHttpServer;
+  readonly options: ServerOptions;
+  /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
+  close(): Promise<void>;
+}
+
+/**
+ * Where the master key lives when the operator names none: outside the data directory, in the
+ * user's configuration directory, created on first start (mode 600).
+ */
+export function defaultMasterKeyFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const base = env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config');
+  const id = resolve(dataDir)
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  return join(base, 'bourse', `master-${id}.key`);
+}
+
+/** Starts a venue with `options`; resolves once it is recovered and listening. */
+export async function startVenue(
+  options: ServerOptions,
+  log: (message: string) => void,
+): Promise<RunningVenue> {
+  const paths = dataPaths(options.dataDir);
+  const genesis = ensureGenesis(paths.root);
+  const adminToken = ensureAdminToken(paths.root);
+
+  const keyFile =
+    options.masterKeyFile ??
+    (process.env['BOURSE_MASTER_KEY'] ? undefined : defaultMasterKeyFile(paths.root));
+  if (keyFile !== undefined && options.masterKeyFile === undefined && !existsSync(keyFile)) {
+    mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 });
+    writeMasterKeyFile(keyFile);
+    log(
+      `created the master key ${keyFile} (outside the data directory: back it up, it opens the API secrets)`,
+    );
+  }
+  const sealer = createSecretSealer(loadMasterKey({ keyFile, dataDir: paths.root, warn: log }));
+
+  const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
+  if (journal.recovery.truncatedBytes > 0) log(`journal: ${journal.recovery.tail}`);
+  const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => log(`snapshots: ${p}`) });
+  const history = SqliteHistoryStore.open(paths.history);
+  const writer = new HistoryWriter(history, log);
+  const historyAt = await history.checkpoint();
+
+  const started = Date.now();
+  // History behind the newest snapshot (a new or lost database) needs the journal from genesis.
+  const newestSnapshot = snapshots.list()[0]?.lastSeq ?? 0;
+  const journalComplete = journal.firstSeq <= 1 || journal.durableSeq === 0;
+  const rebuildHistory = historyAt < newestSnapshot && journalComplete;
+  if (rebuildHistory)
+    log(
+      `history store at seq ${historyAt}, behind the snapshot at ${newestSnapshot}: replaying from genesis`,
+    );
+  else if (historyAt < newestSnapshot) {
+    log(
+      `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
+    );
+  }
+  const { engine } = await recover({
+    genesis,
+    journal,
+    snapshots,
+    ignoreSnapshots: rebuildHistory,
+    log,
+    onReplayed: async (batch) => {
+      writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
+      if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
+    },
+  });
+  await writer.drain();
+  engine.assertInvariants();
+  log(
+    `recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms (state hash ${engine.stateHash().slice(0, 16)}…)`,
+  );
+
+  const sequencer = new Sequencer(engine, journal, snapshots, {
+    clock: Date.now,
+    maxInFlight: options.maxInFlightCommands,
+    snapshotEveryCommands: options.snapshotEveryCommands,
+    snapshotEveryMs: options.snapshotEveryMinutes * 60_000,
+    keepSnapshots: options.keepSnapshots,
+    pruneJournal: options.pruneJournal,
+    log,
+  });
+  const marketData = new MarketData(engine, { now: Date.now });
+  await marketData.seed(history);
+  sequencer.onApplied((batch) => marketData.apply(batch));
+  sequencer.onApplied(writer.enqueue);
+  sequencer.addPressureSource(writer.overBound);
+
+  const venue: VenuePort = {
+    engine,
+    history,
+    now: Date.now,
+    submit: (command) => sequencer.submit(command),
+  };
+  const routes = [
+    ...publicRoutes({ venue, marketData }),
+    ...signedRoutes({ venue, sealer, reqTimeWindowMs: options.reqTimeWindowMs }),
+    ...adminRoutes({
+      venue,
+      token: adminToken,
+      snapshot: () => sequencer.snapshot(),
+      keys: {
+        issue: () => {
+          const c = generateApiCredentials();
+          return {
+            accessKey: c.accessKey,
+            secretKey: c.secret,
+            sealedSecret: sealer.seal(c.secretHash, c.accessKey),
+          };
+        },
+      },
+    }),
+  ];
+  const handler = createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log });
+  const http = await startHttpServer({ host: options.host, port: options.port, handler });
+  log(`listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`);
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await http.close();
+      await sequencer.close();
+      await writer.drain();
+      await history.close();
+    })());
+  sequencer.onFatal((error) => {
+    log(`fatal: ${error.message}; stopping so that a restart recovers from the journal`);
+    process.exitCode = 1;
+    void close().finally(() => process.exit(1));
+  });
+  return { sequencer, http, options, close };
+}
+
+async function main(): Promise<void> {
+  const log = (message: string): void => console.log(`${new Date().toISOString()} bourse: ${message}`);
+  let options: ServerOptions;
+  try {
+    options = loadOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(2);
+  }
+  log(`starting with ${describeOptions(options)}`);
+  const venue = await startVenue(options, log);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: closing`);
+      void venue.close().then(() => process.exit(0));
+    });
+  }
+}
+
+if (import.meta.main) {
+  main().catch((error: unknown) => {
+    console.error(`bourse: cannot start: ${(error as Error).stack ?? String(error)}`);
+    process.exit(1);
+  });
+}

@@ -29,9 +29,15 @@ export interface ApiRequest {
   readonly receivedAt: number;
 }
 
-/** A reply: a JSON value, or a pre-serialized JSON text (cached market data). HTTP status 200 unless set. */
+/**
+ * A reply: a JSON value, a pre-serialized JSON text, or pre-encoded UTF-8 JSON bytes (cached market
+ * data: the bytes go to the socket with no per-request encoding or length count). HTTP status 200
+ * unless set.
+ */
 export type ApiReply =
-  { readonly json: unknown; readonly status?: number } | { readonly text: string; readonly status?: number };
+  | { readonly json: unknown; readonly status?: number }
+  | { readonly text: string; readonly status?: number }
+  | { readonly body: Uint8Array; readonly status?: number };
 
 export type RouteHandler = (request: ApiRequest) => ApiReply | Promise<ApiReply>;
 

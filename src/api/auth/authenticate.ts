@@ -1,0 +1,178 @@
+/** @module authenticate — checks a signed request: access key, signature, reqTime window, bound IPs, method name and the endpoint's permission. */
+import type { KeyPermissions } from '../../domain/commands.ts';
+import type { ResultName } from '../../domain/result-codes.ts';
+import type { ApiKeyRecord } from '../../engine/engine.ts';
+import type { ApiRequest, VenuePort } from '../http/types.ts';
+import type { SecretSealer } from './secret-sealing.ts';
+import { verifyRequestSignature } from './signature.ts';
+
+/** Default allowed difference between `reqTime` and the server's clock, either way (ms). */
+export const DEFAULT_REQ_TIME_WINDOW_MS = 10_000;
+/** Most unsealed secret hashes kept in memory (oldest out first). */
+const DEFAULT_MAX_CACHED_SECRETS = 100_000;
+/** Longest parameter value echoed in a message. */
+const ECHO_LIMIT = 40;
+
+export type Permission = keyof KeyPermissions;
+
+/** The wire name of each permission flag (getAccountInfo's top-level fields). */
+export const PERMISSION_FLAGS: Readonly<Record<Permission, string>> = {
+  asset: 'assetPerm',
+  entrust: 'entrustPerm',
+  money: 'moneyPerm',
+  lever: 'leverPerm',
+};
+
+/** What an endpoint demands of the caller. */
+export interface AuthRequirement {
+  /** The endpoint's method name (`/api/<method>`): a `method` parameter, if sent, must equal it. */
+  readonly method: string;
+  readonly permission: Permission;
+}
+
+export type AuthOutcome =
+  | { readonly ok: true; readonly key: ApiKeyRecord }
+  | { readonly ok: false; readonly result: ResultName; readonly message: string };
+
+export interface AuthenticatorOptions {
+  /** Allowed |reqTime − receivedAt| in ms. Default 10,000. */
+  readonly reqTimeWindowMs?: number;
+  readonly maxCachedSecrets?: number;
+}
+
+/** Quotes a client's value for a message, cut short so a huge value cannot bloat the reply. */
+export function echo(value: string): string {
+  const cut = value.length > ECHO_LIMIT ? `${value.slice(0, ECHO_LIMIT)}…` : value;
+  return `'${cut}'`;
+}
+
+/**
+ * A comparable form of an IP address: lowercase, IPv4-mapped IPv6 as plain IPv4, IPv6 compressed
+ * canonically (so `::1` and `0:0:0:0:0:0:0:1` match). Text that is not an address is returned as is.
+ */
+export function normalizeIp(ip: string): string {
+  let text = ip.trim().toLowerCase();
+  if (text.startsWith('::ffff:') && text.includes('.')) text = text.slice(7);
+  if (!text.includes(':')) return text;
+  try {
+    const host = new URL(`http://[${text}]/`).hostname;
+    const canonical = host.slice(1, -1);
+    return canonical.startsWith('::ffff:') && canonical.includes('.') ? canonical.slice(7) : canonical;
+  } catch {
+    return text;
+  }
+}
+
+const refuse = (result: ResultName, message: string): AuthOutcome => ({ ok: false, result, message });
+
+/**
+ * Authenticates signed requests against the engine's API keys. Unsealed secret hashes are cached
+ * in memory (keyed by access key, checked against the sealed text so a replaced key is re-read).
+ */
+export class Authenticator {
+  readonly #venue: VenuePort;
+  readonly #sealer: SecretSealer;
+  readonly #windowMs: number;
+  readonly #maxCached: number;
+  readonly #secrets = new Map<string, { readonly sealed: string; readonly hash: string }>();
+
+  constructor(venue: VenuePort, sealer: SecretSealer, options: AuthenticatorOptions = {}) {
+    this.#venue = venue;
+    this.#sealer = sealer;
+    this.#windowMs = options.reqTimeWindowMs ?? DEFAULT_REQ_TIME_WINDOW_MS;
+    this.#maxCached = options.maxCachedSecrets ?? DEFAULT_MAX_CACHED_SECRETS;
+    if (!(this.#windowMs >= 0)) throw new RangeError('reqTimeWindowMs must be ≥ 0');
+  }
+
+  /**
+   * Checks, in this order (so that nothing about a key is revealed before its signature holds):
+   * - a parameter given twice → INVALID_PARAMETER (the signed string and the handler would
+   *   disagree about its value);
+   * - `accesskey` missing or unknown, `sign` missing or not matching either encoding → AUTH_FAILED;
+   * - `reqTime` missing, not an integer, or outside ±window of the arrival time → REQUEST_EXPIRED;
+   * - the key is bound to IPs and the request's is not one of them → IP_NOT_BOUND;
+   * - a `method` parameter that differs from the path's method → INVALID_PARAMETER;
+   * - the key lacks the endpoint's permission → PERMISSION_DENIED.
+   */
+  authenticate(request: ApiRequest, requirement: AuthRequirement): AuthOutcome {
+    const seen = new Set<string>();
+    for (const p of request.params) {
+      if (seen.has(p.name))
+        return refuse('INVALID_PARAMETER', `parameter ${echo(p.name)} given more than once`);
+      seen.add(p.name);
+    }
+    const get = (name: string): string | undefined => request.params.find((p) => p.name === name)?.value;
+
+    const accessKey = get('accesskey');
+    if (accessKey === undefined || accessKey === '') return refuse('AUTH_FAILED', 'accesskey missing');
+    const key = this.#venue.engine.apiKey(accessKey);
+    if (key === undefined) return refuse('AUTH_FAILED', `unknown accesskey ${echo(accessKey)}`);
+    const sign = get('sign');
+    if (sign === undefined || sign === '') return refuse('AUTH_FAILED', 'sign missing');
+    const hash = this.#secretHash(key);
+    if (hash === undefined) {
+      return refuse('AUTH_FAILED', "this API key's secret cannot be opened on this server; ask the operator");
+    }
+    if (!verifyRequestSignature(hash, request.params, sign)) {
+      return refuse(
+        'AUTH_FAILED',
+        'signature does not match: sign HMAC-MD5(sha1hex(secret)) over every parameter except sign and reqTime, ' +
+          'sorted by name, joined as name=value with &',
+      );
+    }
+
+    const reqTimeText = get('reqTime');
+    if (reqTimeText === undefined || reqTimeText === '') {
+      return refuse('REQUEST_EXPIRED', 'reqTime missing: send the current time in milliseconds');
+    }
+    if (!/^\d{1,16}$/.test(reqTimeText)) {
+      return refuse(
+        'REQUEST_EXPIRED',
+        `reqTime ${echo(reqTimeText)} must be the current time in milliseconds`,
+      );
+    }
+    const skew = Number(reqTimeText) - request.receivedAt;
+    if (Math.abs(skew) > this.#windowMs) {
+      return refuse(
+        'REQUEST_EXPIRED',
+        `reqTime ${reqTimeText} is ${Math.abs(skew)} ms ${skew < 0 ? 'behind' : 'ahead of'} the server time ` +
+          `${request.receivedAt}; at most ${this.#windowMs} ms either way is allowed`,
+      );
+    }
+
+    if (key.ips.length > 0) {
+      const ip = normalizeIp(request.ip);
+      if (!key.ips.some((bound) => normalizeIp(bound) === ip)) {
+        return refuse('IP_NOT_BOUND', `request IP ${request.ip} is not bound to this API key`);
+      }
+    }
+
+    const method = get('method');
+    if (method !== undefined && method !== requirement.method) {
+      return refuse(
+        'INVALID_PARAMETER',
+        `method ${echo(method)} does not match the path's method '${requirement.method}'`,
+      );
+    }
+
+    if (!key.permissions[requirement.permission]) {
+      const flag = PERMISSION_FLAGS[requirement.permission];
+      return refuse('PERMISSION_DENIED', `this API key lacks ${flag}, which ${requirement.method} needs`);
+    }
+    return { ok: true, key };
+  }
+
+  #secretHash(key: ApiKeyRecord): string | undefined {
+    const cached = this.#secrets.get(key.accessKey);
+    if (cached !== undefined && cached.sealed === key.sealedSecret) return cached.hash;
+    const hash = this.#sealer.unseal(key.sealedSecret, key.accessKey);
+    if (hash === undefined) return undefined;
+    this.#secrets.delete(key.accessKey);
+    if (this.#secrets.size >= this.#maxCached) {
+      const oldest = this.#secrets.keys().next();
+      if (oldest.done !== true) this.#secrets.delete(oldest.value);
+    }
+    this.#secrets.set(key.accessKey, { sealed: key.sealedSecret, hash });
+    return hash;
+  }
+}

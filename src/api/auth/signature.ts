@@ -1,0 +1,131 @@
+/** @module signature — ZB request signing: sha1hex(secret) as the HMAC-MD5 key over the sorted parameters, for REST and WebSocket. */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { RequestParam } from '../http/types.ts';
+
+/**
+ * Parameters never part of the signed string: `sign` and `reqTime` are appended after signing
+ * by every client, and the official Java demo also leaves out `tx`.
+ */
+export const UNSIGNED_PARAMS: ReadonlySet<string> = new Set(['sign', 'reqTime', 'tx']);
+
+/** A signature is 32 hex digits (HMAC-MD5). */
+const SIGN_TEXT = /^[0-9a-fA-F]{32}$/;
+
+/** sha1hex(secret): 40 lowercase hex digits. This, not the secret, is the HMAC key (and all the server keeps). */
+export function secretHash(secret: string): string {
+  return createHash('sha1').update(secret, 'utf8').digest('hex');
+}
+
+/** hex(HMAC-MD5(key = utf8(secretHashHex), message = utf8(message))): 32 lowercase hex digits. */
+export function hmacMd5Hex(secretHashHex: string, message: string): string {
+  return createHmac('md5', Buffer.from(secretHashHex, 'utf8')).update(message, 'utf8').digest('hex');
+}
+
+/** Plain UTF-16 code-unit order, as JavaScript's default sort and Java's TreeMap use. */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function signedParams(params: readonly RequestParam[]): RequestParam[] {
+  return params.filter((p) => !UNSIGNED_PARAMS.has(p.name)).sort((a, b) => byCodeUnits(a.name, b.name));
+}
+
+/**
+ * The signed string from decoded values: every parameter except sign, reqTime and tx, sorted by
+ * name, `name=value` joined by `&`. What ccxt (without `+`/`&` in values), the Java POST demo and
+ * zapi.py sign.
+ */
+export function decodedSignedString(params: readonly RequestParam[]): string {
+  return signedParams(params)
+    .map((p) => `${p.name}=${p.value}`)
+    .join('&');
+}
+
+/**
+ * The signed string from the raw segments exactly as received (still percent-encoded), sorted by
+ * decoded name. What Go (`url.Values.Encode`), PHP (`urlencode`) and coinrust's raw `tradeParams`
+ * sign (zb-api-facts §4.2).
+ */
+export function rawSignedString(params: readonly RequestParam[]): string {
+  return signedParams(params)
+    .map((p) => p.raw)
+    .join('&');
+}
+
+/** Signs a parameter list the way ccxt does (decoded values): for clients, tests and tools. */
+export function signParams(secretHashHex: string, params: readonly RequestParam[]): string {
+  return hmacMd5Hex(secretHashHex, decodedSignedString(params));
+}
+
+/** Constant-time comparison of two hex signatures (case-insensitive). */
+function sameSign(expectedHex: string, givenHex: string): boolean {
+  const a = Buffer.from(expectedHex.toLowerCase(), 'latin1');
+  const b = Buffer.from(givenHex.toLowerCase(), 'latin1');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Whether `sign` matches the request under either encoding convention (§4.2): the string rebuilt
+ * from decoded values, or from the raw segments. When both strings are the same (every value in
+ * the safe set, the usual case) one HMAC serves; the comparison is constant-time either way, and
+ * whether the two strings differ depends only on the request, which the sender already knows.
+ */
+export function verifyRequestSignature(
+  secretHashHex: string,
+  params: readonly RequestParam[],
+  sign: string,
+): boolean {
+  if (!SIGN_TEXT.test(sign)) return false;
+  const sorted = signedParams(params);
+  const decoded = sorted.map((p) => `${p.name}=${p.value}`).join('&');
+  const raw = sorted.map((p) => p.raw).join('&');
+  const decodedOk = sameSign(hmacMd5Hex(secretHashHex, decoded), sign);
+  const rawOk = raw !== decoded && sameSign(hmacMd5Hex(secretHashHex, raw), sign);
+  return decodedOk || rawOk;
+}
+
+// ───────────────────────────── WebSocket (§10.8) ─────────────────────────────
+
+type JsonScalar = string | number | boolean | null;
+
+function sortedEntries(message: Readonly<Record<string, unknown>>): [string, unknown][] {
+  return Object.entries(message)
+    .filter(([k, v]) => k !== 'sign' && v !== undefined)
+    .sort(([a], [b]) => byCodeUnits(a, b));
+}
+
+/**
+ * The WS subscription's signed text: the message without `sign`, keys sorted, compact JSON with
+ * values keeping their JSON types: `{"accesskey":"..","channel":"..","event":"addChannel"}`.
+ */
+export function wsSignedText(message: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify(Object.fromEntries(sortedEntries(message)));
+}
+
+/** The all-strings variant (zb2017 vnzb.py): every value quoted as a string. */
+export function wsSignedTextAllStrings(message: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify(
+    Object.fromEntries(sortedEntries(message).map(([k, v]) => [k, typeof v === 'string' ? v : stringOf(v)])),
+  );
+}
+
+function stringOf(v: unknown): string {
+  return typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v as JsonScalar);
+}
+
+/** The sign a client puts on a WS subscription (sorted compact JSON form). */
+export function signWsMessage(secretHashHex: string, message: Readonly<Record<string, unknown>>): string {
+  return hmacMd5Hex(secretHashHex, wsSignedText(message));
+}
+
+/** Whether a WS message's `sign` matches the sorted compact JSON or the all-strings variant. */
+export function verifyWsSignature(
+  secretHashHex: string,
+  message: Readonly<Record<string, unknown>>,
+  sign: string,
+): boolean {
+  if (!SIGN_TEXT.test(sign)) return false;
+  const typed = sameSign(hmacMd5Hex(secretHashHex, wsSignedText(message)), sign);
+  const strings = sameSign(hmacMd5Hex(secretHashHex, wsSignedTextAllStrings(message)), sign);
+  return typed || strings;
+}

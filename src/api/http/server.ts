@@ -1,0 +1,336 @@
+/**
+ * @module server — the HTTP front door on raw node:http: exact-path routing, GET query strings and
+ * POST form bodies parsed into ordered parameters, the User-Agent rule, and JSON replies.
+ *
+ * Per-request work is kept to what the contract needs (no framework, no middleware chain): one
+ * Map lookup, one parameter scan, one `writeHead` + `end`. The target is ≥ 30k signed orders/s and
+ * ≥ 50k cached public reads/s on 2 cores (performance-anchors §9), where node's own HTTP stack
+ * already costs ~11 µs per request.
+ *
+ * Replies (docs/market-data.md, "HTTP server"):
+ * - a route's reply: HTTP 200 (or the reply's `status`), `{body}` bytes and `{text}` written as-is,
+ *   `{json}` through `JSON.stringify`; `Content-Type: application/json; charset=utf-8`;
+ * - refusals of a request the server understands are HTTP 200 with `{"code":<n>,"message":"…"}`,
+ *   as the real API did (zb-api-facts §2): a missing or (strict mode) non-browser User-Agent, a
+ *   POST body that is not a form → 3005 (INVALID_PARAMETER);
+ * - an unknown path → HTTP 404, code 1001; a method other than GET or POST → HTTP 405, code 1001;
+ *   a body over the limit → HTTP 413, code 3005, and the connection is closed;
+ * - a route that throws or rejects → logged, HTTP 200 with code 1002 (INTERNAL_ERROR). The process
+ *   never crashes on a request and never answers with an HTML page.
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import { parseParams } from './params.ts';
+import { resultBody } from './reply.ts';
+import type { ApiReply, ApiRequest, RequestParam, Route, RouteHandler } from './types.ts';
+
+/** The largest form body accepted (bytes). An order is ~200 B; a full orderMoreV2 batch ~1 KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+/** Idle keep-alive connections are kept this long (ms): longer than common load balancers' 60 s. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** The prefix a browser-style User-Agent starts with (every major browser sends it). */
+export const BROWSER_USER_AGENT_PREFIX = 'Mozilla/';
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+
+export interface RequestHandlerOptions {
+  /**
+   * Refuse User-Agents that do not start with `Mozilla/` (the interface asks for a browser-style
+   * agent). Off by default: ccxt and most SDKs send their own agent (`node-fetch`, `python-requests`),
+   * and a missing User-Agent is refused either way.
+   */
+  readonly strictUserAgent?: boolean;
+  /** Default DEFAULT_MAX_BODY_BYTES. */
+  readonly maxBodyBytes?: number;
+  /** Where handler failures are reported (default: console.error). */
+  readonly log?: (message: string) => void;
+  /** Wall clock for `ApiRequest.receivedAt` (default Date.now). */
+  readonly now?: () => number;
+}
+
+/**
+ * A node:http request listener serving `routes`. Paths must be unique (a duplicate throws here,
+ * at start-up, rather than silently shadowing a route). See the module comment for the replies.
+ */
+export function createRequestHandler(
+  routes: readonly Route[],
+  options: RequestHandlerOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const table = new Map<string, RouteHandler>();
+  for (const route of routes) {
+    if (table.has(route.path)) throw new Error(`duplicate route ${route.path}`);
+    table.set(route.path, route.handler);
+  }
+  const strictUserAgent = options.strictUserAgent ?? false;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const log = options.log ?? ((message: string) => console.error(message));
+  const now = options.now ?? Date.now;
+
+  const tooLargeBody = resultBody('INVALID_PARAMETER', `request body larger than ${maxBodyBytes} bytes`);
+  const notFormBody = resultBody(
+    'INVALID_PARAMETER',
+    `a POST body must be ${FORM_CONTENT_TYPE} (name=value&…), or the parameters sent in the query string`,
+  );
+  const missingAgentBody = resultBody(
+    'INVALID_PARAMETER',
+    'missing User-Agent header: every request must carry a browser-style User-Agent (e.g. Mozilla/5.0 …)',
+  );
+  const internalBody = resultBody('INTERNAL_ERROR');
+
+  const failed = (res: ServerResponse, method: string, path: string, error: unknown): void => {
+    log(
+      `http: ${method} ${path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    if (res.headersSent) res.destroy();
+    else send(res, 200, internalBody);
+  };
+
+  const write = (res: ServerResponse, request: ApiRequest, reply: ApiReply): void => {
+    let body: string | Uint8Array | undefined;
+    try {
+      body =
+        'body' in reply
+          ? reply.body
+          : 'text' in reply
+            ? reply.text
+            : (JSON.stringify(reply.json) as string | undefined);
+      if (body === undefined) throw new Error('the reply has no body, text or JSON value');
+    } catch (error) {
+      failed(res, request.method, request.path, error);
+      return;
+    }
+    send(res, reply.status ?? 200, body);
+  };
+
+  const dispatch = (res: ServerResponse, handler: RouteHandler, request: ApiRequest): void => {
+    let reply: ApiReply | Promise<ApiReply>;
+    try {
+      reply = handler(request);
+    } catch (error) {
+      failed(res, request.method, request.path, error);
+      return;
+    }
+    // Synchronous replies (cached market data) skip the microtask hop of a promise.
+    if (reply instanceof Promise) {
+      reply.then(
+        (r) => write(res, request, r),
+        (error: unknown) => failed(res, request.method, request.path, error),
+      );
+    } else {
+      write(res, request, reply);
+    }
+  };
+
+  return function handleRequest(req: IncomingMessage, res: ServerResponse): void {
+    const method = req.method ?? '';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    try {
+      const handler = table.get(path);
+      if (handler === undefined) {
+        send(res, 404, resultBody('GENERAL_ERROR', `no endpoint at ${truncate(path)}`));
+        return;
+      }
+      if (method !== 'GET' && method !== 'POST') {
+        res.setHeader('Allow', 'GET, POST');
+        send(
+          res,
+          405,
+          resultBody('GENERAL_ERROR', `method ${truncate(method)} not allowed: use GET or POST`),
+        );
+        return;
+      }
+      const agent = req.headers['user-agent'];
+      if (agent === undefined || agent === '') {
+        send(res, 200, missingAgentBody);
+        return;
+      }
+      if (strictUserAgent && !agent.startsWith(BROWSER_USER_AGENT_PREFIX)) {
+        send(
+          res,
+          200,
+          resultBody(
+            'INVALID_PARAMETER',
+            `User-Agent '${truncate(agent)}' refused: a browser-style User-Agent ` +
+              `(starting with '${BROWSER_USER_AGENT_PREFIX}') is required`,
+          ),
+        );
+        return;
+      }
+      const params: RequestParam[] = [];
+      if (q !== -1) parseParams(url.slice(q + 1), params);
+      const request: ApiRequest = {
+        method,
+        path,
+        params,
+        ip: remoteIp(req.socket),
+        headers: req.headers,
+        receivedAt: now(),
+      };
+      if (method === 'GET') {
+        dispatch(res, handler, request);
+        return;
+      }
+      const type = req.headers['content-type'];
+      if (type !== undefined && !type.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
+        send(res, 200, notFormBody);
+        return;
+      }
+      const declared = req.headers['content-length'];
+      if (declared !== undefined && Number(declared) > maxBodyBytes) {
+        sendAndClose(res, 413, tooLargeBody);
+        return;
+      }
+      readBody(req, maxBodyBytes, (body) => {
+        if (body === undefined) {
+          sendAndClose(res, 413, tooLargeBody);
+          return;
+        }
+        try {
+          if (body.length > 0) parseParams(body, params);
+        } catch (error) {
+          failed(res, method, path, error);
+          return;
+        }
+        dispatch(res, handler, request);
+      });
+    } catch (error) {
+      failed(res, method, path, error);
+    }
+  };
+}
+
+/**
+ * Collects a body up to `limit` bytes and calls `done` once: with its UTF-8 text, or with
+ * `undefined` as soon as it grows past the limit (the rest is discarded). A request that errors
+ * or aborts calls nothing: there is nobody left to answer.
+ */
+function readBody(req: IncomingMessage, limit: number, done: (body: string | undefined) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > limit) {
+      finished = true;
+      chunks.length = 0;
+      done(undefined);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (finished) return;
+    finished = true;
+    const first = chunks[0];
+    done(
+      chunks.length === 0
+        ? ''
+        : chunks.length === 1 && first !== undefined
+          ? first.toString('utf8')
+          : Buffer.concat(chunks, size).toString('utf8'),
+    );
+  });
+  req.on('error', () => {
+    finished = true;
+  });
+}
+
+function send(res: ServerResponse, status: number, body: string | Uint8Array): void {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': length });
+  res.end(body);
+}
+
+/** Answers and then closes the connection (the rest of an oversize body is not read). */
+function sendAndClose(res: ServerResponse, status: number, body: string): void {
+  res.setHeader('Connection', 'close');
+  send(res, status, body);
+}
+
+function remoteIp(socket: Socket): string {
+  const address = socket.remoteAddress ?? '';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+/** Echoed client text is cut short so that an error body stays small. */
+function truncate(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+}
+
+export interface HttpServerOptions {
+  readonly host: string;
+  /** 0 picks a free port (see `RunningHttpServer.port`). */
+  readonly port: number;
+  readonly handler: RequestListener;
+  /** Default DEFAULT_KEEP_ALIVE_TIMEOUT_MS. */
+  readonly keepAliveTimeoutMs?: number;
+}
+
+export interface RunningHttpServer {
+  readonly server: Server;
+  readonly host: string;
+  /** The port actually bound. */
+  readonly port: number;
+  /** Stops accepting, closes idle keep-alive connections, and resolves once all have closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on `host:port` with keep-alive (idle connections kept DEFAULT_KEEP_ALIVE_TIMEOUT_MS) and
+ * Nagle off. Requests the HTTP parser itself rejects (malformed, headers too large) are answered
+ * with a small JSON body and the connection closed, never with an HTML page.
+ */
+export function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const keepAlive = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
+  const server = createServer({ keepAlive: true, noDelay: true, requestTimeout: 30_000 }, options.handler);
+  server.keepAliveTimeout = keepAlive;
+  // Must exceed keepAliveTimeout, or a reused connection can time out between two requests.
+  server.headersTimeout = keepAlive + 1_000;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = resultBody(
+      'INVALID_PARAMETER',
+      tooLarge ? 'request headers too large' : 'malformed HTTP request',
+    );
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  });
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError);
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : options.port;
+      resolve({
+        server,
+        host: options.host,
+        port,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((error) => (error === undefined ? done() : fail(error)));
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}

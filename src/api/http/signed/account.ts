@@ -1,0 +1,173 @@
+/** @module account — the signed account endpoints: getAccountInfo (balances and the key's permissions) and getSpotBills (balance changes from history). */
+import type { BillType } from '../../../domain/events.ts';
+import { formatUnits } from '../../../domain/money.ts';
+import type { CoinSpec } from '../../../domain/specs.ts';
+import type { BillRow } from '../../../store/history-store.ts';
+import { echo } from '../../auth/authenticate.ts';
+import type { ApiReply } from '../types.ts';
+import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { choiceParam, coinParam, intParam, optional, refuse } from './wire.ts';
+
+/** getSpotBills page sizes (the spec's range) and its 48-hour split for dataType. */
+export const BILLS_MIN_PAGE_SIZE = 10;
+export const BILLS_MAX_PAGE_SIZE = 50;
+export const BILLS_RECENT_MS = 48 * 3_600_000;
+const MAX_BILLS_PAGE_INDEX = 100_000;
+
+/**
+ * `getAccountInfo`: every coin with the user's available and frozen balance (decimal text with
+ * the coin's decimals), the user's base info, and the calling key's four permission flags. The
+ * reply is bare (no `code`), as the real API's was.
+ */
+function getAccountInfo(ctx: SignedContext): ApiReply {
+  const { engine, userId, key } = ctx;
+  const coins = engine.coins().map((coin) => {
+    const balance = engine.balance(userId, coin.name) ?? { available: 0, frozen: 0 };
+    return {
+      key: coin.name,
+      enName: coin.enName,
+      cnName: coin.cnName,
+      showName: coin.showName,
+      unitTag: coin.enName,
+      unitDecimal: coin.unitDecimal,
+      fundstype: coin.fundsType,
+      available: formatUnits(balance.available, coin.unitDecimal),
+      freez: formatUnits(balance.frozen, coin.unitDecimal),
+      isCanRecharge: coin.canDeposit,
+      isCanWithdraw: coin.canWithdraw,
+      // Lending (margin) is not open yet.
+      canLoan: false,
+    };
+  });
+  return {
+    json: {
+      result: {
+        coins,
+        base: {
+          username: engine.userName(userId) ?? '',
+          // Bourse has no trade password, Google authenticator or SMS check (yet).
+          trade_password_enabled: false,
+          auth_google_enabled: false,
+          auth_mobile_enabled: false,
+        },
+      },
+      assetPerm: key.permissions.asset,
+      leverPerm: key.permissions.lever,
+      entrustPerm: key.permissions.entrust,
+      moneyPerm: key.permissions.money,
+    },
+  };
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) → ms, refusing impossible dates (2024-02-30) with INVALID_PARAMETER. */
+export function parseDateTime(name: string, text: string): number {
+  const f = (DATE_TIME.exec(text) ?? []).slice(1).map(Number);
+  const ms = f.length === 6 ? Date.UTC(f[0] ?? 0, (f[1] ?? 0) - 1, f[2], f[3], f[4], f[5]) : NaN;
+  // The round trip refuses what Date.UTC would roll over (2024-02-30, 25:00:00, years 0–99).
+  if (!Number.isFinite(ms) || formatDateTime(ms) !== text) {
+    refuse('INVALID_PARAMETER', `${name} ${echo(text)} must be a time 'YYYY-MM-DD HH:MM:SS' (UTC)`);
+  }
+  return ms;
+}
+
+/** ms → `YYYY-MM-DD HH:MM:SS` in UTC. */
+export function formatDateTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** The bill types as the reply's `typeDesc` names them. */
+const TYPE_DESC: Readonly<Record<BillType, string>> = {
+  deposit: 'deposit',
+  withdraw: 'withdrawal',
+  withdrawFee: 'withdrawal fee',
+  buy: 'buy',
+  sell: 'sell',
+  buyFee: 'buy fee',
+  sellFee: 'sell fee',
+  freeze: 'freeze',
+  unfreeze: 'unfreeze',
+};
+
+function remarkOf(bill: BillRow): string {
+  switch (bill.billType) {
+    case 'deposit':
+      return `deposit ${bill.ref}`;
+    case 'withdraw':
+    case 'withdrawFee':
+      return `withdrawal ${bill.ref}`;
+    default:
+      return `order ${bill.ref}`;
+  }
+}
+
+/** A bill as the wire shows it; amounts are decimal text with the coin's decimals. */
+function billRecord(bill: BillRow, coin: CoinSpec | undefined): Record<string, unknown> {
+  const decimals = coin?.unitDecimal ?? 8;
+  const tag = coin?.enName ?? bill.coin.toUpperCase();
+  const total = formatUnits(bill.balance, decimals);
+  const change = formatUnits(bill.change, decimals);
+  return {
+    id: bill.id,
+    currencyName: bill.coin,
+    balance: `${total} ${tag}`,
+    total,
+    changeAmount: `${bill.change >= 0 ? '+' : ''}${change} ${tag}`,
+    date: bill.time,
+    showDate: formatDateTime(bill.time),
+    remark: remarkOf(bill),
+    typeDesc: TYPE_DESC[bill.billType] ?? bill.billType,
+  };
+}
+
+/**
+ * `getSpotBills`: [currency], [startDate], [endDate] (`YYYY-MM-DD HH:MM:SS`, UTC, inclusive),
+ * [dataType: 0 the last 48 hours, 1 older than 48 hours; absent: any age], [pageIndex ≥ 1],
+ * [pageSize 10 to 50, default 10]. Reply `{"code":1000,"message":"success","result":[bill, ...]}`,
+ * newest first; `result` is `[]` when there is nothing.
+ */
+async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
+  const { request, engine } = ctx;
+  const coin = coinParam(engine, request, 'currency');
+  const startText = optional(request, 'startDate');
+  const endText = optional(request, 'endDate');
+  let startTime = startText === undefined ? undefined : parseDateTime('startDate', startText);
+  let endTime = endText === undefined ? undefined : parseDateTime('endDate', endText) + 999;
+  if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
+    refuse('INVALID_PARAMETER', 'startDate must not be after endDate');
+  }
+  const dataType =
+    optional(request, 'dataType') === undefined ? undefined : choiceParam(request, 'dataType', ['0', '1']);
+  const split = request.receivedAt - BILLS_RECENT_MS;
+  if (dataType === '0') startTime = Math.max(startTime ?? split, split);
+  if (dataType === '1') endTime = Math.min(endTime ?? split - 1, split - 1);
+  const pageIndex = intParam(request, 'pageIndex', 1, MAX_BILLS_PAGE_INDEX, 1);
+  const pageSize = intParam(
+    request,
+    'pageSize',
+    BILLS_MIN_PAGE_SIZE,
+    BILLS_MAX_PAGE_SIZE,
+    BILLS_MIN_PAGE_SIZE,
+  );
+  await awaitHistory(ctx);
+  const page = await ctx.venue.history.bills(ctx.userId, {
+    coin: coin?.name,
+    startTime,
+    endTime,
+    pageIndex,
+    pageSize,
+  });
+  return {
+    json: {
+      code: 1000,
+      message: 'success',
+      result: page.rows.map((bill) => billRecord(bill, coin ?? engine.coin(bill.coin))),
+    },
+  };
+}
+
+export const ACCOUNT_ENDPOINTS: readonly SignedEndpoint[] = [
+  { method: 'getAccountInfo', permission: 'asset', handler: getAccountInfo },
+  { method: 'getSpotBills', permission: 'asset', handler: getSpotBills },
+];

@@ -1,0 +1,54 @@
+/** @module signed — the signed trade API (`/api/<method>`): trading, order queries and account endpoints, mounted by the HTTP server as `signedRoutes(deps)`. */
+import { Authenticator } from '../../auth/authenticate.ts';
+import { MemoryRateLimiter, type RateLimiter } from '../../auth/rate-limit.ts';
+import type { SecretSealer } from '../../auth/secret-sealing.ts';
+import type { Route, VenuePort } from '../types.ts';
+import { ACCOUNT_ENDPOINTS } from './account.ts';
+import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
+import { signedRoute, type SignedEndpoint } from './pipeline.ts';
+import { TRADING_ENDPOINTS } from './trading.ts';
+
+/** Default longest wait for the history store to catch up before a history read (ms). */
+export const DEFAULT_HISTORY_WAIT_MS = 250;
+
+export interface SignedRoutesDeps {
+  readonly venue: VenuePort;
+  /** Opens the engine's sealed secrets (the master key's sealer). */
+  readonly sealer: SecretSealer;
+  /** Default: an in-memory limiter with the spec's limits on the venue's clock. */
+  readonly rateLimiter?: RateLimiter;
+  /** Allowed |reqTime − arrival| in ms; default 10,000. */
+  readonly reqTimeWindowMs?: number;
+  /** Longest wait for history to reach the engine's state before a history read; default 250 ms. */
+  readonly historyWaitMs?: number;
+  /** Where unexpected failures are reported (default console.error). */
+  readonly log?: (message: string, error?: unknown) => void;
+}
+
+/** Every signed endpoint, with the permission it needs. */
+export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
+  ...TRADING_ENDPOINTS,
+  ...ORDER_QUERY_ENDPOINTS,
+  ...ACCOUNT_ENDPOINTS,
+];
+
+/**
+ * The routes of the signed trade API, one per endpoint at `/api/<method>`. They share one
+ * authenticator (and its secret cache) and one rate limiter. Every reply is HTTP 200 with JSON;
+ * errors are `{"code":<code>,"message":"<text>"}` (docs/trading-api.md).
+ */
+export function signedRoutes(deps: SignedRoutesDeps): Route[] {
+  const authenticator = new Authenticator(
+    deps.venue,
+    deps.sealer,
+    deps.reqTimeWindowMs === undefined ? {} : { reqTimeWindowMs: deps.reqTimeWindowMs },
+  );
+  const services = {
+    venue: deps.venue,
+    authenticator,
+    limiter: deps.rateLimiter ?? new MemoryRateLimiter({ clock: () => deps.venue.now() }),
+    historyWaitMs: deps.historyWaitMs ?? DEFAULT_HISTORY_WAIT_MS,
+    log: deps.log ?? ((message: string, error?: unknown) => console.error(message, error)),
+  };
+  return SIGNED_ENDPOINTS.map((endpoint) => signedRoute(endpoint, services));
+}

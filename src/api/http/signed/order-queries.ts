@@ -1,0 +1,152 @@
+/** @module order-queries — the signed order queries: getOrder and the order lists (live orders from the engine, the rest from history). */
+import type { Side } from '../../../domain/commands.ts';
+import type { MarketSpec } from '../../../domain/specs.ts';
+import type { OrderStatusFilter } from '../../../store/history-store.ts';
+import type { ApiReply } from '../types.ts';
+import { orderRecord, type OrderLike, type OrderRecord } from './order-record.ts';
+import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { choiceParam, intParam, marketParam, orderRefParam, refuse } from './wire.ts';
+
+/** getOrders' fixed page size. */
+export const GET_ORDERS_PAGE_SIZE = 10;
+/** Default page size of the lists that take one. */
+export const DEFAULT_LIST_PAGE_SIZE = 10;
+/** Largest pageSize of the lists that take one (zb-api-facts §6.6). */
+export const MAX_LIST_PAGE_SIZE = 100;
+/** Deepest page: bounds the work of an offset query (10^5 pages × 100 = 10^7 orders). */
+export const MAX_PAGE_INDEX = 100_000;
+
+/**
+ * `getOrder`: currency and one of id / customerOrderId (the latest order with it). A resting order
+ * is read from the engine (live state); any other from the history store, after it has caught up
+ * with what was acknowledged. Reply: the bare order record; ORDER_NOT_FOUND (3001) if there is no
+ * such order of this user in this market.
+ */
+async function getOrder(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const ref = orderRefParam(ctx.request);
+  const { engine, userId } = ctx;
+  const id =
+    'orderId' in ref ? ref.orderId : engine.orderIdForClientId(userId, market.name, ref.clientOrderId);
+  const live = id === undefined ? undefined : engine.openOrder(id);
+  if (live !== undefined && live.userId === userId && live.market === market.name) {
+    return { json: orderRecord(engine, market, live) };
+  }
+  await awaitHistory(ctx);
+  const row =
+    id !== undefined
+      ? await ctx.venue.history.getOrder(userId, market.name, id)
+      : 'clientOrderId' in ref
+        ? await ctx.venue.history.getOrderByClientId(userId, market.name, ref.clientOrderId)
+        : undefined;
+  if (row === undefined) refuse('ORDER_NOT_FOUND');
+  return { json: orderRecord(engine, market, row) };
+}
+
+interface ListRequest {
+  readonly market: MarketSpec;
+  readonly side: Side | undefined;
+  readonly pageIndex: number;
+  readonly pageSize: number;
+}
+
+function pageIndexParam(ctx: SignedContext): number {
+  return intParam(ctx.request, 'pageIndex', 1, MAX_PAGE_INDEX, 1);
+}
+
+function pageSizeParam(ctx: SignedContext): number {
+  return intParam(ctx.request, 'pageSize', 1, MAX_LIST_PAGE_SIZE, DEFAULT_LIST_PAGE_SIZE);
+}
+
+function tradeTypeParam(ctx: SignedContext): Side {
+  return choiceParam(ctx.request, 'tradeType', ['1', '0']) === '1' ? 1 : 0;
+}
+
+/**
+ * A page of the user's orders from history, newest first, as a bare array. An empty page is `[]`
+ * (not the real API's 3001): ccxt reads an array body without an error check, so fetchOpenOrders
+ * and friends return [] instead of throwing OrderNotFound (docs/trading-api.md).
+ */
+async function historyList(
+  ctx: SignedContext,
+  list: ListRequest,
+  status: OrderStatusFilter,
+): Promise<ApiReply> {
+  await awaitHistory(ctx);
+  const rows = await ctx.venue.history.listOrders(ctx.userId, list.market.name, {
+    side: list.side,
+    status,
+    pageIndex: list.pageIndex,
+    pageSize: list.pageSize,
+  });
+  return { json: rows.map((row) => orderRecord(ctx.engine, list.market, row)) };
+}
+
+/** `getOrders`: currency, tradeType, [pageIndex]; 10 per page, every status. */
+async function getOrders(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const side = tradeTypeParam(ctx);
+  const pageIndex = pageIndexParam(ctx);
+  return historyList(ctx, { market, side, pageIndex, pageSize: GET_ORDERS_PAGE_SIZE }, 'all');
+}
+
+/** `getOrdersNew`: currency, tradeType, [pageIndex], [pageSize ≤ 100]; every status. */
+async function getOrdersNew(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const side = tradeTypeParam(ctx);
+  return historyList(
+    ctx,
+    { market, side, pageIndex: pageIndexParam(ctx), pageSize: pageSizeParam(ctx) },
+    'all',
+  );
+}
+
+/** `getOrdersIgnoreTradeType`: currency, [pageIndex], [pageSize ≤ 100]; both sides, every status. */
+async function getOrdersIgnoreTradeType(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  return historyList(
+    ctx,
+    { market, side: undefined, pageIndex: pageIndexParam(ctx), pageSize: pageSizeParam(ctx) },
+    'all',
+  );
+}
+
+/**
+ * `getFinishedAndPartialOrders`: currency, [pageIndex], [pageSize ≤ 100]; orders that have traded
+ * (completed, cancelled after a partial fill, or resting partly filled), both sides.
+ */
+async function getFinishedAndPartialOrders(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  return historyList(
+    ctx,
+    { market, side: undefined, pageIndex: pageIndexParam(ctx), pageSize: pageSizeParam(ctx) },
+    'finishedAndPartial',
+  );
+}
+
+/**
+ * `getUnfinishedOrdersIgnoreTradeType`: currency, [pageIndex], [pageSize ≤ 100]; the user's
+ * resting orders (status 0 or 3) from the engine's live state, newest first; `[]` when none.
+ */
+async function getUnfinishedOrders(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const pageIndex = pageIndexParam(ctx);
+  const pageSize = pageSizeParam(ctx);
+  const open: readonly OrderLike[] = ctx.engine.openOrders(ctx.userId, market.name);
+  const records: OrderRecord[] = [];
+  // openOrders is oldest first; walk it backwards for newest first.
+  const start = open.length - 1 - (pageIndex - 1) * pageSize;
+  for (let i = start; i >= 0 && i > start - pageSize; i--) {
+    records.push(orderRecord(ctx.engine, market, open[i] as OrderLike));
+  }
+  return { json: records };
+}
+
+export const ORDER_QUERY_ENDPOINTS: readonly SignedEndpoint[] = [
+  { method: 'getOrder', permission: 'entrust', handler: getOrder },
+  { method: 'getOrders', permission: 'entrust', handler: getOrders },
+  { method: 'getOrdersNew', permission: 'entrust', handler: getOrdersNew },
+  { method: 'getOrdersIgnoreTradeType', permission: 'entrust', handler: getOrdersIgnoreTradeType },
+  { method: 'getUnfinishedOrdersIgnoreTradeType', permission: 'entrust', handler: getUnfinishedOrders },
+  { method: 'getFinishedAndPartialOrders', permission: 'entrust', handler: getFinishedAndPartialOrders },
+];

@@ -1,0 +1,106 @@
+/** @module pipeline — what every signed `/api/<method>` request goes through: IP limit, authentication, key limit, the handler, and the turning of refusals and faults into error replies. */
+import type { Command } from '../../../domain/commands.ts';
+import { RESULTS } from '../../../domain/result-codes.ts';
+import type { ApiKeyRecord, ApplyResult, Engine } from '../../../engine/engine.ts';
+import type { Authenticator, Permission } from '../../auth/authenticate.ts';
+import type { RateLimiter } from '../../auth/rate-limit.ts';
+import type { ApiReply, ApiRequest, Route, VenuePort } from '../types.ts';
+import { Refusal, errorReply } from './wire.ts';
+
+/** More parameters than any endpoint takes plus clients' extras; beyond it the request is refused unread. */
+export const MAX_SIGNED_PARAMS = 64;
+/** How often the history checkpoint is polled while waiting for it to catch up (ms). */
+const HISTORY_POLL_MS = 5;
+
+/** What a signed handler gets: the request, the authenticated key and the venue. */
+export interface SignedContext {
+  readonly request: ApiRequest;
+  readonly key: ApiKeyRecord;
+  readonly userId: number;
+  readonly venue: VenuePort;
+  readonly engine: Engine;
+  /** Longest wait for the history store to reach the engine's state before a history read (ms). */
+  readonly historyWaitMs: number;
+}
+
+export type SignedHandler = (ctx: SignedContext) => ApiReply | Promise<ApiReply>;
+
+/** One signed endpoint: its method name (the path is `/api/<method>`), its permission, its handler. */
+export interface SignedEndpoint {
+  readonly method: string;
+  readonly permission: Permission;
+  readonly handler: SignedHandler;
+}
+
+export interface PipelineServices {
+  readonly venue: VenuePort;
+  readonly authenticator: Authenticator;
+  readonly limiter: RateLimiter;
+  readonly historyWaitMs: number;
+  readonly log: (message: string, error?: unknown) => void;
+}
+
+/**
+ * The route for `endpoint`. Order: per-IP limit (every request, before any work, so signature
+ * guessing is throttled too), parameter count, authentication, per-key limit (only after the
+ * signature holds, so nobody can spend another key's budget), then the handler. A Refusal
+ * becomes its error reply; any other exception is logged and answered 1002, never a 500.
+ */
+export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices): Route {
+  const { venue, authenticator, limiter, log } = services;
+  const requirement = { method: endpoint.method, permission: endpoint.permission };
+  return {
+    path: `/api/${endpoint.method}`,
+    handler: async (request) => {
+      try {
+        const byIp = await limiter.hitIp(request.ip);
+        if (!byIp.allowed) return errorReply('RATE_LIMITED', byIp.message);
+        if (request.params.length > MAX_SIGNED_PARAMS) {
+          return errorReply('INVALID_PARAMETER', `too many parameters (at most ${MAX_SIGNED_PARAMS})`);
+        }
+        const auth = authenticator.authenticate(request, requirement);
+        if (!auth.ok) return errorReply(auth.result, auth.message);
+        const byKey = await limiter.hitKey(auth.key.accessKey);
+        if (!byKey.allowed) return errorReply('RATE_LIMITED', byKey.message);
+        return await endpoint.handler({
+          request,
+          key: auth.key,
+          userId: auth.key.userId,
+          venue,
+          engine: venue.engine,
+          historyWaitMs: services.historyWaitMs,
+        });
+      } catch (error) {
+        if (error instanceof Refusal) return errorReply(error.result, error.message);
+        log(`signed ${endpoint.method}: unexpected failure`, error);
+        return errorReply('INTERNAL_ERROR', `internal error while serving ${endpoint.method}`);
+      }
+    },
+  };
+}
+
+/**
+ * Submits a command and waits until it is durable and applied. A refusal by the engine (or BUSY
+ * from the sequencer) is thrown as a Refusal carrying the engine's message.
+ */
+export async function submitOrRefuse(ctx: SignedContext, command: Command): Promise<ApplyResult> {
+  const result = await ctx.venue.submit(command);
+  if (result.result !== 'OK')
+    throw new Refusal(result.result, result.message ?? RESULTS[result.result].message);
+  return result;
+}
+
+/**
+ * Waits (at most `historyWaitMs`) until the history store has applied everything the engine had
+ * applied when this request was served, so that a client reads its own acknowledged writes. The
+ * store is a projection fed after the engine; on timeout the read goes ahead with what is there.
+ */
+export async function awaitHistory(ctx: SignedContext): Promise<void> {
+  const target = ctx.engine.lastSeq;
+  // A monotonic clock: the venue's wall clock may be stepped, or fixed in tests.
+  const deadline = performance.now() + ctx.historyWaitMs;
+  while ((await ctx.venue.history.checkpoint()) < target) {
+    if (performance.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, HISTORY_POLL_MS));
+  }
+}

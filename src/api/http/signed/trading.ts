@@ -1,0 +1,213 @@
+/** @module trading — the signed order-entry endpoints: order, orderMoreV2, cancelOrder, cancelAllOrdersAfter. */
+import type { AcctType, OrderKind, Side } from '../../../domain/commands.ts';
+import { MAX_DECIMAL_TEXT_LENGTH, unitsToNumber, type Lots, type PriceTicks } from '../../../domain/money.ts';
+import { parseOrderNumbers } from '../../../domain/order-input.ts';
+import type { MarketSpec } from '../../../domain/specs.ts';
+import { MAX_BATCH_ORDERS, type OrderView } from '../../../engine/engine.ts';
+import { echo } from '../../auth/authenticate.ts';
+import type { ApiReply } from '../types.ts';
+import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { choiceParam, marketParam, optional, orderRefParam, refuse, required } from './wire.ts';
+import { CLIENT_ORDER_ID } from '../../../domain/commands.ts';
+
+/** Longest tradeParams text read: 20 pairs of two 40-character decimals with quotes and spaces fit well. */
+const MAX_TRADE_PARAMS_LENGTH = 4096;
+
+function sideParam(ctx: SignedContext): Side {
+  return choiceParam(ctx.request, 'tradeType', ['1', '0']) === '1' ? 1 : 0;
+}
+
+/**
+ * acctType 0 (spot, the default). 1 and 2 (margin) are refused as ACCOUNT_TYPE_NOT_SUPPORTED here
+ * rather than by the engine, so that a request that cannot succeed is not journaled.
+ */
+function acctTypeParam(ctx: SignedContext): AcctType {
+  const acctType = choiceParam(ctx.request, 'acctType', ['0', '1', '2'], '0');
+  if (acctType !== '0') {
+    refuse('ACCOUNT_TYPE_NOT_SUPPORTED', `acctType ${acctType} (margin) is not open yet; use 0 (spot)`);
+  }
+  return 0;
+}
+
+/**
+ * `order`: currency, tradeType, price, amount, [acctType], [customerOrderId], [orderType: 1
+ * PostOnly, 2 IOC, anything else a limit order]. Other parameters are ignored (but were signed).
+ * Reply `{"code":1000,"message":"success","id":"<order id>"}` once the order is durable and applied.
+ */
+async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
+  const { request } = ctx;
+  const market = marketParam(ctx.engine, request, 'currency');
+  const side = sideParam(ctx);
+  const priceText = required(request, 'price');
+  const amountText = required(request, 'amount');
+  const acctType = acctTypeParam(ctx);
+  const clientOrderId = optional(request, 'customerOrderId') ?? '';
+  if (clientOrderId !== '' && !CLIENT_ORDER_ID.test(clientOrderId)) {
+    refuse('INVALID_PARAMETER', `customerOrderId ${echo(clientOrderId)} must be 4 to 36 letters or digits`);
+  }
+  const orderType = optional(request, 'orderType');
+  const kind: OrderKind = orderType === '1' ? 'postOnly' : orderType === '2' ? 'ioc' : 'limit';
+  const numbers = parseOrderNumbers(market, priceText, amountText);
+  if (!numbers.ok) refuse(numbers.result, numbers.message);
+  const result = await submitOrRefuse(ctx, {
+    type: 'PlaceOrder',
+    userId: ctx.userId,
+    market: market.name,
+    side,
+    kind,
+    price: numbers.price,
+    amount: numbers.amount,
+    acctType,
+    clientOrderId,
+  });
+  return { json: { code: 1000, message: 'success', id: String(result.orderId) } };
+}
+
+/** One number of tradeParams: a JSON number literal or a quoted decimal, kept as text (never a float). */
+const TRADE_NUMBER = String.raw`(?:"([^"\\]{0,${MAX_DECIMAL_TEXT_LENGTH}})"|(-?[0-9][0-9.eE+-]{0,${MAX_DECIMAL_TEXT_LENGTH}}))`;
+const TRADE_PAIR = new RegExp(String.raw`\[\s*${TRADE_NUMBER}\s*,\s*${TRADE_NUMBER}\s*\]`, 'y');
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && /\s/.test(text[i] as string)) i++;
+  return i;
+}
+
+/**
+ * Reads tradeParams `[[price,amount],...]` (1 to 20 pairs) as decimal text without JSON.parse, so
+ * no price or amount ever passes through a float; then parses every pair with the market's
+ * scales. Refusals: INVALID_PARAMETER for the shape, INVALID_PRICE / INVALID_AMOUNT naming the pair.
+ */
+export function parseTradeParams(market: MarketSpec, text: string): { price: PriceTicks; amount: Lots }[] {
+  const shape = (): never =>
+    refuse(
+      'INVALID_PARAMETER',
+      `tradeParams must be a JSON array of 1 to ${MAX_BATCH_ORDERS} [price,amount] pairs`,
+    );
+  if (text.length > MAX_TRADE_PARAMS_LENGTH) shape();
+  const texts: [string, string][] = [];
+  let i = skipSpace(text, 0);
+  if (text[i] !== '[') shape();
+  i = skipSpace(text, i + 1);
+  for (;;) {
+    TRADE_PAIR.lastIndex = i;
+    const m = TRADE_PAIR.exec(text);
+    if (m === null) return shape();
+    texts.push([(m[1] ?? m[2]) as string, (m[3] ?? m[4]) as string]);
+    if (texts.length > MAX_BATCH_ORDERS) {
+      refuse('INVALID_PARAMETER', `tradeParams holds more than ${MAX_BATCH_ORDERS} pairs`);
+    }
+    i = skipSpace(text, TRADE_PAIR.lastIndex);
+    if (text[i] === ',') {
+      i = skipSpace(text, i + 1);
+      continue;
+    }
+    if (text[i] !== ']' || skipSpace(text, i + 1) !== text.length) shape();
+    break;
+  }
+  return texts.map(([priceText, amountText], index) => {
+    const numbers = parseOrderNumbers(market, priceText, amountText);
+    if (!numbers.ok) refuse(numbers.result, `tradeParams pair ${index + 1}: ${numbers.message}`);
+    return { price: numbers.price, amount: numbers.amount };
+  });
+}
+
+/**
+ * `orderMoreV2`: market, tradeParams, tradeType, [acctType]. All orders are limit orders on one
+ * side. Every pair is validated here, then the engine checks them all (minimums, and the whole
+ * batch's cost against the balance) before placing any: a refusal places nothing and names the
+ * pair. Reply `{"code":1000,"message":"success","data":[ids as numbers]}`, in the pairs' order.
+ */
+async function placeOrderBatch(ctx: SignedContext): Promise<ApiReply> {
+  const { request } = ctx;
+  const market = marketParam(ctx.engine, request, 'market');
+  const orders = parseTradeParams(market, required(request, 'tradeParams'));
+  const side = sideParam(ctx);
+  const acctType = acctTypeParam(ctx);
+  const result = await submitOrRefuse(ctx, {
+    type: 'PlaceOrderBatch',
+    userId: ctx.userId,
+    market: market.name,
+    side,
+    acctType,
+    orders,
+  });
+  return { json: { code: 1000, message: 'success', data: result.orderIds ?? [] } };
+}
+
+/** The user's resting order named by id or customerOrderId in this market, or ORDER_NOT_FOUND. */
+function openOrderOf(
+  ctx: SignedContext,
+  market: MarketSpec,
+  ref: ReturnType<typeof orderRefParam>,
+): OrderView {
+  const id =
+    'orderId' in ref
+      ? ref.orderId
+      : ctx.engine.orderIdForClientId(ctx.userId, market.name, ref.clientOrderId);
+  const order = id === undefined ? undefined : ctx.engine.openOrder(id);
+  if (order === undefined || order.userId !== ctx.userId || order.market !== market.name) {
+    refuse('ORDER_NOT_FOUND');
+  }
+  return order;
+}
+
+/**
+ * `cancelOrder`: currency and one of id / customerOrderId. Reply (the spec's shape, which ccxt's
+ * error check passes because code is 1000; `id` is added so ccxt's parseOrder has the order id):
+ * `{"code":1000,"message":{"des":"success","isSuc":true,"datas":{"amount","price","completeMonty",
+ * "completeAmount"}},"id":"<id>"}` with numbers for the four values. ORDER_NOT_FOUND (3001) when
+ * the order is not resting (unknown, another user's, or already finished).
+ */
+async function cancelOrder(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const ref = orderRefParam(ctx.request);
+  // Checked here too so that a cancel of nothing is answered without being journaled.
+  const open = openOrderOf(ctx, market, ref);
+  const result = await submitOrRefuse(ctx, {
+    type: 'CancelOrder',
+    userId: ctx.userId,
+    market: market.name,
+    orderId: open.id,
+    clientOrderId: '',
+  });
+  const order = result.order ?? open;
+  const quoteDecimals = ctx.engine.coin(market.quote)?.unitDecimal ?? 8;
+  return {
+    json: {
+      code: 1000,
+      message: {
+        des: 'success',
+        isSuc: true,
+        datas: {
+          amount: unitsToNumber(order.amount, market.amountScale),
+          price: unitsToNumber(order.price, market.priceScale),
+          completeMonty: unitsToNumber(order.filledValue, quoteDecimals),
+          completeAmount: unitsToNumber(order.filled, market.amountScale),
+        },
+      },
+      id: String(order.id),
+    },
+  };
+}
+
+/**
+ * `cancelAllOrdersAfter`: currency. Arms (or refreshes) the dead-man switch: unless called again,
+ * the user's open orders in the market are cancelled when the deadline passes (one minute by
+ * default). Reply `{"code":1000,"message":"success","deadline":<ms>}`.
+ */
+async function cancelAllOrdersAfter(ctx: SignedContext): Promise<ApiReply> {
+  const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const result = await submitOrRefuse(ctx, {
+    type: 'CancelAllOrdersAfter',
+    userId: ctx.userId,
+    market: market.name,
+  });
+  return { json: { code: 1000, message: 'success', deadline: result.deadline } };
+}
+
+export const TRADING_ENDPOINTS: readonly SignedEndpoint[] = [
+  { method: 'order', permission: 'entrust', handler: placeOrder },
+  { method: 'orderMoreV2', permission: 'entrust', handler: placeOrderBatch },
+  { method: 'cancelOrder', permission: 'entrust', handler: cancelOrder },
+  { method: 'cancelAllOrdersAfter', permission: 'entrust', handler: cancelAllOrdersAfter },
+];

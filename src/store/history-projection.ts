@@ -1,0 +1,323 @@
+/**
+ * @module history-projection — turns a batch of journal entries into the row writes of the history
+ * store, shared by every adapter so that SQLite and PostgreSQL project events identically.
+ *
+ * The plan is coalesced per batch: an order placed and filled five times in the batch becomes one
+ * insert with its final state; a kline bucket touched by many trades becomes one upsert carrying
+ * the batch's open, high, low, close and volume for it. Applying batches in sequence order, each
+ * plan merged into the tables (see `KlineDelta`), gives the same rows however the entries are
+ * split into batches.
+ */
+import { BUY } from '../domain/commands.ts';
+import { ORDER_PENDING, type EngineEvent } from '../domain/events.ts';
+import { splitMarketName } from '../domain/specs.ts';
+import {
+  KLINE_INTERVALS,
+  klineBucketStart,
+  type BillRow,
+  type DepositRow,
+  type HistoryEntry,
+  type KlineInterval,
+  type OrderRow,
+  type TradeRow,
+  type WithdrawalRow,
+} from './history-store.ts';
+
+/** Record ids are seq × 2^20 + the event's index within its command's events. */
+export const EVENT_INDEX_LIMIT = 2 ** 20;
+
+/** The id of the record made from event `index` of the command at `seq`. */
+export function recordId(seq: number, index: number): number {
+  if (index >= EVENT_INDEX_LIMIT) {
+    throw new RangeError(
+      `command ${seq} emitted more than ${EVENT_INDEX_LIMIT} events: record ids would clash`,
+    );
+  }
+  const id = seq * EVENT_INDEX_LIMIT + index;
+  if (!Number.isSafeInteger(id)) throw new RangeError(`seq ${seq} is too large for record ids`);
+  return id;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The latest state of an order that existed before the batch. */
+export interface OrderUpdate {
+  readonly id: number;
+  status: OrderRow['status'];
+  filled: number;
+  filledValue: number;
+  fees: number;
+  platformFees: number;
+  cancelReason: OrderRow['cancelReason'];
+  updated: number;
+}
+
+/**
+ * One kline bucket's trades within the batch. Merged into a stored bucket as: open kept, high =
+ * max, low = min, close replaced, volume added; inserted as is when the bucket is new.
+ */
+export interface KlineDelta {
+  readonly market: string;
+  readonly interval: KlineInterval;
+  readonly start: number;
+  readonly open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+}
+
+export interface WithdrawalUpdate {
+  readonly withdrawalId: string;
+  status: WithdrawalRow['status'];
+  reason: WithdrawalRow['reason'];
+  manageTime: number;
+}
+
+/** The writes of one batch. Within each list the writes are independent of each other's order. */
+export interface BatchPlan {
+  /** The checkpoint to store: the last applied entry's seq, or the old checkpoint. */
+  readonly checkpoint: number;
+  readonly applied: number;
+  readonly skipped: number;
+  readonly orderInserts: OrderRow[];
+  readonly orderUpdates: OrderUpdate[];
+  readonly trades: TradeRow[];
+  readonly bills: BillRow[];
+  readonly klines: KlineDelta[];
+  readonly deposits: DepositRow[];
+  readonly withdrawalInserts: WithdrawalRow[];
+  readonly withdrawalUpdates: WithdrawalUpdate[];
+  /** Total rows the plan writes. */
+  readonly rows: number;
+}
+
+/**
+ * Plans the writes for `entries` given the store's `checkpoint`. Entries must be strictly
+ * ascending by seq (else an Error, and nothing may be written); those at or below the checkpoint
+ * are skipped. Events that history does not record (users, fee preferences, dead-man switch,
+ * coins and markets) are ignored.
+ */
+export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]): BatchPlan {
+  const newOrders = new Map<number, Mutable<OrderRow>>();
+  const updates = new Map<number, OrderUpdate>();
+  const trades: TradeRow[] = [];
+  const bills: BillRow[] = [];
+  const klineBuckets = new Map<string, Map<number, KlineDelta>[]>();
+  const deposits: DepositRow[] = [];
+  const newWithdrawals = new Map<string, Mutable<WithdrawalRow>>();
+  const withdrawalUpdates = new Map<string, WithdrawalUpdate>();
+  let last = 0;
+  let applied = 0;
+  let skipped = 0;
+  let lastApplied = checkpoint;
+
+  for (const entry of entries) {
+    if (!Number.isSafeInteger(entry.seq) || entry.seq <= last) {
+      throw new Error(`history entries out of order: seq ${entry.seq} after ${last}`);
+    }
+    last = entry.seq;
+    if (entry.seq <= checkpoint) {
+      skipped++;
+      continue;
+    }
+    applied++;
+    lastApplied = entry.seq;
+    const events = entry.events;
+    for (let index = 0; index < events.length; index++) {
+      const e = events[index] as EngineEvent;
+      switch (e.type) {
+        case 'OrderAccepted': {
+          const coins = splitMarketName(e.market);
+          newOrders.set(e.orderId, {
+            id: e.orderId,
+            userId: e.userId,
+            market: e.market,
+            side: e.side,
+            kind: e.kind,
+            price: e.price,
+            amount: e.amount,
+            filled: 0,
+            filledValue: 0,
+            fees: 0,
+            // Fees are charged in the coin received: base for a buy, quote for a sell.
+            feeCoin: coins === undefined ? '' : e.side === BUY ? coins.base : coins.quote,
+            platformFees: 0,
+            status: ORDER_PENDING,
+            acctType: e.acctType,
+            usePlatformCoin: e.usePlatformCoin,
+            clientOrderId: e.clientOrderId,
+            time: e.time,
+            updated: e.time,
+            cancelReason: null,
+          });
+          break;
+        }
+        case 'OrderUpdated': {
+          const target = newOrders.get(e.orderId) ?? updates.get(e.orderId);
+          if (target !== undefined) {
+            target.status = e.status;
+            target.filled = e.filled;
+            target.filledValue = e.filledValue;
+            target.fees = e.fees;
+            target.platformFees = e.platformFees;
+            target.cancelReason = e.cancelReason;
+            target.updated = e.time;
+          } else {
+            updates.set(e.orderId, {
+              id: e.orderId,
+              status: e.status,
+              filled: e.filled,
+              filledValue: e.filledValue,
+              fees: e.fees,
+              platformFees: e.platformFees,
+              cancelReason: e.cancelReason,
+              updated: e.time,
+            });
+          }
+          break;
+        }
+        case 'TradeExecuted': {
+          trades.push({
+            id: e.tradeId,
+            market: e.market,
+            price: e.price,
+            amount: e.amount,
+            value: e.value,
+            takerSide: e.takerSide,
+            takerOrderId: e.takerOrderId,
+            makerOrderId: e.makerOrderId,
+            takerUserId: e.takerUserId,
+            makerUserId: e.makerUserId,
+            time: e.time,
+          });
+          let perInterval = klineBuckets.get(e.market);
+          if (perInterval === undefined) {
+            perInterval = KLINE_INTERVALS.map(() => new Map<number, KlineDelta>());
+            klineBuckets.set(e.market, perInterval);
+          }
+          for (let i = 0; i < KLINE_INTERVALS.length; i++) {
+            const interval = KLINE_INTERVALS[i] as KlineInterval;
+            const buckets = perInterval[i] as Map<number, KlineDelta>;
+            const start = klineBucketStart(interval, e.time);
+            const k = buckets.get(start);
+            if (k === undefined) {
+              buckets.set(start, {
+                market: e.market,
+                interval,
+                start,
+                open: e.price,
+                high: e.price,
+                low: e.price,
+                close: e.price,
+                volume: e.amount,
+              });
+            } else {
+              if (e.price > k.high) k.high = e.price;
+              if (e.price < k.low) k.low = e.price;
+              k.close = e.price;
+              k.volume += e.amount;
+            }
+          }
+          break;
+        }
+        case 'BalanceChanged': {
+          const change = e.deltaAvailable + e.deltaFrozen;
+          // A freeze or a release moves funds between available and frozen: no bill.
+          if (change === 0) break;
+          bills.push({
+            id: recordId(entry.seq, index),
+            userId: e.userId,
+            coin: e.coin,
+            change,
+            balance: e.available + e.frozen,
+            available: e.available,
+            frozen: e.frozen,
+            billType: e.billType,
+            ref: e.ref,
+            time: e.time,
+          });
+          break;
+        }
+        case 'DepositCredited':
+          deposits.push({
+            id: recordId(entry.seq, index),
+            depositId: e.depositId,
+            userId: e.userId,
+            coin: e.coin,
+            amount: e.amount,
+            status: 'credited',
+            time: e.time,
+          });
+          break;
+        case 'WithdrawalFrozen':
+          newWithdrawals.set(e.withdrawalId, {
+            id: recordId(entry.seq, index),
+            withdrawalId: e.withdrawalId,
+            userId: e.userId,
+            coin: e.coin,
+            amount: e.amount,
+            fee: e.fee,
+            status: 'frozen',
+            reason: null,
+            submitTime: e.time,
+            manageTime: null,
+          });
+          break;
+        case 'WithdrawalSettled':
+        case 'WithdrawalReleased': {
+          const status = e.type === 'WithdrawalSettled' ? 'settled' : 'released';
+          const reason = e.type === 'WithdrawalReleased' ? e.reason : null;
+          const target = newWithdrawals.get(e.withdrawalId);
+          if (target !== undefined) {
+            target.status = status;
+            target.reason = reason;
+            target.manageTime = e.time;
+          } else {
+            withdrawalUpdates.set(e.withdrawalId, {
+              withdrawalId: e.withdrawalId,
+              status,
+              reason,
+              manageTime: e.time,
+            });
+          }
+          break;
+        }
+        default:
+          // Users, fee preferences, dead-man switch, coins, markets: live state, not history.
+          break;
+      }
+    }
+  }
+
+  const klines: KlineDelta[] = [];
+  for (const perInterval of klineBuckets.values()) {
+    for (const buckets of perInterval) for (const k of buckets.values()) klines.push(k);
+  }
+  const orderInserts = [...newOrders.values()];
+  const orderUpdates = [...updates.values()];
+  const withdrawalInserts = [...newWithdrawals.values()];
+  const withdrawalUpdateList = [...withdrawalUpdates.values()];
+  return {
+    checkpoint: lastApplied,
+    applied,
+    skipped,
+    orderInserts,
+    orderUpdates,
+    trades,
+    bills,
+    klines,
+    deposits,
+    withdrawalInserts,
+    withdrawalUpdates: withdrawalUpdateList,
+    rows:
+      orderInserts.length +
+      orderUpdates.length +
+      trades.length +
+      bills.length +
+      klines.length +
+      deposits.length +
+      withdrawalInserts.length +
+      withdrawalUpdateList.length,
+  };
+}

@@ -1,0 +1,179 @@
+/** @module sqlite-history-store.test — the history store contract on SQLite, its query plans and its file. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { after, describe, it } from 'node:test';
+import { runHistoryStoreContract } from './history-store.case.ts';
+import { QUERY_SQL, SqliteHistoryStore, WRITE_SQL, type QueryName } from './sqlite-history-store.ts';
+import { TradingStream } from './trading-stream.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'bourse-history-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const nextFile = (): string => join(dir, `history-${++files}.db`);
+
+runHistoryStoreContract('sqlite', async () => SqliteHistoryStore.open(nextFile()));
+
+/** The index each query must search (a rowid or primary-key search where named so). */
+function expectedIndex(name: QueryName): string {
+  if (name.startsWith('orders:')) return 'orders_user_market_side_status';
+  const byName: Partial<Record<QueryName, string>> = {
+    getOrder: 'INTEGER PRIMARY KEY',
+    getOrderByClientId: 'orders_client_id',
+    tradesLatest: 'trades_market',
+    tradesSince: 'trades_market',
+    klinesLatest: 'PRIMARY KEY',
+    klinesSince: 'PRIMARY KEY',
+    bills: 'PRIMARY KEY',
+    billsCount: 'PRIMARY KEY',
+    billsCoin: 'bills_user_coin_time',
+    billsCoinCount: 'bills_user_coin_time',
+    deposits: 'deposits_user',
+    depositsCount: 'deposits_user',
+    depositsCoin: 'deposits_user_coin',
+    depositsCoinCount: 'deposits_user_coin',
+    withdrawals: 'withdrawals_user',
+    withdrawalsCount: 'withdrawals_user',
+    withdrawalsCoin: 'withdrawals_user_coin',
+    withdrawalsCoinCount: 'withdrawals_user_coin',
+  };
+  const index = byName[name];
+  if (index === undefined) throw new Error(`no expected index for ${name}`);
+  return index;
+}
+
+function plan(db: DatabaseSync, sql: string): string[] {
+  // Numbered parameters (?1, ?2) count by their highest number, bare ones one each.
+  const numbered = [...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1]));
+  const count = numbered.length > 0 ? Math.max(...numbered) : (sql.match(/\?/g) ?? []).length;
+  const params = Array.from({ length: count }, () => 1);
+  return db
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .all(...params)
+    .map((r) => String(r.detail));
+}
+
+describe('sqlite history store', () => {
+  it('answers every query by an index search, in index order, without a sort', async () => {
+    const file = nextFile();
+    // A populated store: the planner sees real tables (no ANALYZE, as in production).
+    const s = new TradingStream({ seed: 3, users: 5, startTime: Date.UTC(2024, 0, 1), meanStepMs: 1_000 });
+    s.setup();
+    for (let i = 0; i < 500; i++) s.step();
+    const store = SqliteHistoryStore.open(file);
+    await store.applyBatch(s.recorder.entries);
+    await store.close();
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      for (const [name, sql] of Object.entries(QUERY_SQL) as [QueryName, string][]) {
+        const lines = plan(db, sql);
+        const text = `${name}: ${lines.join(' | ')}`;
+        // Order lists merge several ranges in id order; every table access must be an index search.
+        const access = lines.filter((l) => !/^(MERGE \(UNION ALL\)|LEFT|RIGHT)$/.test(l));
+        assert.ok(access.length >= 1, text);
+        for (const line of access) {
+          assert.match(line, /^SEARCH /, `scans: ${text}`);
+          const index = expectedIndex(name);
+          assert.ok(line.includes(`USING ${index} `) || line.includes(`INDEX ${index} `), text);
+        }
+        assert.ok(!lines.some((l) => l.includes('TEMP B-TREE')), `sorts: ${text}`);
+        if (name.startsWith('orders:'))
+          assert.ok(lines.length === 1 || lines[0] === 'MERGE (UNION ALL)', text);
+      }
+      // Updates find their row by key too.
+      for (const name of ['updateOrder', 'updateWithdrawal'] as const) {
+        const lines = plan(db, WRITE_SQL[name]);
+        assert.ok(
+          lines.every((l) => l.startsWith('SEARCH ')),
+          `${name}: ${lines.join(' | ')}`,
+        );
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it('keeps rows and checkpoint across reopening, and continues from there', async () => {
+    const s = new TradingStream({ seed: 5, users: 6, startTime: Date.UTC(2024, 0, 1), meanStepMs: 2_000 });
+    s.setup();
+    for (let i = 0; i < 800; i++) s.step();
+    const entries = s.recorder.entries;
+    const half = Math.floor(entries.length / 2);
+    const file = nextFile();
+    let store = SqliteHistoryStore.open(file);
+    await store.applyBatch(entries.slice(0, half));
+    await store.close();
+    await assert.rejects(store.checkpoint(), /closed/);
+    store = SqliteHistoryStore.open(file);
+    assert.equal(await store.checkpoint(), (entries[half - 1] as { seq: number }).seq);
+    // A restart typically re-sends a little: the overlap is skipped.
+    const r = await store.applyBatch(entries.slice(half - 10));
+    assert.equal(r.skipped, 10);
+    const whole = SqliteHistoryStore.open(nextFile());
+    await whole.applyBatch(entries);
+    for (const user of s.users) {
+      assert.deepEqual(
+        await store.bills(user, { pageSize: 1000 }),
+        await whole.bills(user, { pageSize: 1000 }),
+      );
+      assert.deepEqual(
+        await store.listOrders(user, 'btc_usdt', { pageSize: 1000 }),
+        await whole.listOrders(user, 'btc_usdt', { pageSize: 1000 }),
+      );
+    }
+    assert.deepEqual(await store.klines('btc_usdt', '1min'), await whole.klines('btc_usdt', '1min'));
+    await store.close();
+    await whole.close();
+  });
+
+  it('rolls back a batch whose writes fail: no rows, no checkpoint', async () => {
+    const store = SqliteHistoryStore.open(nextFile());
+    const time = Date.UTC(2024, 0, 1);
+    const accepted = {
+      type: 'OrderAccepted',
+      orderId: 1,
+      userId: 1,
+      market: 'btc_usdt',
+      side: 1,
+      kind: 'limit',
+      price: 1,
+      amount: 1,
+      acctType: 0,
+      clientOrderId: '',
+      usePlatformCoin: false,
+      time,
+    } as const;
+    const deposit = {
+      type: 'DepositCredited',
+      depositId: 'd1',
+      userId: 1,
+      coin: 'btc',
+      amount: 5,
+      time,
+    } as const;
+    await store.applyBatch([{ seq: 1, time, events: [accepted] }]);
+    // The same order id accepted again cannot happen from the engine: the insert fails.
+    await assert.rejects(
+      store.applyBatch([
+        { seq: 2, time, events: [deposit] },
+        { seq: 3, time, events: [accepted] },
+      ]),
+    );
+    assert.equal(await store.checkpoint(), 1);
+    assert.equal((await store.deposits(1)).total, 0);
+    await store.applyBatch([{ seq: 2, time, events: [deposit] }]);
+    assert.equal((await store.deposits(1)).total, 1);
+    await store.close();
+  });
+
+  it('refuses a file written by a newer schema', async () => {
+    const file = nextFile();
+    await SqliteHistoryStore.open(file).close();
+    const db = new DatabaseSync(file);
+    db.exec("UPDATE meta SET value = 99 WHERE key = 'schema_version'");
+    db.close();
+    assert.throws(() => SqliteHistoryStore.open(file), /newer/);
+  });
+});

@@ -1,0 +1,648 @@
+/**
+ * @module sqlite-history-store — the history store on SQLite (`node:sqlite`), the embedded default.
+ *
+ * One file, WAL mode, synchronous=NORMAL by default: a crash may lose the last batches, which is
+ * fine because the journal is the durable source and the checkpoint (stored with the rows) says
+ * where to resume. Each `applyBatch` is one IMMEDIATE transaction of prepared statements. Every
+ * query is answered from an index, in index order, without a sort (the test checks each plan with
+ * EXPLAIN QUERY PLAN). docs/history-store.md has the tables and the figures.
+ */
+import { DatabaseSync, type SQLOutputValue, type StatementSync } from 'node:sqlite';
+import { BUY, SELL } from '../domain/commands.ts';
+import {
+  ORDER_CANCELLED,
+  ORDER_DONE,
+  ORDER_PARTIAL,
+  ORDER_PENDING,
+  type BillType,
+  type CancelReason,
+  type OrderStatus,
+} from '../domain/events.ts';
+import { planBatch } from './history-projection.ts';
+import {
+  DEFAULT_TRADES_LIMIT,
+  MAX_KLINE_SIZE,
+  MAX_TRADES_LIMIT,
+  limitBound,
+  pageBounds,
+  type ApplyBatchResult,
+  type BillRow,
+  type BillsQuery,
+  type DepositRow,
+  type FundsQuery,
+  type HistoryEntry,
+  type HistoryStore,
+  type KlineInterval,
+  type KlineRow,
+  type KlinesQuery,
+  type ListOrdersQuery,
+  type OrderRow,
+  type OrderStatusFilter,
+  type Page,
+  type TradeRow,
+  type TradesQuery,
+  type WithdrawalRow,
+} from './history-store.ts';
+
+/**
+ * Schema migrations, applied in order; `meta.schema_version` counts those applied. To extend a
+ * table (chain data on deposits and withdrawals, say), append a migration; never edit one.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE orders (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL,
+    market TEXT NOT NULL,
+    side INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    price INTEGER NOT NULL,
+    amount INTEGER NOT NULL,
+    filled INTEGER NOT NULL,
+    filled_value INTEGER NOT NULL,
+    fees INTEGER NOT NULL,
+    fee_coin TEXT NOT NULL,
+    platform_fees INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    acct_type INTEGER NOT NULL,
+    use_platform_coin INTEGER NOT NULL,
+    client_order_id TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    cancel_reason TEXT
+  );
+  -- One index serves every order list: each filter is a union of (side, status) ranges, each in
+  -- id order, which SQLite merges without sorting (see ordersQuery). Fewer indexes, cheaper writes.
+  CREATE INDEX orders_user_market_side_status ON orders (user_id, market, side, status, id);
+  CREATE INDEX orders_client_id ON orders (user_id, market, client_order_id, id)
+    WHERE client_order_id <> '';
+
+  CREATE TABLE trades (
+    id INTEGER PRIMARY KEY,
+    market TEXT NOT NULL,
+    price INTEGER NOT NULL,
+    amount INTEGER NOT NULL,
+    value INTEGER NOT NULL,
+    taker_side INTEGER NOT NULL,
+    taker_order_id INTEGER NOT NULL,
+    maker_order_id INTEGER NOT NULL,
+    taker_user_id INTEGER NOT NULL,
+    maker_user_id INTEGER NOT NULL,
+    time INTEGER NOT NULL
+  );
+  CREATE INDEX trades_market ON trades (market, id);
+
+  CREATE TABLE klines (
+    market TEXT NOT NULL,
+    interval TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    open INTEGER NOT NULL,
+    high INTEGER NOT NULL,
+    low INTEGER NOT NULL,
+    close INTEGER NOT NULL,
+    volume INTEGER NOT NULL,
+    PRIMARY KEY (market, interval, start)
+  ) WITHOUT ROWID;
+
+  -- Clustered by user and time: a page of a user's bills is a few adjacent leaf pages, newest
+  -- first is (time, id) descending, and a write touches the table and one index only.
+  CREATE TABLE bills (
+    user_id INTEGER NOT NULL,
+    time INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    coin TEXT NOT NULL,
+    change INTEGER NOT NULL,
+    available INTEGER NOT NULL,
+    frozen INTEGER NOT NULL,
+    bill_type TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    PRIMARY KEY (user_id, time, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX bills_user_coin_time ON bills (user_id, coin, time, id);
+
+  CREATE TABLE deposits (
+    id INTEGER PRIMARY KEY,
+    deposit_id TEXT NOT NULL UNIQUE,
+    user_id INTEGER NOT NULL,
+    coin TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    time INTEGER NOT NULL
+  );
+  CREATE INDEX deposits_user ON deposits (user_id, id);
+  CREATE INDEX deposits_user_coin ON deposits (user_id, coin, id);
+
+  CREATE TABLE withdrawals (
+    id INTEGER PRIMARY KEY,
+    withdrawal_id TEXT NOT NULL UNIQUE,
+    user_id INTEGER NOT NULL,
+    coin TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    fee INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    submit_time INTEGER NOT NULL,
+    manage_time INTEGER
+  );
+  CREATE INDEX withdrawals_user ON withdrawals (user_id, id);
+  CREATE INDEX withdrawals_user_coin ON withdrawals (user_id, coin, id);
+  `,
+];
+
+const ORDER_COLUMNS =
+  'id, user_id, market, side, kind, price, amount, filled, filled_value, fees, fee_coin, platform_fees, ' +
+  'status, acct_type, use_platform_coin, client_order_id, time, updated, cancel_reason';
+const TRADE_COLUMNS =
+  'id, market, price, amount, value, taker_side, taker_order_id, maker_order_id, taker_user_id, ' +
+  'maker_user_id, time';
+const BILL_COLUMNS = 'id, user_id, coin, change, available, frozen, bill_type, ref, time';
+const DEPOSIT_COLUMNS = 'id, deposit_id, user_id, coin, amount, status, time';
+const WITHDRAWAL_COLUMNS =
+  'id, withdrawal_id, user_id, coin, amount, fee, status, reason, submit_time, manage_time';
+const PAGE = 'LIMIT ? OFFSET ?';
+
+/** The order statuses each list filter takes (see OrderStatusFilter). */
+const FILTER_STATUSES: Readonly<Record<OrderStatusFilter, readonly OrderStatus[]>> = {
+  all: [ORDER_PENDING, ORDER_CANCELLED, ORDER_DONE, ORDER_PARTIAL],
+  open: [ORDER_PENDING, ORDER_PARTIAL],
+  finished: [ORDER_CANCELLED, ORDER_DONE],
+  finishedAndPartial: [ORDER_DONE, ORDER_PARTIAL],
+};
+const SIDE_KEYS = { any: [SELL, BUY], sell: [SELL], buy: [BUY] } as const;
+type SideKey = keyof typeof SIDE_KEYS;
+type OrderListName = `orders:${OrderStatusFilter}:${SideKey}`;
+
+/**
+ * An order list as the union of its (side, status) ranges of orders_user_market_side_status,
+ * ordered by id: SQLite merges the ranges in order (MERGE (UNION ALL)) and stops at the limit,
+ * so no sort is needed. Parameters: ?1 user, ?2 market, ?3 limit, ?4 offset.
+ */
+function orderListSql(filter: OrderStatusFilter, side: SideKey): string {
+  const arms: string[] = [];
+  for (const sd of SIDE_KEYS[side]) {
+    for (const status of FILTER_STATUSES[filter]) {
+      // Status 3 counts as "partial" only once something traded (always so with this engine).
+      const traded = filter === 'finishedAndPartial' && status === ORDER_PARTIAL ? ' AND filled > 0' : '';
+      arms.push(
+        `SELECT ${ORDER_COLUMNS} FROM orders WHERE user_id = ?1 AND market = ?2 AND side = ${sd} ` +
+          `AND status = ${status}${traded}`,
+      );
+    }
+  }
+  return `${arms.join(' UNION ALL ')} ORDER BY id DESC LIMIT ?3 OFFSET ?4`;
+}
+
+const ORDER_LIST_SQL = Object.fromEntries(
+  (Object.keys(FILTER_STATUSES) as OrderStatusFilter[]).flatMap((filter) =>
+    (Object.keys(SIDE_KEYS) as SideKey[]).map((side) => [
+      `orders:${filter}:${side}`,
+      orderListSql(filter, side),
+    ]),
+  ),
+) as Record<OrderListName, string>;
+
+/**
+ * The SQL of every query, by name. Exported so that the test can check each plan with
+ * EXPLAIN QUERY PLAN.
+ */
+export const QUERY_SQL = {
+  getOrder: `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ? AND user_id = ? AND market = ?`,
+  // The partial index needs the query to imply its condition, hence the redundant test.
+  getOrderByClientId:
+    `SELECT ${ORDER_COLUMNS} FROM orders WHERE user_id = ? AND market = ? AND client_order_id = ? ` +
+    `AND client_order_id <> '' ORDER BY id DESC LIMIT 1`,
+  ...ORDER_LIST_SQL,
+  tradesLatest: `SELECT ${TRADE_COLUMNS} FROM trades WHERE market = ? ORDER BY id DESC LIMIT ?`,
+  tradesSince: `SELECT ${TRADE_COLUMNS} FROM trades WHERE market = ? AND id > ? ORDER BY id LIMIT ?`,
+  klinesLatest:
+    'SELECT start, open, high, low, close, volume FROM klines WHERE market = ? AND interval = ? ' +
+    'ORDER BY start DESC LIMIT ?',
+  klinesSince:
+    'SELECT start, open, high, low, close, volume FROM klines WHERE market = ? AND interval = ? ' +
+    'AND start >= ? ORDER BY start LIMIT ?',
+  bills:
+    `SELECT ${BILL_COLUMNS} FROM bills WHERE user_id = ? AND time BETWEEN ? AND ? ` +
+    `ORDER BY time DESC, id DESC ${PAGE}`,
+  billsCount: 'SELECT count(*) AS n FROM bills WHERE user_id = ? AND time BETWEEN ? AND ?',
+  billsCoin:
+    // Without statistics the planner would rather walk the primary key and filter by coin.
+    `SELECT ${BILL_COLUMNS} FROM bills INDEXED BY bills_user_coin_time ` +
+    'WHERE user_id = ? AND coin = ? AND time BETWEEN ? AND ? ' +
+    `ORDER BY time DESC, id DESC ${PAGE}`,
+  billsCoinCount:
+    'SELECT count(*) AS n FROM bills INDEXED BY bills_user_coin_time ' +
+    'WHERE user_id = ? AND coin = ? AND time BETWEEN ? AND ?',
+  deposits: `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE user_id = ? ORDER BY id DESC ${PAGE}`,
+  depositsCount: 'SELECT count(*) AS n FROM deposits WHERE user_id = ?',
+  depositsCoin: `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE user_id = ? AND coin = ? ORDER BY id DESC ${PAGE}`,
+  depositsCoinCount: 'SELECT count(*) AS n FROM deposits WHERE user_id = ? AND coin = ?',
+  withdrawals: `SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE user_id = ? ORDER BY id DESC ${PAGE}`,
+  withdrawalsCount: 'SELECT count(*) AS n FROM withdrawals WHERE user_id = ?',
+  withdrawalsCoin:
+    `SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE user_id = ? AND coin = ? ` +
+    `ORDER BY id DESC ${PAGE}`,
+  withdrawalsCoinCount: 'SELECT count(*) AS n FROM withdrawals WHERE user_id = ? AND coin = ?',
+} as const;
+
+export type QueryName = keyof typeof QUERY_SQL;
+
+/** The SQL of every write, by name (exported for the plan test). */
+export const WRITE_SQL = {
+  insertOrder:
+    `INSERT INTO orders (${ORDER_COLUMNS}) ` +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  updateOrder:
+    'UPDATE orders SET status = ?, filled = ?, filled_value = ?, fees = ?, platform_fees = ?, ' +
+    'cancel_reason = ?, updated = ? WHERE id = ?',
+  insertTrade: `INSERT INTO trades (${TRADE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  upsertKline:
+    'INSERT INTO klines (market, interval, start, open, high, low, close, volume) ' +
+    'VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (market, interval, start) DO UPDATE SET ' +
+    'high = max(high, excluded.high), low = min(low, excluded.low), close = excluded.close, ' +
+    'volume = volume + excluded.volume',
+  insertBill: `INSERT INTO bills (${BILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertDeposit: `INSERT INTO deposits (${DEPOSIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  insertWithdrawal: `INSERT INTO withdrawals (${WITHDRAWAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  updateWithdrawal: 'UPDATE withdrawals SET status = ?, reason = ?, manage_time = ? WHERE withdrawal_id = ?',
+  getMeta: 'SELECT value FROM meta WHERE key = ?',
+  setMeta:
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+} as const;
+
+type Row = Record<string, SQLOutputValue>;
+
+const num = (v: SQLOutputValue | undefined): number => v as number;
+const str = (v: SQLOutputValue | undefined): string => v as string;
+
+function orderRow(r: Row): OrderRow {
+  return {
+    id: num(r.id),
+    userId: num(r.user_id),
+    market: str(r.market),
+    side: num(r.side) as OrderRow['side'],
+    kind: str(r.kind) as OrderRow['kind'],
+    price: num(r.price),
+    amount: num(r.amount),
+    filled: num(r.filled),
+    filledValue: num(r.filled_value),
+    fees: num(r.fees),
+    feeCoin: str(r.fee_coin),
+    platformFees: num(r.platform_fees),
+    status: num(r.status) as OrderStatus,
+    acctType: num(r.acct_type) as OrderRow['acctType'],
+    usePlatformCoin: r.use_platform_coin === 1,
+    clientOrderId: str(r.client_order_id),
+    time: num(r.time),
+    updated: num(r.updated),
+    cancelReason: (r.cancel_reason ?? null) as CancelReason | null,
+  };
+}
+
+function tradeRow(r: Row): TradeRow {
+  return {
+    id: num(r.id),
+    market: str(r.market),
+    price: num(r.price),
+    amount: num(r.amount),
+    value: num(r.value),
+    takerSide: num(r.taker_side) as TradeRow['takerSide'],
+    takerOrderId: num(r.taker_order_id),
+    makerOrderId: num(r.maker_order_id),
+    takerUserId: num(r.taker_user_id),
+    makerUserId: num(r.maker_user_id),
+    time: num(r.time),
+  };
+}
+
+function billRow(r: Row): BillRow {
+  const available = num(r.available);
+  const frozen = num(r.frozen);
+  return {
+    id: num(r.id),
+    userId: num(r.user_id),
+    coin: str(r.coin),
+    change: num(r.change),
+    balance: available + frozen,
+    available,
+    frozen,
+    billType: str(r.bill_type) as BillType,
+    ref: str(r.ref),
+    time: num(r.time),
+  };
+}
+
+function depositRow(r: Row): DepositRow {
+  return {
+    id: num(r.id),
+    depositId: str(r.deposit_id),
+    userId: num(r.user_id),
+    coin: str(r.coin),
+    amount: num(r.amount),
+    status: str(r.status) as DepositRow['status'],
+    time: num(r.time),
+  };
+}
+
+function withdrawalRow(r: Row): WithdrawalRow {
+  return {
+    id: num(r.id),
+    withdrawalId: str(r.withdrawal_id),
+    userId: num(r.user_id),
+    coin: str(r.coin),
+    amount: num(r.amount),
+    fee: num(r.fee),
+    status: str(r.status) as WithdrawalRow['status'],
+    reason: (r.reason ?? null) as WithdrawalRow['reason'],
+    submitTime: num(r.submit_time),
+    manageTime: r.manage_time === null || r.manage_time === undefined ? null : num(r.manage_time),
+  };
+}
+
+/** Options of `SqliteHistoryStore.open`. */
+export interface SqliteHistoryStoreOptions {
+  /** SQLite page cache in KiB (default 65536 = 64 MiB). */
+  readonly cacheKiB?: number;
+  /**
+   * WAL pages (4 KiB) after which a commit checkpoints the WAL into the database (default 10000,
+   * SQLite's own default is 1000). Rarer checkpoints write a hot index page once for many batches.
+   */
+  readonly walAutocheckpointPages?: number;
+  /**
+   * NORMAL (default) syncs at checkpoints: an OS crash loses at most the latest batches, which
+   * the journal replays. OFF never syncs: faster, but an OS crash or power loss may corrupt the
+   * file, which must then be rebuilt from the journal. Fine for a rebuild into a temporary file.
+   */
+  readonly synchronous?: 'NORMAL' | 'OFF';
+}
+
+export class SqliteHistoryStore implements HistoryStore {
+  readonly #db: DatabaseSync;
+  readonly #query: { readonly [K in QueryName]: StatementSync };
+  readonly #write: { readonly [K in keyof typeof WRITE_SQL]: StatementSync };
+  #closed = false;
+
+  /** Opens (creating if needed) the store in the file at `path`, migrating its schema. */
+  static open(path: string, options: SqliteHistoryStoreOptions = {}): SqliteHistoryStore {
+    return new SqliteHistoryStore(path, options);
+  }
+
+  private constructor(path: string, options: SqliteHistoryStoreOptions) {
+    this.#db = new DatabaseSync(path, { timeout: 5_000 });
+    try {
+      const cacheKiB = Math.max(1_024, Math.floor(options.cacheKiB ?? 65_536));
+      const walPages = Math.max(100, Math.floor(options.walAutocheckpointPages ?? 10_000));
+      const synchronous = options.synchronous === 'OFF' ? 'OFF' : 'NORMAL';
+      this.#db.exec(
+        `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA temp_store = MEMORY; ` +
+          `PRAGMA cache_size = -${cacheKiB}; PRAGMA wal_autocheckpoint = ${walPages};`,
+      );
+      this.#migrate();
+      const prepare = <T extends Record<string, string>>(sql: T): { [K in keyof T]: StatementSync } =>
+        Object.fromEntries(Object.entries(sql).map(([k, s]) => [k, this.#db.prepare(s)])) as {
+          [K in keyof T]: StatementSync;
+        };
+      this.#query = prepare(QUERY_SQL);
+      this.#write = prepare(WRITE_SQL);
+      this.#query.klinesLatest.setReturnArrays(true);
+      this.#query.klinesSince.setReturnArrays(true);
+    } catch (err) {
+      this.#db.close();
+      throw err;
+    }
+  }
+
+  #migrate(): void {
+    this.#db.exec(
+      'CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID',
+    );
+    const row = this.#db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get();
+    const version = row === undefined ? 0 : num(row.value);
+    if (version > MIGRATIONS.length) {
+      throw new Error(
+        `history store schema version ${version} is newer than this code (${MIGRATIONS.length})`,
+      );
+    }
+    for (let v = version; v < MIGRATIONS.length; v++) {
+      this.#transaction(() => {
+        this.#db.exec(MIGRATIONS[v] as string);
+        this.#db
+          .prepare(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) " +
+              'ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+          )
+          .run(v + 1);
+      });
+    }
+  }
+
+  #transaction<T>(body: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = body();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  #checkpointNow(): number {
+    const row = this.#write.getMeta.get('checkpoint');
+    return row === undefined ? 0 : num(row.value);
+  }
+
+  async applyBatch(entries: readonly HistoryEntry[]): Promise<ApplyBatchResult> {
+    this.#open();
+    return this.#transaction(() => {
+      // Read under the write lock, so that two writers on one file cannot both apply a batch.
+      const plan = planBatch(this.#checkpointNow(), entries);
+      const w = this.#write;
+      for (const o of plan.orderInserts) {
+        w.insertOrder.run(
+          o.id,
+          o.userId,
+          o.market,
+          o.side,
+          o.kind,
+          o.price,
+          o.amount,
+          o.filled,
+          o.filledValue,
+          o.fees,
+          o.feeCoin,
+          o.platformFees,
+          o.status,
+          o.acctType,
+          o.usePlatformCoin ? 1 : 0,
+          o.clientOrderId,
+          o.time,
+          o.updated,
+          o.cancelReason,
+        );
+      }
+      for (const u of plan.orderUpdates) {
+        // An update for an order this store never saw placed changes nothing (see docs).
+        w.updateOrder.run(
+          u.status,
+          u.filled,
+          u.filledValue,
+          u.fees,
+          u.platformFees,
+          u.cancelReason,
+          u.updated,
+          u.id,
+        );
+      }
+      for (const t of plan.trades) {
+        w.insertTrade.run(
+          t.id,
+          t.market,
+          t.price,
+          t.amount,
+          t.value,
+          t.takerSide,
+          t.takerOrderId,
+          t.makerOrderId,
+          t.takerUserId,
+          t.makerUserId,
+          t.time,
+        );
+      }
+      for (const k of plan.klines) {
+        w.upsertKline.run(k.market, k.interval, k.start, k.open, k.high, k.low, k.close, k.volume);
+      }
+      for (const b of plan.bills) {
+        w.insertBill.run(b.id, b.userId, b.coin, b.change, b.available, b.frozen, b.billType, b.ref, b.time);
+      }
+      for (const d of plan.deposits) {
+        w.insertDeposit.run(d.id, d.depositId, d.userId, d.coin, d.amount, d.status, d.time);
+      }
+      for (const x of plan.withdrawalInserts) {
+        w.insertWithdrawal.run(
+          x.id,
+          x.withdrawalId,
+          x.userId,
+          x.coin,
+          x.amount,
+          x.fee,
+          x.status,
+          x.reason,
+          x.submitTime,
+          x.manageTime,
+        );
+      }
+      for (const u of plan.withdrawalUpdates) {
+        w.updateWithdrawal.run(u.status, u.reason, u.manageTime, u.withdrawalId);
+      }
+      if (plan.applied > 0) w.setMeta.run('checkpoint', plan.checkpoint);
+      return { checkpoint: plan.checkpoint, applied: plan.applied, skipped: plan.skipped, rows: plan.rows };
+    });
+  }
+
+  async checkpoint(): Promise<number> {
+    this.#open();
+    return this.#checkpointNow();
+  }
+
+  async getOrder(userId: number, market: string, orderId: number): Promise<OrderRow | undefined> {
+    this.#open();
+    const r = this.#query.getOrder.get(orderId, userId, market);
+    return r === undefined ? undefined : orderRow(r);
+  }
+
+  async getOrderByClientId(
+    userId: number,
+    market: string,
+    clientOrderId: string,
+  ): Promise<OrderRow | undefined> {
+    this.#open();
+    if (clientOrderId === '') return undefined;
+    const r = this.#query.getOrderByClientId.get(userId, market, clientOrderId);
+    return r === undefined ? undefined : orderRow(r);
+  }
+
+  async listOrders(userId: number, market: string, query: ListOrdersQuery = {}): Promise<OrderRow[]> {
+    this.#open();
+    const { pageSize, offset } = pageBounds(query);
+    const status = query.status ?? 'all';
+    const side: SideKey = query.side === undefined ? 'any' : query.side === BUY ? 'buy' : 'sell';
+    const stmt = this.#query[`orders:${status}:${side}`] as StatementSync | undefined;
+    if (stmt === undefined)
+      throw new RangeError(`unknown order list filter '${String(query.status)}/${String(query.side)}'`);
+    return stmt.all(userId, market, pageSize, offset).map(orderRow);
+  }
+
+  async trades(market: string, query: TradesQuery = {}): Promise<TradeRow[]> {
+    this.#open();
+    const limit = limitBound(query.limit, DEFAULT_TRADES_LIMIT, MAX_TRADES_LIMIT, 'limit');
+    if (query.sinceTradeId !== undefined) {
+      return this.#query.tradesSince.all(market, query.sinceTradeId, limit).map(tradeRow);
+    }
+    return this.#query.tradesLatest.all(market, limit).map(tradeRow).reverse();
+  }
+
+  async klines(market: string, interval: KlineInterval, query: KlinesQuery = {}): Promise<KlineRow[]> {
+    this.#open();
+    const size = limitBound(query.size, MAX_KLINE_SIZE, MAX_KLINE_SIZE, 'size');
+    // Statements set to return arrays give rows in column order: start, open, high, low, close, volume.
+    if (query.since !== undefined) {
+      return this.#query.klinesSince.all(market, interval, query.since, size) as unknown as KlineRow[];
+    }
+    return (this.#query.klinesLatest.all(market, interval, size) as unknown as KlineRow[]).reverse();
+  }
+
+  async bills(userId: number, query: BillsQuery = {}): Promise<Page<BillRow>> {
+    this.#open();
+    const { pageIndex, pageSize, offset } = pageBounds(query);
+    const from = query.startTime ?? Number.MIN_SAFE_INTEGER;
+    const to = query.endTime ?? Number.MAX_SAFE_INTEGER;
+    const q = this.#query;
+    const [rows, count] =
+      query.coin === undefined
+        ? [q.bills.all(userId, from, to, pageSize, offset), q.billsCount.get(userId, from, to)]
+        : [
+            q.billsCoin.all(userId, query.coin, from, to, pageSize, offset),
+            q.billsCoinCount.get(userId, query.coin, from, to),
+          ];
+    return { rows: rows.map(billRow), total: num(count?.n), pageIndex, pageSize };
+  }
+
+  async deposits(userId: number, query: FundsQuery = {}): Promise<Page<DepositRow>> {
+    this.#open();
+    const { pageIndex, pageSize, offset } = pageBounds(query);
+    const q = this.#query;
+    const [rows, count] =
+      query.coin === undefined
+        ? [q.deposits.all(userId, pageSize, offset), q.depositsCount.get(userId)]
+        : [
+            q.depositsCoin.all(userId, query.coin, pageSize, offset),
+            q.depositsCoinCount.get(userId, query.coin),
+          ];
+    return { rows: rows.map(depositRow), total: num(count?.n), pageIndex, pageSize };
+  }
+
+  async withdrawals(userId: number, query: FundsQuery = {}): Promise<Page<WithdrawalRow>> {
+    this.#open();
+    const { pageIndex, pageSize, offset } = pageBounds(query);
+    const q = this.#query;
+    const [rows, count] =
+      query.coin === undefined
+        ? [q.withdrawals.all(userId, pageSize, offset), q.withdrawalsCount.get(userId)]
+        : [
+            q.withdrawalsCoin.all(userId, query.coin, pageSize, offset),
+            q.withdrawalsCoinCount.get(userId, query.coin),
+          ];
+    return { rows: rows.map(withdrawalRow), total: num(count?.n), pageIndex, pageSize };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new Error('history store is closed');
+  }
+}
