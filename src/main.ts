@@ -16,6 +16,7 @@ import {
   loadMasterKey,
   writeMasterKeyFile,
 } from './api/auth/secret-sealing.ts';
+import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
 import { publicRoutes } from './api/http/public/public-routes.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
 import { signedRoutes } from './api/http/signed/index.ts';
@@ -29,6 +30,9 @@ import { recover } from './sequencer/recovery.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
 import { SqliteHistoryStore } from './store/sqlite-history-store.ts';
+
+/** The limiter when limits are switched off (`--rate-limits=false`, for load tests). */
+const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () => ({ allowed: true }) };
 
 export interface RunningVenue {
   readonly sequencer: Sequencer;
@@ -132,7 +136,17 @@ export async function startVenue(
   };
   const routes = [
     ...publicRoutes({ venue, marketData }),
-    ...signedRoutes({ venue, sealer, reqTimeWindowMs: options.reqTimeWindowMs }),
+    ...signedRoutes({
+      venue,
+      sealer,
+      reqTimeWindowMs: options.reqTimeWindowMs,
+      rateLimiter: options.rateLimits
+        ? new MemoryRateLimiter({
+            ipRequestsPerMinute: options.ipRequestsPerMinute,
+            keyRequestsPerSecond: options.keyRequestsPerSecond,
+          })
+        : UNLIMITED,
+    }),
     ...adminRoutes({
       venue,
       token: adminToken,

@@ -27,6 +27,12 @@ export interface ServerOptions {
   readonly groupCommitMaxDelayMs: number;
   /** Commands accepted but not yet durable, beyond which new ones are refused as busy. */
   readonly maxInFlightCommands: number;
+  /** Trade-API requests one IP may make per minute before it is locked for an hour (spec: 10,000). */
+  readonly ipRequestsPerMinute: number;
+  /** Requests one API key may make per second (spec: 60). */
+  readonly keyRequestsPerSecond: number;
+  /** Apply the trade API's rate limits at all (off only for benchmarks and load tests). */
+  readonly rateLimits: boolean;
 }
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
@@ -42,6 +48,9 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   strictUserAgent: false,
   groupCommitMaxDelayMs: 1,
   maxInFlightCommands: 100_000,
+  ipRequestsPerMinute: 10_000,
+  keyRequestsPerSecond: 60,
+  rateLimits: true,
 });
 
 interface Setting {
@@ -98,6 +107,23 @@ const SETTINGS: readonly Setting[] = [
     max: 100,
   },
   { key: 'maxInFlightCommands', flag: '--max-in-flight', env: 'BOURSE_MAX_IN_FLIGHT', kind: 'int', min: 1 },
+  {
+    key: 'ipRequestsPerMinute',
+    flag: '--ip-requests-per-minute',
+    env: 'BOURSE_IP_REQUESTS_PER_MINUTE',
+    kind: 'int',
+    min: 1,
+    // The in-memory limiter counts per second in 16 bits.
+    max: 65_535,
+  },
+  {
+    key: 'keyRequestsPerSecond',
+    flag: '--key-requests-per-second',
+    env: 'BOURSE_KEY_REQUESTS_PER_SECOND',
+    kind: 'int',
+    min: 1,
+  },
+  { key: 'rateLimits', flag: '--rate-limits', env: 'BOURSE_RATE_LIMITS', kind: 'bool' },
 ];
 
 /**

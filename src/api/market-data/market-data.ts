@@ -43,7 +43,7 @@ export const MERGED_DEPTH_LEVELS = 5;
 export const DEFAULT_RECENT_TRADES = 200;
 /** Distinct merge steps cached per market; clients choose the step, so the cache is bounded. */
 const MAX_MERGED_CACHE_ENTRIES = 64;
-/** Raw levels read first when merging; doubled ×4 until five merged levels are complete. */
+/** Raw levels read first when merging; the read grows ×4 until the merged levels are complete. */
 const MERGE_FIRST_READ_LEVELS = 64;
 
 /** A public trade: the fields /data/v1/trades shows. A history `TradeRow` is one too. */
