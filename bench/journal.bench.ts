@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { FileJournal, type JournalOptions } from '../src/journal/file-journal.ts';
 import { SnapshotStore } from '../src/journal/snapshot-store.ts';
 
@@ -50,7 +50,10 @@ class Latencies {
   }
 }
 
-const sleepTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Saturating: the next turn at once (the loop never sleeps, like a server that is never idle). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Paced: sleep in the poll phase until the next timer tick (~1 ms), as an idle server waits on I/O. */
+const nextTick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1));
 
 function payloadFor(base: Buffer, seq: number): Buffer {
   base.writeUInt32LE(seq >>> 0, 0);
@@ -68,8 +71,9 @@ interface DriveResult {
 
 /**
  * Drives a journal from the event loop like a server: each turn appends a burst (a fixed size
- * when saturating, or what the offered rate owes since the start when paced), holds back while
- * `MAX_PENDING_RECORDS` await durability, and times each burst from append to durable watermark.
+ * every turn when saturating; when paced, what the offered rate owes since the start, every
+ * timer tick of about 1 ms), holds back while `MAX_PENDING_RECORDS` await durability, and times
+ * each burst from append to durable watermark.
  */
 async function drive(
   dir: string,
@@ -108,7 +112,7 @@ async function drive(
         for (let i = 0; i < count; i++) journal.append(++seq, payloadFor(base, seq));
         bursts.push({ lastSeq: seq, count, at: performance.now() });
       }
-      await sleepTurn();
+      await (rate === null ? nextTurn() : nextTick());
       now = performance.now();
     }
     await journal.whenDurable(seq);
@@ -191,17 +195,31 @@ function bigState(orders: number): Record<string, unknown> {
   };
 }
 
+/**
+ * Writes and loads a snapshot of `SNAPSHOT_ORDERS` orders. The load runs with nothing else of
+ * the state in memory, as at start-up; the one-string JSON.stringify / JSON.parse of the same
+ * state are timed for comparison.
+ */
 async function snapshotPhase(dir: string): Promise<Record<string, number>> {
-  const state = bigState(SNAPSHOT_ORDERS);
-  let t = performance.now();
-  const whole = JSON.stringify(state);
-  const stringifyWholeMs = performance.now() - t;
-  const wholeChars = whole.length;
+  let state: Record<string, unknown> | null = bigState(SNAPSHOT_ORDERS);
   const store = new SnapshotStore(dir);
-  t = performance.now();
+  // How long the event loop is blocked at a stretch while the snapshot is written in chunks.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  let t = performance.now();
   const file = await store.write(state, { lastSeq: 123_456_789, stateHash: 'f'.repeat(64) });
   const writeMs = performance.now() - t;
+  loopDelay.disable();
   const bytes = fs.statSync(file).size;
+  t = performance.now();
+  let whole: string | null = JSON.stringify(state);
+  const stringifyWholeMs = performance.now() - t;
+  const wholeChars = whole.length;
+  t = performance.now();
+  JSON.parse(whole);
+  const parseWholeMs = performance.now() - t;
+  whole = null;
+  state = null;
   t = performance.now();
   const problems = store.verifyAll();
   const verifyMs = performance.now() - t;
@@ -209,16 +227,15 @@ async function snapshotPhase(dir: string): Promise<Record<string, number>> {
   const loaded = store.latestValid();
   const loadMs = performance.now() - t;
   const orders = (loaded?.state as { orders: unknown[] } | undefined)?.orders.length ?? 0;
-  if (orders !== SNAPSHOT_ORDERS || problems.length > 0)
+  if (orders !== SNAPSHOT_ORDERS || problems.length > 0) {
     throw new Error(`snapshot round trip failed: ${problems.join()}`);
-  t = performance.now();
-  JSON.parse(whole);
-  const parseWholeMs = performance.now() - t;
+  }
   fs.rmSync(file);
   return {
     orders: SNAPSHOT_ORDERS,
     bytes,
     writeMs: Math.round(writeMs),
+    writeMaxLoopBlockMs: Math.round(loopDelay.max / 1e6),
     verifyMs: Math.round(verifyMs),
     loadMs: Math.round(loadMs),
     stringifyWholeMs: Math.round(stringifyWholeMs),
@@ -237,6 +254,8 @@ try {
     `journal bench: ${PAYLOAD_BYTES}-byte payloads, ${PHASE_MS} ms per phase after ${WARMUP_MS} ms warm-up, ` +
       `data under ${BENCH_ROOT}${QUICK ? ' (QUICK: do not quote)' : ''}`,
   );
+  const loadBefore = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  console.log(`load average before: ${loadBefore.join(' ')} (the machine is shared: figures move with it)`);
   console.log(
     `${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'}), node ${process.version}, ${os.platform()} ${os.release()}\n`,
   );
@@ -282,16 +301,21 @@ try {
     snapshot = await snapshotPhase(path.join(root, 'snapshots'));
     console.log(
       `\nsnapshot of ${fmt(snapshot.orders as number)} orders: ${fmt(Math.round((snapshot.bytes as number) / 1e6))} MB; ` +
-        `write (chunked, fsync, rename, dir fsync) ${fmt(snapshot.writeMs as number)} ms; ` +
+        `write (chunked, fsync, rename, dir fsync) ${fmt(snapshot.writeMs as number)} ms, ` +
+        `event loop blocked ≤ ${fmt(snapshot.writeMaxLoopBlockMs as number)} ms at a stretch; ` +
         `verifyAll ${fmt(snapshot.verifyMs as number)} ms; latestValid (read, check, parse) ${fmt(snapshot.loadMs as number)} ms; ` +
         `for comparison one JSON.stringify of the whole state ${fmt(snapshot.stringifyWholeMs as number)} ms ` +
         `(${fmt(snapshot.wholeChars as number)} chars), one JSON.parse ${fmt(snapshot.parseWholeMs as number)} ms`,
     );
   }
 
+  const loadAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  console.log(`load average after: ${loadAfter.join(' ')}`);
   console.log(
     JSON.stringify({
       bench: 'journal',
+      loadBefore,
+      loadAfter,
       quick: QUICK,
       node: process.version,
       cpus: os.cpus().length,

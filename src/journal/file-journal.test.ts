@@ -256,7 +256,9 @@ describe('FileJournal', () => {
     const dir = tempDir();
     const journal = FileJournal.open(dir);
     for (let seq = 1; seq <= 30; seq++) journal.append(seq, payloadOf(seq));
+    const never = assert.rejects(journal.whenDurable(31), /closed/);
     await journal.close();
+    await never;
     assert.equal(journal.durableSeq, 30);
     assert.equal(FileJournal.verify(dir).lastSeq, 30);
   });

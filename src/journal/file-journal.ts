@@ -233,13 +233,12 @@ export class FileJournal {
         }
         throw new JournalCorruptError(file, scan.headerDamage.offset, scan.headerDamage.reason);
       }
-      if (scan.firstSeq !== lastSeq + 1 && (segments.length > 0 || scan.firstSeq < 1)) {
+      // The first segment may start anywhere (retention removes older ones); the rest continue it.
+      if (segments.length > 0 && scan.firstSeq !== lastSeq + 1) {
         throw new JournalCorruptError(
           file,
           0,
-          segments.length > 0
-            ? `segment starts at seq ${scan.firstSeq} but the previous one ends at ${lastSeq}`
-            : `segment starts at seq ${scan.firstSeq}`,
+          `segment starts at seq ${scan.firstSeq} but the previous one ends at ${lastSeq}`,
         );
       }
       if (scan.damage !== null) {
@@ -463,7 +462,8 @@ export class FileJournal {
       fs.unlinkSync(segment.file);
       removed.push(segment.file);
     }
-    if (removed.length > 0 && this.#options.fsync) fsyncDirSync(this.dir);
+    // No directory fsync: if a crash forgets a deletion, the segment comes back whole, still
+    // continuous with the next one, and the next retention deletes it again.
     return removed;
   }
 
@@ -487,6 +487,9 @@ export class FileJournal {
     } finally {
       if (this.#immediate !== null) clearImmediate(this.#immediate);
       this.#immediate = null;
+      // Waiters for records that were never appended would otherwise wait forever.
+      const closed = new Error('journal is closed');
+      for (const waiter of this.#waiters.splice(0)) waiter.reject(closed);
       const fd = this.#fd;
       this.#fd = null;
       // After a failure a write may still be running on the fd; it fails harmlessly once closed.
@@ -960,7 +963,7 @@ function fsOpen(file: string, flags: string): Promise<number> {
 }
 
 /** Makes a directory's entries (created, renamed, removed files) durable. */
-export function fsyncDirSync(dir: string): void {
+function fsyncDirSync(dir: string): void {
   const fd = fs.openSync(dir, 'r');
   try {
     fs.fsyncSync(fd);

