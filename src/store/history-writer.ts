@@ -65,7 +65,9 @@ export class HistoryWriter {
       try {
         await this.#store.applyBatch(entries);
       } catch (error) {
-        this.#log(`history store write failed at seq ${entries[0]?.seq}: ${(error as Error).message}; retrying`);
+        this.#log(
+          `history store write failed at seq ${entries[0]?.seq}: ${(error as Error).message}; retrying`,
+        );
         await new Promise<void>((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
         continue;
       }
