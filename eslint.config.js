@@ -17,6 +17,10 @@ const layer = (dir, forbidden, message) => ({
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**'] },
   js.configs.recommended,
+  {
+    files: ['bin/**/*.js', 'eslint.config.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
   ...tseslint.configs.recommended,
   {
     rules: {

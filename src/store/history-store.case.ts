@@ -312,37 +312,8 @@ function trade(
   price: number,
   lots: number,
 ): void {
-  const market = 'btc_usdt';
-  const s = rec.apply(
-    {
-      type: 'PlaceOrder',
-      userId: seller,
-      market,
-      side: SELL,
-      kind: 'limit',
-      price,
-      amount: lots,
-      acctType: 0,
-      clientOrderId: '',
-    },
-    time,
-  );
-  const b = rec.apply(
-    {
-      type: 'PlaceOrder',
-      userId: buyer,
-      market,
-      side: BUY,
-      kind: 'ioc',
-      price,
-      amount: lots,
-      acctType: 0,
-      clientOrderId: '',
-    },
-    time,
-  );
-  assert.equal(s.result, 'OK');
-  assert.equal(b.result, 'OK');
+  assert.equal(rec.place(seller, 'btc_usdt', SELL, 'limit', price, lots, time).result, 'OK');
+  assert.equal(rec.place(buyer, 'btc_usdt', BUY, 'ioc', price, lots, time).result, 'OK');
 }
 
 // ───────────────────────────── the suite ─────────────────────────────
@@ -387,58 +358,10 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
         const rec = new EngineRecorder(T0);
         const alice = rec.fundedUser('alice', { btc: 100_000_000 }); // 1 BTC
         const bob = rec.fundedUser('bob', { usdt: 100_000_000_000 }); // 100,000 USDT
-        const sell = rec.apply(
-          {
-            type: 'PlaceOrder',
-            userId: alice,
-            market: 'btc_usdt',
-            side: SELL,
-            kind: 'limit',
-            price: 3_000_000,
-            amount: 7_000,
-            acctType: 0,
-            clientOrderId: 'ask1',
-          },
-          T0 + 1_000,
-        );
-        const ioc = rec.apply(
-          {
-            type: 'PlaceOrder',
-            userId: bob,
-            market: 'btc_usdt',
-            side: BUY,
-            kind: 'ioc',
-            price: 3_010_000,
-            amount: 2_000,
-            acctType: 0,
-            clientOrderId: '',
-          },
-          T0 + 2_000,
-        );
-        const buy = rec.apply(
-          {
-            type: 'PlaceOrder',
-            userId: bob,
-            market: 'btc_usdt',
-            side: BUY,
-            kind: 'limit',
-            price: 3_000_000,
-            amount: 6_000,
-            acctType: 0,
-            clientOrderId: 'bid1',
-          },
-          T0 + 3_000,
-        );
-        const none = rec.apply(
-          {
-            type: 'CancelOrder',
-            userId: alice,
-            market: 'btc_usdt',
-            orderId: sell.orderId ?? 0,
-            clientOrderId: '',
-          },
-          T0 + 4_000,
-        );
+        const sell = rec.place(alice, 'btc_usdt', SELL, 'limit', 3_000_000, 7_000, T0 + 1_000, 'ask1');
+        const ioc = rec.place(bob, 'btc_usdt', BUY, 'ioc', 3_010_000, 2_000, T0 + 2_000);
+        const buy = rec.place(bob, 'btc_usdt', BUY, 'limit', 3_000_000, 6_000, T0 + 3_000, 'bid1');
+        const none = rec.cancel(alice, 'btc_usdt', sell.orderId ?? 0, T0 + 4_000);
         assert.equal(none.result, 'ORDER_NOT_FOUND');
         const r = await store.applyBatch(rec.entries);
         assert.equal(r.checkpoint, rec.seq);
@@ -540,26 +463,8 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
           price: number,
           lots: number,
           kind: 'limit' | 'ioc' = 'limit',
-        ) =>
-          rec.apply(
-            {
-              type: 'PlaceOrder',
-              userId,
-              market: 'btc_usdt',
-              side,
-              kind,
-              price,
-              amount: lots,
-              acctType: 0,
-              clientOrderId: '',
-            },
-            rec.time + 1_000,
-          ).orderId as number;
-        const cancel = (orderId: number) =>
-          rec.apply(
-            { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId, clientOrderId: '' },
-            rec.time + 1_000,
-          );
+        ) => rec.place(userId, 'btc_usdt', side, kind, price, lots, rec.time + 1_000).orderId as number;
+        const cancel = (orderId: number) => rec.cancel(alice, 'btc_usdt', orderId, rec.time + 1_000);
         const a1 = place(alice, BUY, 2_900_000, 100); // rests untouched: 0
         const a2 = place(alice, SELL, 3_100_000, 100); // filled 40, then the other 60: 2
         const a3 = place(alice, SELL, 3_200_000, 100); // cancelled untouched: 1
@@ -619,25 +524,10 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
         const rec = new EngineRecorder(T0);
         const alice = rec.fundedUser('alice', { usdt: 1_000_000_000_000 });
         const place = (market: string, clientOrderId: string) =>
-          rec.apply(
-            {
-              type: 'PlaceOrder',
-              userId: alice,
-              market,
-              side: BUY,
-              kind: 'limit',
-              price: 100_000,
-              amount: 1_000,
-              acctType: 0,
-              clientOrderId,
-            },
-            rec.time + 1,
-          ).orderId as number;
+          rec.place(alice, market, BUY, 'limit', 100_000, 1_000, rec.time + 1, clientOrderId)
+            .orderId as number;
         const first = place('btc_usdt', 'myid42');
-        rec.apply(
-          { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 0, clientOrderId: 'myid42' },
-          rec.time + 1,
-        );
+        rec.cancel(alice, 'btc_usdt', 0, rec.time + 1, 'myid42');
         const second = place('btc_usdt', 'myid42');
         const other = place('eth_usdt', 'myid42');
         // The two halves of the stream in separate batches: the latest wins across batches too.
@@ -689,48 +579,9 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
         trade(rec, alice, bob, T0, 3_010_000, 20); // b: Monday 00:00
         trade(rec, alice, bob, T0 + MINUTE - 1, 2_990_000, 30); // c
         // d: one taker sweeping two makers: two trades in one command, the second closes.
-        rec.apply(
-          {
-            type: 'PlaceOrder',
-            userId: alice,
-            market: 'btc_usdt',
-            side: SELL,
-            kind: 'limit',
-            price: 3_020_000,
-            amount: 40,
-            acctType: 0,
-            clientOrderId: '',
-          },
-          T0 + MINUTE,
-        );
-        rec.apply(
-          {
-            type: 'PlaceOrder',
-            userId: alice,
-            market: 'btc_usdt',
-            side: SELL,
-            kind: 'limit',
-            price: 3_021_000,
-            amount: 5,
-            acctType: 0,
-            clientOrderId: '',
-          },
-          T0 + MINUTE,
-        );
-        rec.apply(
-          {
-            type: 'PlaceOrder',
-            userId: bob,
-            market: 'btc_usdt',
-            side: BUY,
-            kind: 'ioc',
-            price: 3_021_000,
-            amount: 45,
-            acctType: 0,
-            clientOrderId: '',
-          },
-          T0 + MINUTE,
-        );
+        rec.place(alice, 'btc_usdt', SELL, 'limit', 3_020_000, 40, T0 + MINUTE);
+        rec.place(alice, 'btc_usdt', SELL, 'limit', 3_021_000, 5, T0 + MINUTE);
+        rec.place(bob, 'btc_usdt', BUY, 'ioc', 3_021_000, 45, T0 + MINUTE);
         trade(rec, alice, bob, T0 + 3 * MINUTE - 1, 3_005_000, 50); // e
         trade(rec, alice, bob, T0 + 3 * MINUTE, 3_001_000, 60); // f
         trade(rec, alice, bob, T0 + 5 * MINUTE, 3_030_000, 70); // g

@@ -7,7 +7,7 @@
  * query is answered from an index, in index order, without a sort (the test checks each plan with
  * EXPLAIN QUERY PLAN). docs/history-store.md has the tables and the figures.
  */
-import { DatabaseSync, type SQLOutputValue, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type SQLOutputValue, type StatementSync } from 'node:sqlite';
 import { BUY, SELL } from '../domain/commands.ts';
 import {
   ORDER_CANCELLED,
@@ -269,94 +269,108 @@ export const WRITE_SQL = {
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
 } as const;
 
-type Row = Record<string, SQLOutputValue>;
+/**
+ * A result row as an array in the order of the statement's column list: node:sqlite builds
+ * arrays markedly faster than objects (about 40% less per row in a measurement here).
+ */
+type Row = readonly SQLOutputValue[];
 
 const num = (v: SQLOutputValue | undefined): number => v as number;
 const str = (v: SQLOutputValue | undefined): string => v as string;
 
+/** Rows of ORDER_COLUMNS. */
 function orderRow(r: Row): OrderRow {
   return {
-    id: num(r.id),
-    userId: num(r.user_id),
-    market: str(r.market),
-    side: num(r.side) as OrderRow['side'],
-    kind: str(r.kind) as OrderRow['kind'],
-    price: num(r.price),
-    amount: num(r.amount),
-    filled: num(r.filled),
-    filledValue: num(r.filled_value),
-    fees: num(r.fees),
-    feeCoin: str(r.fee_coin),
-    platformFees: num(r.platform_fees),
-    status: num(r.status) as OrderStatus,
-    acctType: num(r.acct_type) as OrderRow['acctType'],
-    usePlatformCoin: r.use_platform_coin === 1,
-    clientOrderId: str(r.client_order_id),
-    time: num(r.time),
-    updated: num(r.updated),
-    cancelReason: (r.cancel_reason ?? null) as CancelReason | null,
+    id: num(r[0]),
+    userId: num(r[1]),
+    market: str(r[2]),
+    side: num(r[3]) as OrderRow['side'],
+    kind: str(r[4]) as OrderRow['kind'],
+    price: num(r[5]),
+    amount: num(r[6]),
+    filled: num(r[7]),
+    filledValue: num(r[8]),
+    fees: num(r[9]),
+    feeCoin: str(r[10]),
+    platformFees: num(r[11]),
+    status: num(r[12]) as OrderStatus,
+    acctType: num(r[13]) as OrderRow['acctType'],
+    usePlatformCoin: r[14] === 1,
+    clientOrderId: str(r[15]),
+    time: num(r[16]),
+    updated: num(r[17]),
+    cancelReason: (r[18] ?? null) as CancelReason | null,
   };
 }
 
+/** Rows of TRADE_COLUMNS. */
 function tradeRow(r: Row): TradeRow {
   return {
-    id: num(r.id),
-    market: str(r.market),
-    price: num(r.price),
-    amount: num(r.amount),
-    value: num(r.value),
-    takerSide: num(r.taker_side) as TradeRow['takerSide'],
-    takerOrderId: num(r.taker_order_id),
-    makerOrderId: num(r.maker_order_id),
-    takerUserId: num(r.taker_user_id),
-    makerUserId: num(r.maker_user_id),
-    time: num(r.time),
+    id: num(r[0]),
+    market: str(r[1]),
+    price: num(r[2]),
+    amount: num(r[3]),
+    value: num(r[4]),
+    takerSide: num(r[5]) as TradeRow['takerSide'],
+    takerOrderId: num(r[6]),
+    makerOrderId: num(r[7]),
+    takerUserId: num(r[8]),
+    makerUserId: num(r[9]),
+    time: num(r[10]),
   };
 }
 
+/** Rows of BILL_COLUMNS. */
 function billRow(r: Row): BillRow {
-  const available = num(r.available);
-  const frozen = num(r.frozen);
+  const available = num(r[4]);
+  const frozen = num(r[5]);
   return {
-    id: num(r.id),
-    userId: num(r.user_id),
-    coin: str(r.coin),
-    change: num(r.change),
+    id: num(r[0]),
+    userId: num(r[1]),
+    coin: str(r[2]),
+    change: num(r[3]),
     balance: available + frozen,
     available,
     frozen,
-    billType: str(r.bill_type) as BillType,
-    ref: str(r.ref),
-    time: num(r.time),
+    billType: str(r[6]) as BillType,
+    ref: str(r[7]),
+    time: num(r[8]),
   };
 }
 
+/** Rows of DEPOSIT_COLUMNS. */
 function depositRow(r: Row): DepositRow {
   return {
-    id: num(r.id),
-    depositId: str(r.deposit_id),
-    userId: num(r.user_id),
-    coin: str(r.coin),
-    amount: num(r.amount),
-    status: str(r.status) as DepositRow['status'],
-    time: num(r.time),
+    id: num(r[0]),
+    depositId: str(r[1]),
+    userId: num(r[2]),
+    coin: str(r[3]),
+    amount: num(r[4]),
+    status: str(r[5]) as DepositRow['status'],
+    time: num(r[6]),
   };
 }
 
+/** Rows of WITHDRAWAL_COLUMNS. */
 function withdrawalRow(r: Row): WithdrawalRow {
   return {
-    id: num(r.id),
-    withdrawalId: str(r.withdrawal_id),
-    userId: num(r.user_id),
-    coin: str(r.coin),
-    amount: num(r.amount),
-    fee: num(r.fee),
-    status: str(r.status) as WithdrawalRow['status'],
-    reason: (r.reason ?? null) as WithdrawalRow['reason'],
-    submitTime: num(r.submit_time),
-    manageTime: r.manage_time === null || r.manage_time === undefined ? null : num(r.manage_time),
+    id: num(r[0]),
+    withdrawalId: str(r[1]),
+    userId: num(r[2]),
+    coin: str(r[3]),
+    amount: num(r[4]),
+    fee: num(r[5]),
+    status: str(r[6]) as WithdrawalRow['status'],
+    reason: (r[7] ?? null) as WithdrawalRow['reason'],
+    submitTime: num(r[8]),
+    manageTime: r[9] === null || r[9] === undefined ? null : num(r[9]),
   };
 }
+
+const all = (stmt: StatementSync, ...params: SQLInputValue[]): Row[] =>
+  stmt.all(...params) as unknown as Row[];
+const one = (stmt: StatementSync, ...params: SQLInputValue[]): Row | undefined =>
+  stmt.get(...params) as unknown as Row | undefined;
 
 /** Options of `SqliteHistoryStore.open`. */
 export interface SqliteHistoryStoreOptions {
@@ -403,8 +417,7 @@ export class SqliteHistoryStore implements HistoryStore {
         };
       this.#query = prepare(QUERY_SQL);
       this.#write = prepare(WRITE_SQL);
-      this.#query.klinesLatest.setReturnArrays(true);
-      this.#query.klinesSince.setReturnArrays(true);
+      for (const stmt of Object.values(this.#query)) stmt.setReturnArrays(true);
     } catch (err) {
       this.#db.close();
       throw err;
@@ -547,7 +560,7 @@ export class SqliteHistoryStore implements HistoryStore {
 
   async getOrder(userId: number, market: string, orderId: number): Promise<OrderRow | undefined> {
     this.#open();
-    const r = this.#query.getOrder.get(orderId, userId, market);
+    const r = one(this.#query.getOrder, orderId, userId, market);
     return r === undefined ? undefined : orderRow(r);
   }
 
@@ -558,7 +571,7 @@ export class SqliteHistoryStore implements HistoryStore {
   ): Promise<OrderRow | undefined> {
     this.#open();
     if (clientOrderId === '') return undefined;
-    const r = this.#query.getOrderByClientId.get(userId, market, clientOrderId);
+    const r = one(this.#query.getOrderByClientId, userId, market, clientOrderId);
     return r === undefined ? undefined : orderRow(r);
   }
 
@@ -570,26 +583,27 @@ export class SqliteHistoryStore implements HistoryStore {
     const stmt = this.#query[`orders:${status}:${side}`] as StatementSync | undefined;
     if (stmt === undefined)
       throw new RangeError(`unknown order list filter '${String(query.status)}/${String(query.side)}'`);
-    return stmt.all(userId, market, pageSize, offset).map(orderRow);
+    return all(stmt, userId, market, pageSize, offset).map(orderRow);
   }
 
   async trades(market: string, query: TradesQuery = {}): Promise<TradeRow[]> {
     this.#open();
     const limit = limitBound(query.limit, DEFAULT_TRADES_LIMIT, MAX_TRADES_LIMIT, 'limit');
     if (query.sinceTradeId !== undefined) {
-      return this.#query.tradesSince.all(market, query.sinceTradeId, limit).map(tradeRow);
+      return all(this.#query.tradesSince, market, query.sinceTradeId, limit).map(tradeRow);
     }
-    return this.#query.tradesLatest.all(market, limit).map(tradeRow).reverse();
+    return all(this.#query.tradesLatest, market, limit).map(tradeRow).reverse();
   }
 
   async klines(market: string, interval: KlineInterval, query: KlinesQuery = {}): Promise<KlineRow[]> {
     this.#open();
     const size = limitBound(query.size, MAX_KLINE_SIZE, MAX_KLINE_SIZE, 'size');
-    // Statements set to return arrays give rows in column order: start, open, high, low, close, volume.
-    if (query.since !== undefined) {
-      return this.#query.klinesSince.all(market, interval, query.since, size) as unknown as KlineRow[];
-    }
-    return (this.#query.klinesLatest.all(market, interval, size) as unknown as KlineRow[]).reverse();
+    // The columns are start, open, high, low, close, volume: the rows are KlineRows as they come.
+    const rows =
+      query.since === undefined
+        ? all(this.#query.klinesLatest, market, interval, size).reverse()
+        : all(this.#query.klinesSince, market, interval, query.since, size);
+    return rows as unknown as KlineRow[];
   }
 
   async bills(userId: number, query: BillsQuery = {}): Promise<Page<BillRow>> {
@@ -600,12 +614,12 @@ export class SqliteHistoryStore implements HistoryStore {
     const q = this.#query;
     const [rows, count] =
       query.coin === undefined
-        ? [q.bills.all(userId, from, to, pageSize, offset), q.billsCount.get(userId, from, to)]
+        ? [all(q.bills, userId, from, to, pageSize, offset), one(q.billsCount, userId, from, to)]
         : [
-            q.billsCoin.all(userId, query.coin, from, to, pageSize, offset),
-            q.billsCoinCount.get(userId, query.coin, from, to),
+            all(q.billsCoin, userId, query.coin, from, to, pageSize, offset),
+            one(q.billsCoinCount, userId, query.coin, from, to),
           ];
-    return { rows: rows.map(billRow), total: num(count?.n), pageIndex, pageSize };
+    return { rows: rows.map(billRow), total: num(count?.[0]), pageIndex, pageSize };
   }
 
   async deposits(userId: number, query: FundsQuery = {}): Promise<Page<DepositRow>> {
@@ -614,12 +628,12 @@ export class SqliteHistoryStore implements HistoryStore {
     const q = this.#query;
     const [rows, count] =
       query.coin === undefined
-        ? [q.deposits.all(userId, pageSize, offset), q.depositsCount.get(userId)]
+        ? [all(q.deposits, userId, pageSize, offset), one(q.depositsCount, userId)]
         : [
-            q.depositsCoin.all(userId, query.coin, pageSize, offset),
-            q.depositsCoinCount.get(userId, query.coin),
+            all(q.depositsCoin, userId, query.coin, pageSize, offset),
+            one(q.depositsCoinCount, userId, query.coin),
           ];
-    return { rows: rows.map(depositRow), total: num(count?.n), pageIndex, pageSize };
+    return { rows: rows.map(depositRow), total: num(count?.[0]), pageIndex, pageSize };
   }
 
   async withdrawals(userId: number, query: FundsQuery = {}): Promise<Page<WithdrawalRow>> {
@@ -628,12 +642,12 @@ export class SqliteHistoryStore implements HistoryStore {
     const q = this.#query;
     const [rows, count] =
       query.coin === undefined
-        ? [q.withdrawals.all(userId, pageSize, offset), q.withdrawalsCount.get(userId)]
+        ? [all(q.withdrawals, userId, pageSize, offset), one(q.withdrawalsCount, userId)]
         : [
-            q.withdrawalsCoin.all(userId, query.coin, pageSize, offset),
-            q.withdrawalsCoinCount.get(userId, query.coin),
+            all(q.withdrawalsCoin, userId, query.coin, pageSize, offset),
+            one(q.withdrawalsCoinCount, userId, query.coin),
           ];
-    return { rows: rows.map(withdrawalRow), total: num(count?.n), pageIndex, pageSize };
+    return { rows: rows.map(withdrawalRow), total: num(count?.[0]), pageIndex, pageSize };
   }
 
   async close(): Promise<void> {

@@ -49,6 +49,34 @@ export class EngineRecorder {
     return result;
   }
 
+  /** PlaceOrder on the spot account, at `time` (default: the current time). */
+  place(
+    userId: number,
+    market: string,
+    side: Side,
+    kind: OrderKind,
+    price: number,
+    amount: number,
+    time: number = this.#time,
+    clientOrderId = '',
+  ): ApplyResult {
+    return this.apply(
+      { type: 'PlaceOrder', userId, market, side, kind, price, amount, acctType: 0, clientOrderId },
+      time,
+    );
+  }
+
+  /** CancelOrder by order id (> 0) or else by client order id. */
+  cancel(
+    userId: number,
+    market: string,
+    orderId: number,
+    time: number = this.#time,
+    clientOrderId = '',
+  ): ApplyResult {
+    return this.apply({ type: 'CancelOrder', userId, market, orderId, clientOrderId }, time);
+  }
+
   /** Registers a user and credits each of `funds` (coin → units); returns the user id. */
   fundedUser(name: string, funds: Readonly<Record<string, number>>): number {
     const r = this.apply({ type: 'RegisterUser', name });
