@@ -1,0 +1,160 @@
+/**
+ * @module http.bench — the HTTP API under load from autocannon on the same machine:
+ * 1. baseline: a bare node:http hello-world server;
+ * 2. signed order placement (GET /api/order, ZB signature checked, journal with fdatasync group
+ *    commit, reply after durability), buys and sells alternating so the book stays small and
+ *    half the orders trade;
+ * 3. public depth and ticker.
+ * Each server runs in its own process; autocannon runs in this one. Reports requests/s (median of
+ * the per-second samples) and latency percentiles, and Bourse's orders/s ÷ hello-world requests/s.
+ * The last line is one JSON object. Rate limits are switched off (`--rate-limits=false`): the
+ * spec's 60 requests/s per key would otherwise need 500+ keys for this load.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { startServer } from '../test/fixtures/server-process.ts';
+import { admin, signedQuery, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
+
+const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? 100);
+const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? 10);
+
+interface Figures {
+  readonly rps: number;
+  readonly rpsMean: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+  readonly non2xx: number;
+  readonly total: number;
+}
+
+async function load(url: string, options: Partial<autocannon.Options> = {}): Promise<Figures> {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { 'user-agent': TEST_USER_AGENT },
+    ...options,
+  });
+  return {
+    rps: result.requests.p50,
+    rpsMean: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  };
+}
+
+const line = (name: string, f: Figures): string =>
+  `${name.padEnd(26)} ${String(f.rps).padStart(7)} req/s median (mean ${f.rpsMean}), latency p50 ${f.p50} ms, p99 ${f.p99} ms, errors ${f.errors + f.non2xx}`;
+
+async function helloWorld(): Promise<Figures> {
+  const code =
+    "require('node:http').createServer((q,s)=>{s.writeHead(200,{'content-type':'application/json'});s.end('{\"hello\":\"world\"}')}).listen(0,'127.0.0.1',function(){console.log('port '+this.address().port)})";
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) =>
+    child.stdout.on('data', (d: Buffer) => {
+      const m = /port (\d+)/.exec(d.toString());
+      if (m !== null) resolve(Number(m[1]));
+    }),
+  );
+  try {
+    await load(`http://127.0.0.1:${port}/api/order`, { duration: 2 });
+    return await load(`http://127.0.0.1:${port}/api/order`);
+  } finally {
+    child.kill();
+  }
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-http-'));
+  console.log(
+    `bench:http — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg()[0]?.toFixed(2)}, ` +
+      `${CONNECTIONS} connections, ${SECONDS} s per run, autocannon in this process, each server in its own`,
+  );
+  try {
+    const hello = await helloWorld();
+    console.log(line('hello world (node:http)', hello));
+
+    const server = await startServer(join(root, 'data'), ['--rate-limits=false', '--snapshot-every', '0']);
+    try {
+      const keys: { accessKey: string; secret: string }[] = [];
+      for (const [name, coin, amount] of [
+        ['buyer', 'usdt', '5000000000'],
+        ['seller', 'btc', '1000000'],
+      ] as const) {
+        await admin(server.base, server.token, '/admin/users/create', [['name', name]]);
+        await admin(server.base, server.token, '/admin/deposits/credit', [
+          ['user', name],
+          ['coin', coin],
+          ['amount', amount],
+        ]);
+        const key = await admin(server.base, server.token, '/admin/keys/create', [
+          ['user', name],
+          ['perms', 'asset,entrust'],
+        ]);
+        keys.push({ accessKey: key.accessKey as string, secret: key.secretKey as string });
+      }
+      // The signature does not cover reqTime, so each side's request is signed once and sent with a fresh reqTime.
+      const paths = keys.map(({ accessKey, secret }, side) =>
+        `/api/order?${signedQuery(
+          'order',
+          [
+            ['currency', 'btc_usdt'],
+            ['tradeType', side === 0 ? '1' : '0'],
+            ['price', '30000.00'],
+            ['amount', '0.0100'],
+          ],
+          accessKey,
+          secret,
+        )}`.replace(/&reqTime=\d+$/, '&reqTime='),
+      );
+      let n = 0;
+      const orders = (): Promise<Figures> =>
+        load(`${server.base}/api/order`, {
+          requests: [{ setupRequest: (req) => ({ ...req, path: `${paths[n++ % 2]}${Date.now()}` }) }],
+        });
+      await load(`${server.base}/api/order`, {
+        duration: 2,
+        requests: [{ setupRequest: (req) => ({ ...req, path: `${paths[n++ % 2]}${Date.now()}` }) }],
+      });
+      const placed = await orders();
+      console.log(line('signed orders (durable)', placed));
+      const depth = await load(`${server.base}/data/v1/depth?market=btc_usdt&size=10`);
+      console.log(line('public depth', depth));
+      const ticker = await load(`${server.base}/data/v1/ticker?market=btc_usdt`);
+      console.log(line('public ticker', ticker));
+      const state = await admin(server.base, server.token, '/admin/state', []);
+      const ratio = placed.rps / hello.rps;
+      console.log(
+        `orders/s ÷ hello-world req/s = ${ratio.toFixed(2)} (journal at seq ${String(state.lastSeq)} after the runs)`,
+      );
+      console.log(
+        JSON.stringify({
+          bench: 'http',
+          connections: CONNECTIONS,
+          seconds: SECONDS,
+          helloRps: hello.rps,
+          ordersRps: placed.rps,
+          ordersP50Ms: placed.p50,
+          ordersP99Ms: placed.p99,
+          ordersErrors: placed.errors + placed.non2xx,
+          depthRps: depth.rps,
+          tickerRps: ticker.rps,
+          ratioOrdersToHello: Number(ratio.toFixed(3)),
+        }),
+      );
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
