@@ -11,7 +11,7 @@ import { createEngine, DEFAULT_STREAM, generateStream, type GeneratedStream } fr
 
 /** `--quick` shrinks everything for a smoke run; its figures are not to be quoted. */
 const QUICK = process.argv.includes('--quick');
-/** Timed runs of each book on the 10,000-order stream; the median is reported. */
+/** Timed runs of each book on the 10,000-order stream; medians are reported. */
 const RUNS = QUICK ? 2 : 7;
 /** Separate runs with a timer around every command (timers distort throughput, so never both). */
 const LATENCY_RUNS = QUICK ? 1 : 3;
@@ -21,8 +21,10 @@ const BIG_COMMANDS = QUICK ? 50_000 : 300_000;
 const BIG_USERS = 1_000;
 /** Mean distance from the mid of the big book's orders: about 100,000 priced levels a side. */
 const BIG_MEAN_DISTANCE_TICKS = 30_000;
+/** A command slower than this counts as a stall, to be told apart as GC or not. */
+const STALL_MS = 1;
 
-// ───────────────────────────── helpers ─────────────────────────────
+// ───────────────────────────── measuring ─────────────────────────────
 
 const runGc = (): void => {
   if (typeof gc !== 'function') throw new Error('run with --expose-gc (npm run bench:engine does)');
@@ -81,6 +83,66 @@ function gcBetween(t0: number, t1: number): GcSummary {
   return s;
 }
 
+/**
+ * Time this thread has spent runnable but waiting for a CPU (ms), from Linux's schedstat; NaN
+ * elsewhere. Other processes' load shows here, not in the engine's own figures.
+ */
+function cpuWaitMs(): number {
+  try {
+    const fields = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return Number(fields[1]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * CPU time all processes on the machine have used (ms, from /proc/stat, including time the
+ * hypervisor gave to other guests), and this process's own; NaN where unavailable.
+ */
+function machineBusyMs(): { all: number; own: number } {
+  const own = process.cpuUsage();
+  try {
+    const line = readFileSync('/proc/stat', 'latin1').split('\n')[0] ?? '';
+    const f = line.trim().split(/\s+/).map(Number);
+    // cpu user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+    const busy = (f[1] ?? 0) + (f[2] ?? 0) + (f[3] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0) + (f[8] ?? 0);
+    return { all: busy * (1000 / CLOCK_TICKS_PER_SECOND), own: (own.user + own.system) / 1000 };
+  } catch {
+    return { all: Number.NaN, own: (own.user + own.system) / 1000 };
+  }
+}
+/** USER_HZ: 100 on the Linux systems this runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Wall time, CPU time of this thread, its wait for a CPU, and other processes' CPU use. */
+interface Usage {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly waitMs: number;
+  /** CPU time used by everything but this process (ms). */
+  readonly othersMs: number;
+}
+const usageNow = (): Usage => {
+  const cpu = process.threadCpuUsage();
+  const busy = machineBusyMs();
+  return {
+    wallMs: performance.now(),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    waitMs: cpuWaitMs(),
+    othersMs: busy.all - busy.own,
+  };
+};
+const usageSince = (u: Usage): Usage => {
+  const now = usageNow();
+  return {
+    wallMs: now.wallMs - u.wallMs,
+    cpuMs: now.cpuMs - u.cpuMs,
+    waitMs: now.waitMs - u.waitMs,
+    othersMs: Math.max(0, now.othersMs - u.othersMs),
+  };
+};
+
 const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -103,11 +165,55 @@ function percentiles(samples: Float64Array): Percentiles {
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), p9999: at(0.9999), max: at(1) };
 }
 
+/**
+ * Commands slower than STALL_MS, told apart: during a GC pause; in a block of commands in which the
+ * thread waited for a CPU at least half as long as the stall (preempted by other processes); other.
+ */
+interface Stalls {
+  count: number;
+  duringGc: number;
+  preempted: number;
+  /** The slowest stall with neither explanation, ms. */
+  maxUnexplainedMs: number;
+}
+
+/** Commands per reading of the CPU wait during timed runs (a reading costs ~30 µs). */
+const WAIT_BLOCK = 1024;
+
+/** Per-command timings of a run, and the CPU wait of each block of WAIT_BLOCK commands. */
+class Timings {
+  readonly starts: Float64Array;
+  readonly latenciesUs: Float64Array;
+  readonly blockWaitMs: Float64Array;
+  constructor(n: number) {
+    this.starts = new Float64Array(n);
+    this.latenciesUs = new Float64Array(n);
+    this.blockWaitMs = new Float64Array(Math.ceil(n / WAIT_BLOCK));
+  }
+}
+
+function stalls(t: Timings): Stalls {
+  const s: Stalls = { count: 0, duringGc: 0, preempted: 0, maxUnexplainedMs: 0 };
+  for (let i = 0; i < t.latenciesUs.length; i++) {
+    const ms = (t.latenciesUs[i] as number) / 1000;
+    if (ms < STALL_MS) continue;
+    const t0 = t.starts[i] as number;
+    s.count++;
+    if (gcPauses.some((p) => p.start < t0 + ms && p.start + p.ms > t0)) s.duringGc++;
+    else if ((t.blockWaitMs[Math.floor(i / WAIT_BLOCK)] as number) >= ms / 2) s.preempted++;
+    else if (ms > s.maxUnexplainedMs) s.maxUnexplainedMs = ms;
+  }
+  return s;
+}
+
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 const fmtInt = (x: number): string => Math.round(x).toLocaleString('en-US');
 const fmtUs = (p: Percentiles): string =>
   `p50 ${p.p50.toFixed(2)} µs, p90 ${p.p90.toFixed(2)} µs, p99 ${p.p99.toFixed(2)} µs, ` +
   `p99.9 ${p.p999.toFixed(1)} µs, p99.99 ${p.p9999.toFixed(1)} µs, max ${p.max.toFixed(0)} µs`;
+const fmtStalls = (s: Stalls): string =>
+  `${s.count} commands over ${STALL_MS} ms: ${s.duringGc} during a GC pause, ${s.preempted} while ` +
+  `preempted by other processes, slowest of the rest ${s.maxUnexplainedMs.toFixed(1)} ms`;
 const roundPercentiles = (p: Percentiles): Percentiles => ({
   p50: round(p.p50, 3),
   p90: round(p.p90, 3),
@@ -117,6 +223,7 @@ const roundPercentiles = (p: Percentiles): Percentiles => ({
   max: round(p.max, 1),
 });
 const mb = (bytes: number): number => round(bytes / 1_048_576, 1);
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 function cpuModel(): string {
   try {
@@ -143,17 +250,25 @@ function preparedEngine(stream: GeneratedStream): Engine {
 /** Applies the commands; returns the events produced, a cheap check that every run did the same work. */
 function applyAll(engine: Engine, commands: readonly SequencedCommand[]): number {
   let events = 0;
-  for (let i = 0; i < commands.length; i++) events += engine.apply(commands[i] as SequencedCommand).events.length;
+  for (let i = 0; i < commands.length; i++)
+    events += engine.apply(commands[i] as SequencedCommand).events.length;
   return events;
 }
 
-/** Applies the commands with a timer around each; `out[i]` is command i's latency in µs. */
-function applyTimed(engine: Engine, commands: readonly SequencedCommand[], out: Float64Array): number {
+/** Applies the commands with a timer around each, recording into `t`. */
+function applyTimed(engine: Engine, commands: readonly SequencedCommand[], t: Timings): number {
   let events = 0;
+  let wait = cpuWaitMs();
   for (let i = 0; i < commands.length; i++) {
     const t0 = performance.now();
     events += engine.apply(commands[i] as SequencedCommand).events.length;
-    out[i] = (performance.now() - t0) * 1000;
+    t.latenciesUs[i] = (performance.now() - t0) * 1000;
+    t.starts[i] = t0;
+    if ((i + 1) % WAIT_BLOCK === 0 || i === commands.length - 1) {
+      const now = cpuWaitMs();
+      t.blockWaitMs[Math.floor(i / WAIT_BLOCK)] = now - wait;
+      wait = now;
+    }
   }
   return events;
 }
@@ -240,25 +355,20 @@ const libResting = (book: LibBook): number => {
   return sides.bids.len() + sides.asks.len();
 };
 
-// ───────────────────────────── the benchmark ─────────────────────────────
+// ───────────────────────────── the 10,000-order stream ─────────────────────────────
 
-async function main(): Promise<void> {
-  const started = performance.now();
-  const machine = {
-    cpu: cpuModel(),
-    cores: os.cpus().length,
-    memoryGB: round(os.totalmem() / 2 ** 30, 1),
-    node: process.version,
-    v8: process.versions.v8,
-    loadavgAtStart: os.loadavg().map((x) => round(x, 2)),
-  };
-  console.log(`Engine benchmark${QUICK ? ' (QUICK: smoke run, do not quote)' : ''}`);
-  console.log(
-    `  ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB; Node ${machine.node} (V8 ${machine.v8}); ` +
-      `load average ${machine.loadavgAtStart.join(' ')}`,
-  );
+interface RunFigures {
+  /** Commands (or the book's operations) per second of wall time, and of this thread's CPU time. */
+  readonly wall: number;
+  readonly cpu: number;
+  /** Share of the run's wall time the thread waited for a CPU (other processes' load). */
+  readonly waitPercent: number;
+  /** Cores' worth of CPU that other processes used meanwhile (they share caches and memory). */
+  readonly othersCores: number;
+  readonly gc: GcSummary;
+}
 
-  // ── The 10,000-order stream ──
+async function streamBenchmark(): Promise<Record<string, unknown>> {
   let t = performance.now();
   const stream = generateStream({ ...DEFAULT_STREAM, commands: STREAM_COMMANDS });
   const s = stream.summary;
@@ -266,7 +376,7 @@ async function main(): Promise<void> {
   console.log(
     `\nStream: ${fmtInt(n)} commands on btc_usdt after ${fmtInt(s.setupCommands)} setup commands ` +
       `(${DEFAULT_STREAM.users} users, ${fmtInt(s.restingAfterSetup)} resting orders); generated in ` +
-      `${((performance.now() - t) / 1000).toFixed(1)} s`,
+      seconds(performance.now() - t),
   );
   const pct = (k: number): string => `${((100 * k) / n).toFixed(1)}%`;
   console.log(
@@ -289,69 +399,96 @@ async function main(): Promise<void> {
   const libSetup = translate(stream.setup, stream.setupOrderIds);
   const libOps = translate(stream.commands, stream.orderIds);
 
-  const bourseRun = async (): Promise<{ rate: number; events: number; gc: GcSummary; engine: Engine }> => {
+  const bourseRun = async (): Promise<RunFigures & { events: number; engine: Engine }> => {
     const engine = preparedEngine(stream);
     runGc();
-    const t0 = performance.now();
+    const u = usageNow();
     const events = applyAll(engine, stream.commands);
-    const t1 = performance.now();
+    const d = usageSince(u);
     await settle();
-    return { rate: (n / (t1 - t0)) * 1000, events, gc: gcBetween(t0, t1), engine };
+    const gc = gcBetween(u.wallMs, u.wallMs + d.wallMs);
+    return {
+      wall: (n / d.wallMs) * 1000,
+      cpu: (n / d.cpuMs) * 1000,
+      waitPercent: (100 * d.waitMs) / d.wallMs,
+      othersCores: d.othersMs / d.wallMs,
+      gc,
+      events,
+      engine,
+    };
   };
-  const libRun = async (): Promise<{ rate: number; refused: number; resting: number; gc: GcSummary }> => {
+  const libRun = async (): Promise<RunFigures & { refused: number; resting: number }> => {
     const book = newLibBook();
     libApplyAll(book, libSetup);
     runGc();
-    const t0 = performance.now();
+    const u = usageNow();
     const refused = libApplyAll(book, libOps);
-    const t1 = performance.now();
+    const d = usageSince(u);
     await settle();
-    return { rate: (n / (t1 - t0)) * 1000, refused, resting: libResting(book), gc: gcBetween(t0, t1) };
+    const gc = gcBetween(u.wallMs, u.wallMs + d.wallMs);
+    return {
+      wall: (n / d.wallMs) * 1000,
+      cpu: (n / d.cpuMs) * 1000,
+      waitPercent: (100 * d.waitMs) / d.wallMs,
+      othersCores: d.othersMs / d.wallMs,
+      gc,
+      refused,
+      resting: libResting(book),
+    };
   };
 
-  // Warm-up: one full run of each (the generator already ran the engine's code once).
+  // Warm-up: one full run of each (the generator already ran the engine's code once). The replay
+  // must reach the generator's state exactly, or the stream would not be what it claims.
   t = performance.now();
   const warm = await bourseRun();
-  if (warm.events !== s.events) throw new Error(`replay produced ${warm.events} events, expected ${s.events}`);
+  if (warm.events !== s.events)
+    throw new Error(`replay produced ${warm.events} events, expected ${s.events}`);
   const hash = warm.engine.stateHash();
   if (hash !== s.stateHash) throw new Error('replay reached a different state than the generator');
+  warm.engine.assertInvariants();
   const warmLib = await libRun();
   console.log(
-    `\nWarm-up done in ${((performance.now() - t) / 1000).toFixed(1)} s; replay state hash matches the ` +
-      `generator's (${hash.slice(0, 12)}…)`,
+    `\nWarm-up done in ${seconds(performance.now() - t)}; replay state hash matches the generator's ` +
+      `(${hash.slice(0, 12)}…), invariants hold`,
   );
 
   // Interleaved so that load from other processes falls on both books alike.
-  const bourseRates: number[] = [];
-  const libRates: number[] = [];
-  let bourseGcMax = 0;
-  let libGcMax = 0;
+  const bourse: RunFigures[] = [];
+  const lib: RunFigures[] = [];
   for (let r = 0; r < RUNS; r++) {
     const b = await bourseRun();
     if (b.events !== s.events) throw new Error(`run ${r}: ${b.events} events, expected ${s.events}`);
-    bourseRates.push(b.rate);
-    bourseGcMax = Math.max(bourseGcMax, b.gc.maxMs);
+    bourse.push(b);
     const l = await libRun();
-    libRates.push(l.rate);
-    libGcMax = Math.max(libGcMax, l.gc.maxMs);
+    lib.push(l);
     console.log(
-      `  run ${r + 1}/${RUNS}: Bourse ${fmtInt(b.rate)} commands/s (GC ${b.gc.count} pauses, ` +
-        `${b.gc.totalMs.toFixed(0)} ms, max ${b.gc.maxMs.toFixed(2)} ms); nodejs-order-book ` +
-        `${fmtInt(l.rate)} ops/s (GC max ${l.gc.maxMs.toFixed(2)} ms)`,
+      `  run ${r + 1}/${RUNS}: Bourse ${fmtInt(b.wall)} commands/s (${fmtInt(b.cpu)} per CPU-second; ` +
+        `GC ${b.gc.count} pauses, ${b.gc.totalMs.toFixed(0)} ms, max ${b.gc.maxMs.toFixed(1)} ms; ` +
+        `waited for a CPU ${b.waitPercent.toFixed(0)}% of the time; other processes busy ` +
+        `${b.othersCores.toFixed(2)} cores); nodejs-order-book ${fmtInt(l.wall)} ops/s (${fmtInt(l.cpu)} ` +
+        `per CPU-second; GC max ${l.gc.maxMs.toFixed(1)} ms; waited ${l.waitPercent.toFixed(0)}%; others ` +
+        `${l.othersCores.toFixed(2)} cores)`,
     );
   }
-  const bourseMedian = median(bourseRates);
-  const libMedian = median(libRates);
+  libOps.length = 0;
+  libSetup.length = 0;
 
-  // Latency, in separate runs: the timer reads cost about as much as a cancel.
+  // Latency, in separate runs: a pair of timer reads costs about a tenth of a command.
   const overhead = timerOverheadUs();
   const latencyRuns: Percentiles[] = [];
-  const latencies = new Float64Array(n);
+  const stallRuns: Stalls[] = [];
+  const latencyWait: number[] = [];
+  const timings = new Timings(n);
   for (let r = 0; r < LATENCY_RUNS; r++) {
     const engine = preparedEngine(stream);
     runGc();
-    applyTimed(engine, stream.commands, latencies);
-    latencyRuns.push(percentiles(latencies));
+    const u = usageNow();
+    applyTimed(engine, stream.commands, timings);
+    const d = usageSince(u);
+    await settle();
+    latencyRuns.push(percentiles(timings.latenciesUs));
+    stallRuns.push(stalls(timings));
+    latencyWait.push((100 * d.waitMs) / d.wallMs);
   }
   const pick = (k: keyof Percentiles): number =>
     k === 'max' ? Math.max(...latencyRuns.map((p) => p.max)) : median(latencyRuns.map((p) => p[k]));
@@ -363,97 +500,44 @@ async function main(): Promise<void> {
     p9999: pick('p9999'),
     max: pick('max'),
   };
+  const stall = stallRuns.reduce((a, b) => (b.count > a.count ? b : a));
 
+  const bWall = median(bourse.map((x) => x.wall));
+  const bCpu = median(bourse.map((x) => x.cpu));
+  const lWall = median(lib.map((x) => x.wall));
+  const lCpu = median(lib.map((x) => x.cpu));
+  const bGcMax = Math.max(...bourse.map((x) => x.gc.maxMs));
+  const lGcMax = Math.max(...lib.map((x) => x.gc.maxMs));
+  const bGcShare = median(bourse.map((x) => (x.gc.totalMs / (n / x.wall)) * 0.1));
   console.log('\nBourse engine (accounts, freezes, fees incl. platform-coin fees, events):');
   console.log(
-    `  throughput: median ${fmtInt(bourseMedian)} commands/s over ${RUNS} runs ` +
-      `(min ${fmtInt(Math.min(...bourseRates))}, max ${fmtInt(Math.max(...bourseRates))}); ` +
-      `largest GC pause in timed runs ${bourseGcMax.toFixed(2)} ms`,
+    `  throughput: median ${fmtInt(bWall)} commands/s over ${RUNS} runs (min ` +
+      `${fmtInt(Math.min(...bourse.map((x) => x.wall)))}, max ${fmtInt(Math.max(...bourse.map((x) => x.wall)))}); ` +
+      `${fmtInt(bCpu)} per CPU-second of the engine's thread; GC ${bGcShare.toFixed(0)}% of the time, ` +
+      `largest pause ${bGcMax.toFixed(1)} ms`,
   );
   console.log(
     `  latency per command (median of ${LATENCY_RUNS} runs; max is the largest): ${fmtUs(latency)}; ` +
       `timer overhead ${overhead.toFixed(3)} µs included`,
   );
+  console.log(`  stalls (worst run): ${fmtStalls(stall)}`);
   console.log(
-    `  targets: ≥ 1,000,000 commands/s ${bourseMedian >= 1_000_000 ? 'met' : 'MISSED'}, ` +
+    `  targets: ≥ 1,000,000 commands/s ${bWall >= 1_000_000 ? 'met' : 'MISSED'}, ` +
       `p99 ≤ 5 µs ${latency.p99 <= 5 ? 'met' : 'MISSED'}`,
   );
   console.log('nodejs-order-book 10 (matching only: no accounts, funds, fees or events), same stream:');
   console.log(
-    `  throughput: median ${fmtInt(libMedian)} ops/s over ${RUNS} runs ` +
-      `(min ${fmtInt(Math.min(...libRates))}, max ${fmtInt(Math.max(...libRates))}); ` +
-      `${fmtInt(warmLib.refused)} refusals; ${fmtInt(warmLib.resting)} resting at the end ` +
-      `(Bourse ${fmtInt(s.restingAtEnd)}); largest GC pause ${libGcMax.toFixed(2)} ms`,
+    `  throughput: median ${fmtInt(lWall)} ops/s over ${RUNS} runs (min ` +
+      `${fmtInt(Math.min(...lib.map((x) => x.wall)))}, max ${fmtInt(Math.max(...lib.map((x) => x.wall)))}); ` +
+      `${fmtInt(lCpu)} per CPU-second; ${fmtInt(warmLib.refused)} refusals; ${fmtInt(warmLib.resting)} ` +
+      `resting at the end (Bourse ${fmtInt(s.restingAtEnd)}); largest GC pause ${lGcMax.toFixed(1)} ms`,
   );
-  const ratio = bourseMedian / libMedian;
-  console.log(`  Bourse ÷ nodejs-order-book throughput: ${ratio.toFixed(2)}×`);
-
-  // ── The 1,000,000-order book ──
-  warm.engine.assertInvariants();
-  runGc();
-  t = performance.now();
-  const big = generateStream({
-    ...DEFAULT_STREAM,
-    seed: DEFAULT_STREAM.seed + 1,
-    users: BIG_USERS,
-    resting: BIG_RESTING,
-    commands: BIG_COMMANDS,
-    meanDistanceTicks: BIG_MEAN_DISTANCE_TICKS,
-    hash: false,
-  });
-  const genSeconds = (performance.now() - t) / 1000;
-  runGc();
-  const heapBefore = process.memoryUsage().heapUsed;
-  t = performance.now();
-  const bigEngine = preparedEngine(big);
-  const buildSeconds = (performance.now() - t) / 1000;
-  runGc();
-  const heapBook = process.memoryUsage().heapUsed - heapBefore;
-  const bigLatencies = new Float64Array(big.commands.length);
-  const b0 = performance.now();
-  const bigEvents = applyTimed(bigEngine, big.commands, bigLatencies);
-  const b1 = performance.now();
-  await settle();
-  if (bigEvents !== big.summary.events) throw new Error('big book replay diverged from its generator');
-  if (bigEngine.openOrderCount !== big.summary.restingAtEnd) throw new Error('big book resting count differs');
-  const bigGc = gcBetween(b0, b1);
-  const bigLatency = percentiles(bigLatencies);
-  const bigRate = (big.commands.length / (b1 - b0)) * 1000;
-  const bigHeapAfter = process.memoryUsage();
-  const bs = big.summary;
+  const ratio = bWall / lWall;
   console.log(
-    `\n1,000,000-order book: ${fmtInt(bs.restingAfterSetup)} resting orders of ${BIG_USERS} users over ` +
-      `${fmtInt(bs.bidLevels)} bid and ${fmtInt(bs.askLevels)} ask levels (generated in ` +
-      `${genSeconds.toFixed(1)} s, replayed into a fresh engine in ${buildSeconds.toFixed(1)} s); ` +
-      `book heap ≈ ${mb(heapBook)} MB (${fmtInt(heapBook / bs.restingAfterSetup)} B per order), ` +
-      `heap used ${mb(bigHeapAfter.heapUsed)} MB, RSS ${mb(bigHeapAfter.rss)} MB`,
-  );
-  console.log(
-    `  then ${fmtInt(big.commands.length)} mixed commands, timed one by one: ${fmtInt(bigRate)} commands/s ` +
-      `with timers; ${fmtUs(bigLatency)}`,
-  );
-  console.log(
-    `  GC during the stream: ${bigGc.count} pauses, ${bigGc.totalMs.toFixed(0)} ms in all, largest ` +
-      `${bigGc.maxMs.toFixed(2)} ms (${bigGc.maxKind || 'none'}); ` +
-      Object.entries(bigGc.byKind)
-        .map(([k, v]) => `${k} ${v.count}× max ${v.maxMs.toFixed(2)} ms`)
-        .join(', '),
-  );
-  const largestPauseMs = Math.max(bigGc.maxMs, bigLatency.max / 1000);
-  console.log(
-    `  largest pause (max of GC pause and command latency): ${largestPauseMs.toFixed(2)} ms — aim ≤ 10 ms ` +
-      `${largestPauseMs <= 10 ? 'met' : 'MISSED'}`,
+    `  Bourse ÷ nodejs-order-book throughput: ${ratio.toFixed(2)}× (per CPU-second ${(bCpu / lCpu).toFixed(2)}×)`,
   );
 
-  const loadavgAtEnd = os.loadavg().map((x) => round(x, 2));
-  const totalSeconds = (performance.now() - started) / 1000;
-  console.log(`\nLoad average at the end ${loadavgAtEnd.join(' ')}; total ${totalSeconds.toFixed(0)} s`);
-
-  const json = {
-    bench: 'engine',
-    quick: QUICK,
-    date: new Date().toISOString(),
-    machine: { ...machine, loadavgAtEnd },
+  return {
     stream: {
       market: 'btc_usdt',
       seed: DEFAULT_STREAM.seed,
@@ -468,45 +552,149 @@ async function main(): Promise<void> {
     },
     bourse: {
       runs: RUNS,
-      commandsPerSec: bourseRates.map(Math.round),
-      medianCommandsPerSec: Math.round(bourseMedian),
-      maxGcPauseMs: round(bourseGcMax, 2),
+      commandsPerSec: bourse.map((x) => Math.round(x.wall)),
+      medianCommandsPerSec: Math.round(bWall),
+      medianCommandsPerCpuSec: Math.round(bCpu),
+      cpuWaitPercent: bourse.map((x) => round(x.waitPercent, 1)),
+      othersBusyCores: bourse.map((x) => round(x.othersCores, 2)),
+      gcSharePercent: round(bGcShare, 1),
+      maxGcPauseMs: round(bGcMax, 2),
       latencyUs: roundPercentiles(latency),
       latencyRuns: LATENCY_RUNS,
       timerOverheadUs: round(overhead, 3),
+      latencyRunsCpuWaitPercent: latencyWait.map((x) => round(x, 1)),
+      stalls: { ...stall, maxUnexplainedMs: round(stall.maxUnexplainedMs, 2) },
     },
     nodejsOrderBook: {
       version: '10.1.1',
-      opsPerSec: libRates.map(Math.round),
-      medianOpsPerSec: Math.round(libMedian),
-      maxGcPauseMs: round(libGcMax, 2),
+      opsPerSec: lib.map((x) => Math.round(x.wall)),
+      medianOpsPerSec: Math.round(lWall),
+      medianOpsPerCpuSec: Math.round(lCpu),
+      maxGcPauseMs: round(lGcMax, 2),
       restingAtEnd: warmLib.resting,
     },
     ratioBourseToNodejsOrderBook: round(ratio, 2),
-    bigBook: {
-      resting: bs.restingAfterSetup,
-      users: BIG_USERS,
-      bidLevels: bs.bidLevels,
-      askLevels: bs.askLevels,
-      buildSeconds: round(buildSeconds, 2),
-      bookHeapMB: mb(heapBook),
-      heapUsedMB: mb(bigHeapAfter.heapUsed),
-      rssMB: mb(bigHeapAfter.rss),
-      commands: big.commands.length,
-      commandsPerSecWithTimers: Math.round(bigRate),
-      latencyUs: roundPercentiles(bigLatency),
-      gc: {
-        count: bigGc.count,
-        totalMs: round(bigGc.totalMs, 1),
-        maxMs: round(bigGc.maxMs, 2),
-        maxKind: bigGc.maxKind,
-      },
-      largestPauseMs: round(largestPauseMs, 2),
-    },
-    totalSeconds: round(totalSeconds, 1),
+    ratioPerCpuSecond: round(bCpu / lCpu, 2),
   };
-  gcObserver.disconnect();
-  console.log(JSON.stringify(json));
 }
 
-await main();
+// ───────────────────────────── the 1,000,000-order book ─────────────────────────────
+
+async function bigBookBenchmark(): Promise<Record<string, unknown>> {
+  let t = performance.now();
+  const big = generateStream({
+    ...DEFAULT_STREAM,
+    seed: DEFAULT_STREAM.seed + 1,
+    users: BIG_USERS,
+    resting: BIG_RESTING,
+    commands: BIG_COMMANDS,
+    meanDistanceTicks: BIG_MEAN_DISTANCE_TICKS,
+    hash: false,
+  });
+  const genMs = performance.now() - t;
+  runGc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  t = performance.now();
+  const engine = preparedEngine(big);
+  const buildMs = performance.now() - t;
+  runGc();
+  // The engine's whole state with a million orders (users, balances, maps), before the setup
+  // commands, garbage from here on, are dropped so that the timed stream runs on a lean heap.
+  const heapBook = process.memoryUsage().heapUsed - heapBefore;
+  big.setup.length = 0;
+  runGc();
+  const heapAtStart = process.memoryUsage();
+  const m = big.commands.length;
+  const timings = new Timings(m);
+  const u = usageNow();
+  const events = applyTimed(engine, big.commands, timings);
+  const d = usageSince(u);
+  await settle();
+  if (events !== big.summary.events) throw new Error('big book replay diverged from its generator');
+  if (engine.openOrderCount !== big.summary.restingAtEnd) throw new Error('big book resting count differs');
+  const gc = gcBetween(u.wallMs, u.wallMs + d.wallMs);
+  const latency = percentiles(timings.latenciesUs);
+  const stall = stalls(timings);
+  const waitPercent = (100 * d.waitMs) / d.wallMs;
+  const othersCores = d.othersMs / d.wallMs;
+  const rate = (m / d.wallMs) * 1000;
+  const bs = big.summary;
+  console.log(
+    `\n1,000,000-order book: ${fmtInt(bs.restingAfterSetup)} resting orders of ${BIG_USERS} users over ` +
+      `${fmtInt(bs.bidLevels)} bid and ${fmtInt(bs.askLevels)} ask levels (generated in ${seconds(genMs)}, ` +
+      `replayed into a fresh engine in ${seconds(buildMs)}); the engine holding it takes ≈ ${mb(heapBook)} MB of heap ` +
+      `(${fmtInt(heapBook / bs.restingAfterSetup)} B per order); heap used ${mb(heapAtStart.heapUsed)} MB, ` +
+      `RSS ${mb(heapAtStart.rss)} MB`,
+  );
+  console.log(
+    `  then ${fmtInt(m)} mixed commands, timed one by one: ${fmtInt(rate)} commands/s with timers ` +
+      `(${fmtInt((m / d.cpuMs) * 1000)} per CPU-second; waited for a CPU ${waitPercent.toFixed(0)}% of the time, other processes busy ${othersCores.toFixed(2)} cores); ${fmtUs(latency)}`,
+  );
+  console.log(
+    `  GC during the stream: ${gc.count} pauses, ${gc.totalMs.toFixed(0)} ms in all, largest ` +
+      `${gc.maxMs.toFixed(1)} ms (${gc.maxKind || 'none'}); ` +
+      Object.entries(gc.byKind)
+        .map(([k, v]) => `${k} ${v.count}× max ${v.maxMs.toFixed(1)} ms`)
+        .join(', '),
+  );
+  console.log(`  stalls: ${fmtStalls(stall)}`);
+  const largestPauseMs = Math.max(gc.maxMs, latency.max / 1000);
+  console.log(
+    `  largest pause (GC pause or command latency): ${largestPauseMs.toFixed(1)} ms; aim ≤ 10 ms ` +
+      `${largestPauseMs <= 10 ? 'met' : 'MISSED'}`,
+  );
+  return {
+    resting: bs.restingAfterSetup,
+    users: BIG_USERS,
+    bidLevels: bs.bidLevels,
+    askLevels: bs.askLevels,
+    buildSeconds: round(buildMs / 1000, 2),
+    bookHeapMB: mb(heapBook),
+    heapUsedMB: mb(heapAtStart.heapUsed),
+    rssMB: mb(heapAtStart.rss),
+    commands: m,
+    commandsPerSecWithTimers: Math.round(rate),
+    commandsPerCpuSec: Math.round((m / d.cpuMs) * 1000),
+    cpuWaitPercent: round(waitPercent, 1),
+    othersBusyCores: round(othersCores, 2),
+    latencyUs: roundPercentiles(latency),
+    gc: { count: gc.count, totalMs: round(gc.totalMs, 1), maxMs: round(gc.maxMs, 2), maxKind: gc.maxKind },
+    stalls: { ...stall, maxUnexplainedMs: round(stall.maxUnexplainedMs, 2) },
+    largestPauseMs: round(largestPauseMs, 2),
+  };
+}
+
+// ───────────────────────────── main ─────────────────────────────
+
+const started = performance.now();
+const machine = {
+  cpu: cpuModel(),
+  cores: os.cpus().length,
+  memoryGB: round(os.totalmem() / 2 ** 30, 1),
+  node: process.version,
+  v8: process.versions.v8,
+  loadavgAtStart: os.loadavg().map((x) => round(x, 2)),
+};
+console.log(`Engine benchmark${QUICK ? ' (QUICK: smoke run, do not quote)' : ''}`);
+console.log(
+  `  ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB; Node ${machine.node} (V8 ${machine.v8}); ` +
+    `load average ${machine.loadavgAtStart.join(' ')}`,
+);
+const streamFigures = await streamBenchmark();
+runGc();
+const bigBook = await bigBookBenchmark();
+const loadavgAtEnd = os.loadavg().map((x) => round(x, 2));
+const totalSeconds = (performance.now() - started) / 1000;
+console.log(`\nLoad average at the end ${loadavgAtEnd.join(' ')}; total ${totalSeconds.toFixed(0)} s`);
+gcObserver.disconnect();
+console.log(
+  JSON.stringify({
+    bench: 'engine',
+    quick: QUICK,
+    date: new Date().toISOString(),
+    machine: { ...machine, loadavgAtEnd },
+    ...streamFigures,
+    bigBook,
+    totalSeconds: round(totalSeconds, 1),
+  }),
+);

@@ -57,7 +57,7 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
-import { Order, OrderBook } from './order-book.ts';
+import { Order, OrderBook, ShardedIntMap } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
 
 /** The most orders one batch (orderMoreV2) may carry. */
@@ -169,7 +169,8 @@ export class Engine {
   readonly #marketByName = new Map<string, MarketState>();
   readonly #accounts = new Map<number, Account>();
   readonly #userByName = new Map<string, number>();
-  readonly #orders = new Map<number, Order>();
+  /** Resting orders by id; sharded, so that no single rehash of a huge book stalls a command. */
+  readonly #orders = new ShardedIntMap<Order>();
   /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
   readonly #clientIds = new Map<string, number>();
   /** `${userId}:${market}` → dead-man deadline. */

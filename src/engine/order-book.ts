@@ -81,6 +81,47 @@ export class Level {
   }
 }
 
+/** Shards of a `ShardedIntMap`: a power of two, so a key's shard is its low bits. */
+const SHARDS = 256;
+
+/**
+ * A map from integer keys (order ids) spread over 256 Maps. A single Map rehashes all its entries
+ * at once when it fills up with deleted ones, inside whichever command comes next: ~90 ms at
+ * 1,000,000 entries (measured on the bench machine). A shard rehashes 1/256 of that. Iteration goes
+ * shard by shard, so it is not in insertion order. (Price levels stay in one Map: a side has far
+ * fewer levels than orders, and sharding them measured a quarter slower on a 10,000-order book.)
+ */
+export class ShardedIntMap<V> {
+  readonly #shards: Map<number, V>[] = Array.from({ length: SHARDS }, () => new Map<number, V>());
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(key: number): V | undefined {
+    return (this.#shards[key & (SHARDS - 1)] as Map<number, V>).get(key);
+  }
+
+  set(key: number, value: V): this {
+    const shard = this.#shards[key & (SHARDS - 1)] as Map<number, V>;
+    const before = shard.size;
+    shard.set(key, value);
+    this.#size += shard.size - before;
+    return this;
+  }
+
+  delete(key: number): boolean {
+    const deleted = (this.#shards[key & (SHARDS - 1)] as Map<number, V>).delete(key);
+    if (deleted) this.#size--;
+    return deleted;
+  }
+
+  *values(): Generator<V> {
+    for (const shard of this.#shards) yield* shard.values();
+  }
+}
+
 /**
  * Levels per chunk before it splits in two. Inserting or removing a level shifts at most this many
  * references, whatever the depth: a single sorted array cost 76 µs at p90 per command with ~35,000
