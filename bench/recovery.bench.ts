@@ -16,6 +16,7 @@ import { FileJournal } from '../src/journal/file-journal.ts';
 import { SnapshotStore } from '../src/journal/snapshot-store.ts';
 import { encodeCommand } from '../src/sequencer/command-codec.ts';
 import { recover } from '../src/sequencer/recovery.ts';
+import { createEngine, DEFAULT_STREAM, generateStream } from './engine-stream.ts';
 
 const RECORDS = Number(process.env['RECOVERY_RECORDS'] ?? 1_000_000);
 const OPEN_ORDERS = Number(process.env['RECOVERY_OPEN_ORDERS'] ?? 1_000_000);
@@ -36,69 +37,17 @@ function random(seed: number): () => number {
   };
 }
 
-/** A realistic stream: users and deposits first, then places (some crossing), cancels and IOCs. */
-function* stream(count: number): Generator<Command> {
-  const next = random(7);
-  for (let u = 1; u <= USERS; u++) {
-    yield { type: 'RegisterUser', name: `u${u}` };
-    yield {
-      type: 'CreditDeposit',
-      depositId: `u${u}usdt`,
-      userId: u,
-      coin: 'usdt',
-      amount: 10 ** 12,
-      remark: '',
-    };
-    yield {
-      type: 'CreditDeposit',
-      depositId: `u${u}btc`,
-      userId: u,
-      coin: 'btc',
-      amount: 10 ** 11,
-      remark: '',
-    };
-  }
-  let placed = 0;
-  for (let i = USERS * 3; i < count; i++) {
-    const userId = 1 + Math.floor(next() * USERS);
-    const r = next();
-    if (r < 0.3 && placed > 100) {
-      yield {
-        type: 'CancelOrder',
-        userId,
-        market: 'btc_usdt',
-        orderId: 1 + Math.floor(next() * placed),
-        clientOrderId: '',
-      };
-      continue;
-    }
-    const side = next() < 0.5 ? BUY : SELL;
-    const offset = Math.floor(next() * 2000) - (r < 0.4 ? 0 : side === BUY ? 1100 : -1100);
-    placed++;
-    yield {
-      type: 'PlaceOrder',
-      userId,
-      market: 'btc_usdt',
-      side,
-      kind: r < 0.35 ? 'ioc' : 'limit',
-      price: 3_000_000 + (side === BUY ? -offset : offset),
-      amount: 2 + Math.floor(next() * 500),
-      acctType: 0,
-      clientOrderId: '',
-    };
-  }
-}
-
 async function journalReplay(): Promise<Record<string, number>> {
   const dir = join(workDir, 'journal');
   const writer = FileJournal.open(dir, { fsync: false });
-  const live = new Engine(DEFAULT_VENUE);
-  let seq = 0;
-  for (const command of stream(RECORDS)) {
-    const sequenced = { ...command, seq: ++seq, time: 1_700_000_000_000 + seq } as SequencedCommand;
-    live.apply(sequenced);
-    writer.append(seq, encodeCommand(sequenced));
-    if (seq % 10_000 === 0) await writer.whenDurable(seq);
+  // The engine benchmark's realistic stream: ~10,000 resting orders, places, cancels, IOCs, fills.
+  const generated = generateStream({ ...DEFAULT_STREAM, commands: RECORDS, hash: true });
+  const all = [...generated.setup, ...generated.commands];
+  const live = createEngine();
+  for (const command of all) {
+    live.apply(command);
+    writer.append(command.seq, encodeCommand(command));
+    if (command.seq % 10_000 === 0) await writer.whenDurable(command.seq);
   }
   await writer.close();
   const bytes = readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
@@ -119,14 +68,14 @@ async function journalReplay(): Promise<Record<string, number>> {
   });
   const totalMs = performance.now() - t;
   await journal.close();
-  if (engine.stateHash() !== live.stateHash() || replayed !== RECORDS) throw new Error('replay diverged');
+  if (engine.stateHash() !== live.stateHash() || replayed !== all.length) throw new Error('replay diverged');
   console.log(
-    `journal: ${RECORDS} records (${(bytes / 2 ** 20).toFixed(0)} MiB, ${live.openOrderCount} orders open at the end)\n` +
+    `journal: ${all.length} records (${(bytes / 2 ** 20).toFixed(0)} MiB, ${live.openOrderCount} orders open at the end)\n` +
       `  restart (open + verify + replay): ${seconds(totalMs)} s — open ${seconds(openMs)} s, replay ${seconds(totalMs - openMs)} s, ` +
-      `${Math.round(RECORDS / (totalMs / 1000))} records/s\n  baseline, reading the files: ${seconds(readMs)} s`,
+      `${Math.round(all.length / (totalMs / 1000))} records/s\n  baseline, reading the files: ${seconds(readMs)} s`,
   );
   return {
-    journalRecords: RECORDS,
+    journalRecords: all.length,
     journalMiB: bytes / 2 ** 20,
     restartMs: totalMs,
     openMs,
