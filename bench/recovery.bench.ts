@@ -17,6 +17,7 @@ import { SnapshotStore } from '../src/journal/snapshot-store.ts';
 import { encodeCommand } from '../src/sequencer/command-codec.ts';
 import { recover } from '../src/sequencer/recovery.ts';
 import { createEngine, DEFAULT_STREAM, generateStream } from './engine-stream.ts';
+import { seededRandom } from '../test/fixtures/seeded-random.ts';
 
 const RECORDS = Number(process.env['RECOVERY_RECORDS'] ?? 1_000_000);
 const OPEN_ORDERS = Number(process.env['RECOVERY_OPEN_ORDERS'] ?? 1_000_000);
@@ -24,18 +25,6 @@ const USERS = 1_000;
 
 const workDir = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-recovery-'));
 const seconds = (ms: number): string => (ms / 1000).toFixed(2);
-
-/** mulberry32 */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function journalReplay(): Promise<Record<string, number>> {
   const dir = join(workDir, 'journal');
@@ -107,7 +96,7 @@ async function snapshotRestore(): Promise<Record<string, number>> {
       remark: '',
     });
   }
-  const next = random(11);
+  const next = seededRandom(11);
   for (let i = 0; i < OPEN_ORDERS; i++) {
     const side = i % 2 === 0 ? BUY : SELL;
     const offset = 1 + Math.floor(next() * 50_000);

@@ -21,23 +21,12 @@ import { decodeCommand } from '../../src/sequencer/command-codec.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, ZbClient } from '../fixtures/zb-client.ts';
+import { seededRandom } from '../fixtures/seeded-random.ts';
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20261121);
 const ROUNDS = Number(process.env['CRASH_ROUNDS'] ?? 20);
 const CLIENTS = 6;
 const USERS = 4;
-
-/** mulberry32: a small seeded generator, so a failing run can be repeated. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-crash-'));
 const dataDir = join(root, 'data');
@@ -159,7 +148,7 @@ async function verifyDataDir(acked: Acked): Promise<{ records: number; hash: str
 }
 
 test(`crash: ${ROUNDS} rounds of kill -9 under load (seed ${SEED})`, { timeout: 15 * 60_000 }, async () => {
-  const next = random(SEED);
+  const next = seededRandom(SEED);
   const acked: Acked = { placed: new Set(), cancelled: new Set() };
   let server = await startServer(dataDir, SERVER_FLAGS);
   const clients = await setUpUsers(server);
