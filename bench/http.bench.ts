@@ -16,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startServer } from '../test/fixtures/server-process.ts';
-import { admin, signedQuery, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
+import { admin, createTrader, signedQuery, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
 
 const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? 100);
 const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? 10);
@@ -83,23 +83,10 @@ async function main(): Promise<void> {
 
     const server = await startServer(join(root, 'data'), ['--rate-limits=false', '--snapshot-every', '0']);
     try {
-      const keys: { accessKey: string; secret: string }[] = [];
-      for (const [name, coin, amount] of [
-        ['buyer', 'usdt', '5000000000'],
-        ['seller', 'btc', '1000000'],
-      ] as const) {
-        await admin(server.base, server.token, '/admin/users/create', [['name', name]]);
-        await admin(server.base, server.token, '/admin/deposits/credit', [
-          ['user', name],
-          ['coin', coin],
-          ['amount', amount],
-        ]);
-        const key = await admin(server.base, server.token, '/admin/keys/create', [
-          ['user', name],
-          ['perms', 'asset,entrust'],
-        ]);
-        keys.push({ accessKey: key.accessKey as string, secret: key.secretKey as string });
-      }
+      const keys = [
+        await createTrader(server, 'buyer', [['usdt', '5000000000']]),
+        await createTrader(server, 'seller', [['btc', '1000000']]),
+      ];
       // The signature does not cover reqTime, so each side's request is signed once and sent with a fresh reqTime.
       const paths = keys.map(({ accessKey, secret }, side) =>
         `/api/order?${signedQuery(

@@ -115,7 +115,7 @@ async function snapshotRestore(): Promise<Record<string, number>> {
   const store = new SnapshotStore(join(workDir, 'snapshots'));
   let t = performance.now();
   const state = engine.snapshot();
-  const hash = engine.stateHash();
+  const hash = engine.stateHash(state);
   const captureMs = performance.now() - t;
   t = performance.now();
   const path = await store.write(state, { lastSeq: engine.lastSeq, stateHash: hash });

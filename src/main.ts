@@ -109,9 +109,7 @@ export async function startVenue(
   });
   await writer.drain();
   engine.assertInvariants();
-  log(
-    `recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms (state hash ${engine.stateHash().slice(0, 16)}…)`,
-  );
+  log(`recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`);
 
   const sequencer = new Sequencer(engine, journal, snapshots, {
     clock: Date.now,

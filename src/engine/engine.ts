@@ -1426,9 +1426,12 @@ export class Engine {
     return engine;
   }
 
-  /** SHA-256 (hex) of the canonical snapshot: equal states, equal hashes. */
-  stateHash(): string {
-    return createHash('sha256').update(JSON.stringify(this.snapshot())).digest('hex');
+  /**
+   * SHA-256 (hex) of the canonical snapshot: equal states, equal hashes. Pass a snapshot just
+   * taken of this engine to avoid building it twice.
+   */
+  stateHash(snapshot: EngineSnapshot = this.snapshot()): string {
+    return createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
   }
 
   /**

@@ -220,7 +220,7 @@ export class Sequencer {
     if (this.#snapshotting !== undefined) return this.#snapshotting;
     const state = this.#engine.snapshot();
     const lastSeq = state.lastSeq;
-    const stateHash = this.#engine.stateHash();
+    const stateHash = this.#engine.stateHash(state);
     this.#sinceSnapshot = 0;
     this.#snapshotting = store
       .write(state, { lastSeq, stateHash })

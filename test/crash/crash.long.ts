@@ -20,7 +20,7 @@ import { SnapshotStore } from '../../src/journal/snapshot-store.ts';
 import { decodeCommand } from '../../src/sequencer/command-codec.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { admin, ZbClient } from '../fixtures/zb-client.ts';
+import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
 import { seededRandom } from '../fixtures/seeded-random.ts';
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20261121);
@@ -42,29 +42,12 @@ interface Acked {
 async function setUpUsers(server: ServerProcess): Promise<ZbClient[]> {
   const clients: ZbClient[] = [];
   for (let i = 0; i < USERS; i++) {
-    const name = `trader${i}`;
-    assert.equal(
-      (await admin(server.base, server.token, '/admin/users/create', [['name', name]])).code,
-      1000,
+    clients.push(
+      await createTrader(server, `trader${i}`, [
+        ['usdt', '10000000'],
+        ['btc', '1000'],
+      ]),
     );
-    for (const [coin, amount] of [
-      ['usdt', '10000000'],
-      ['btc', '1000'],
-    ] as const) {
-      const r = await admin(server.base, server.token, '/admin/deposits/credit', [
-        ['user', name],
-        ['coin', coin],
-        ['amount', amount],
-        ['ref', `${name}-${coin}`],
-      ]);
-      assert.equal(r.code, 1000);
-    }
-    const key = await admin(server.base, server.token, '/admin/keys/create', [
-      ['user', name],
-      ['perms', 'asset,entrust'],
-    ]);
-    assert.equal(key.code, 1000);
-    clients.push(new ZbClient(server.base, key.accessKey as string, key.secretKey as string));
   }
   return clients;
 }

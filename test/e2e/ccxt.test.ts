@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import ccxt from 'ccxt';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { admin } from '../fixtures/zb-client.ts';
+import { createTrader } from '../fixtures/zb-client.ts';
 
 // ccxt 2.x ships no types for this use; the adapter is used exactly as a bot would.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -33,20 +33,8 @@ function connect(base: string, apiKey: string, secret: string): Exchange {
 }
 
 async function trader(name: string, deposits: [string, string][]): Promise<Exchange> {
-  assert.equal((await admin(server.base, server.token, '/admin/users/create', [['name', name]])).code, 1000);
-  for (const [coin, amount] of deposits) {
-    const r = await admin(server.base, server.token, '/admin/deposits/credit', [
-      ['user', name],
-      ['coin', coin],
-      ['amount', amount],
-    ]);
-    assert.equal(r.code, 1000);
-  }
-  const key = await admin(server.base, server.token, '/admin/keys/create', [
-    ['user', name],
-    ['perms', 'asset,entrust'],
-  ]);
-  return connect(server.base, key.accessKey as string, key.secretKey as string);
+  const client = await createTrader(server, name, deposits);
+  return connect(server.base, client.accessKey, client.secret);
 }
 
 before(async () => {

@@ -10,7 +10,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, test } from 'node:test';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { startServer } from '../fixtures/server-process.ts';
-import { admin, ZbClient } from '../fixtures/zb-client.ts';
+import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-offline-'));
 const dataDir = join(root, 'data');
@@ -29,23 +29,10 @@ const quiet = { out: (): void => undefined, err: (): void => undefined };
 
 before(async () => {
   const server = await startServer(dataDir, ['--rate-limits=false']);
-  const clients: ZbClient[] = [];
-  for (const [name, coin, amount] of [
-    ['ann', 'usdt', '50000'],
-    ['ben', 'btc', '5'],
-  ] as const) {
-    await admin(server.base, server.token, '/admin/users/create', [['name', name]]);
-    await admin(server.base, server.token, '/admin/deposits/credit', [
-      ['user', name],
-      ['coin', coin],
-      ['amount', amount],
-    ]);
-    const key = await admin(server.base, server.token, '/admin/keys/create', [
-      ['user', name],
-      ['perms', 'asset,entrust'],
-    ]);
-    clients.push(new ZbClient(server.base, key.accessKey as string, key.secretKey as string));
-  }
+  const clients = [
+    await createTrader(server, 'ann', [['usdt', '50000']]),
+    await createTrader(server, 'ben', [['btc', '5']]),
+  ];
   const [ann, ben] = clients as [ZbClient, ZbClient];
   for (let i = 0; i < 40; i++) {
     await ben.call('order', [
