@@ -48,7 +48,8 @@ function parse(argv: readonly string[]): Parsed | string {
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     if (BOOL_FLAGS.has(name)) flags.set(name, ['true']);
     else if (VALUE_FLAGS.has(name)) {
-      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      // A following flag is not a value: `--perms --url x` lacks the perms.
+      const value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1]?.startsWith('--') ? undefined : argv[++i];
       if (value === undefined) return `${name} needs a value`;
       flags.set(name, [...(flags.get(name) ?? []), value]);
     } else return `unknown option ${name}`;

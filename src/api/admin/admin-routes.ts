@@ -113,7 +113,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         if (amount === undefined || amount <= 0) {
           return fail(
             'INVALID_AMOUNT',
-            `amount '${amountText}' must be positive with at most ${coin.unitDecimal} decimals`,
+            `amount '${amountText}' must be a positive decimal with at most ${coin.unitDecimal} decimals, below 2^53 units`,
           );
         }
         const ref = param(request, 'ref') ?? randomUUID();
