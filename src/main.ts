@@ -4,7 +4,7 @@
  *
  * Start-up order: options → data directory (genesis, admin token) → master key → journal,
  * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
- * sequencer → market data → HTTP. The API opens only after recovery has finished.
+ * sequencer → market data → HTTP and WebSocket. The API opens only after recovery has finished.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -16,12 +16,15 @@ import {
   loadMasterKey,
   writeMasterKeyFile,
 } from './api/auth/secret-sealing.ts';
+import { Authenticator } from './api/auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
 import { publicRoutes } from './api/http/public/public-routes.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
 import { signedRoutes } from './api/http/signed/index.ts';
 import type { VenuePort } from './api/http/types.ts';
+import { LiveKlines } from './api/market-data/live-klines.ts';
 import { MarketData } from './api/market-data/market-data.ts';
+import { WsGateway } from './api/ws/ws-server.ts';
 import { dataPaths, ensureAdminToken, ensureGenesis } from './config/data-dir.ts';
 import { describeOptions, loadOptions, type ServerOptions } from './config/options.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -37,6 +40,7 @@ const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () =>
 export interface RunningVenue {
   readonly sequencer: Sequencer;
   readonly http: RunningHttpServer;
+  readonly ws: WsGateway;
   readonly options: ServerOptions;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
@@ -122,7 +126,13 @@ export async function startVenue(
   });
   const marketData = new MarketData(engine, { now: Date.now });
   await marketData.seed(history);
+  const klines = new LiveKlines();
+  await klines.seed(
+    history,
+    engine.markets().map((m) => m.name),
+  );
   sequencer.onApplied((batch) => marketData.apply(batch));
+  sequencer.onApplied(klines.apply);
   sequencer.onApplied(writer.enqueue);
   sequencer.addPressureSource(writer.overBound);
 
@@ -162,12 +172,23 @@ export async function startVenue(
     }),
   ];
   const handler = createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log });
+  const ws = new WsGateway({
+    engine,
+    marketData,
+    klines,
+    authenticator: new Authenticator(venue, sealer),
+    now: Date.now,
+    log,
+  });
+  sequencer.onApplied(ws.apply);
   const http = await startHttpServer({ host: options.host, port: options.port, handler });
+  ws.attach(http.server);
   log(`listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      await ws.close();
       await http.close();
       await sequencer.close();
       await writer.drain();
@@ -178,7 +199,7 @@ export async function startVenue(
     process.exitCode = 1;
     void close().finally(() => process.exit(1));
   });
-  return { sequencer, http, options, close };
+  return { sequencer, http, ws, options, close };
 }
 
 async function main(): Promise<void> {

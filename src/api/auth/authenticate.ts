@@ -109,7 +109,7 @@ export class Authenticator {
     if (key === undefined) return refuse('AUTH_FAILED', `unknown accesskey ${echo(accessKey)}`);
     const sign = get('sign');
     if (sign === undefined || sign === '') return refuse('AUTH_FAILED', 'sign missing');
-    const hash = this.#secretHash(key);
+    const hash = this.secretHash(key);
     if (hash === undefined) {
       return refuse('AUTH_FAILED', "this API key's secret cannot be opened on this server; ask the operator");
     }
@@ -162,7 +162,11 @@ export class Authenticator {
     return { ok: true, key };
   }
 
-  #secretHash(key: ApiKeyRecord): string | undefined {
+  /**
+   * The key's sha1hex(secret), the HMAC key of its signatures (REST and WebSocket), or undefined
+   * when this server's master key cannot open it.
+   */
+  secretHash(key: ApiKeyRecord): string | undefined {
     const cached = this.#secrets.get(key.accessKey);
     if (cached !== undefined && cached.sealed === key.sealedSecret) return cached.hash;
     const hash = this.#sealer.unseal(key.sealedSecret, key.accessKey);

@@ -80,7 +80,19 @@ interface CachedDepth {
   bytes: Buffer;
 }
 
+/** A market's 24 h ticker figures as decimal text at the market's scales (the ticker's own values). */
+export interface TickerFigures {
+  readonly high: string;
+  readonly low: string;
+  readonly last: string;
+  /** Base-coin volume. */
+  readonly vol: string;
+  /** 24 h change in percent, two decimals. */
+  readonly riseRate: string;
+}
+
 interface CachedTicker {
+  readonly figures: TickerFigures;
   readonly bookVersion: number;
   readonly tradeVersion: number;
   readonly configVersion: number;
@@ -305,6 +317,18 @@ export class MarketData {
     return ticker.bytes;
   }
 
+  /** The figures of the market's ticker as `tickerBody` shows them now, or undefined for an unknown market. */
+  tickerFigures(market: string): TickerFigures | undefined {
+    const s = this.#state(market);
+    return s === undefined ? undefined : this.#ticker(s, this.#now()).figures;
+  }
+
+  /** The market's latest trade, or undefined before its first (or for an unknown market). */
+  lastTrade(market: string): PublicTrade | undefined {
+    const ring = this.#state(market)?.trades;
+    return ring === undefined || ring.count === 0 ? undefined : ring.at(ring.count - 1);
+  }
+
   /** /data/v1/allTicker: `{"btcusdt":{…},…}` keyed without the underscore, no `date`. */
   allTickerBody(): Buffer {
     const now = this.#now();
@@ -425,13 +449,21 @@ export class MarketData {
     const high = stats.empty ? last : stats.high;
     const low = stats.empty ? last : stats.low;
     const price = (ticks: PriceTicks): string => formatUnits(ticks, spec.priceScale);
+    const figures: TickerFigures = {
+      high: price(high),
+      low: price(low),
+      last: price(last),
+      vol: formatUnits(stats.volume, spec.amountScale),
+      riseRate: formatUnits(riseRateHundredths(open, last), 2),
+    };
     const text = [
-      `{"high":"${price(high)}","vol":"${formatUnits(stats.volume, spec.amountScale)}",`,
-      `"last":"${price(last)}","low":"${price(low)}","buy":"${price(buy)}","sell":"${price(sell)}",`,
+      `{"high":"${figures.high}","vol":"${figures.vol}",`,
+      `"last":"${figures.last}","low":"${figures.low}","buy":"${price(buy)}","sell":"${price(sell)}",`,
       `"turnover":"${formatBigUnits(stats.value, quoteDecimals)}","open":"${price(open)}",`,
-      `"riseRate":"${formatUnits(riseRateHundredths(open, last), 2)}"}`,
+      `"riseRate":"${figures.riseRate}"}`,
     ].join('');
     const ticker: CachedTicker = {
+      figures,
       bookVersion: s.bookVersion,
       tradeVersion: s.tradeVersion,
       configVersion: this.#configVersion,

@@ -2,6 +2,7 @@
 import type { BillType } from '../../../domain/events.ts';
 import { formatUnits } from '../../../domain/money.ts';
 import type { CoinSpec } from '../../../domain/specs.ts';
+import type { Engine } from '../../../engine/engine.ts';
 import type { BillRow } from '../../../store/history-store.ts';
 import { echo } from '../../auth/authenticate.ts';
 import type { ApiReply } from '../types.ts';
@@ -21,24 +22,7 @@ const MAX_BILLS_PAGE_INDEX = 100_000;
  */
 function getAccountInfo(ctx: SignedContext): ApiReply {
   const { engine, userId, key } = ctx;
-  const coins = engine.coins().map((coin) => {
-    const balance = engine.balance(userId, coin.name) ?? { available: 0, frozen: 0 };
-    return {
-      key: coin.name,
-      enName: coin.enName,
-      cnName: coin.cnName,
-      showName: coin.showName,
-      unitTag: coin.enName,
-      unitDecimal: coin.unitDecimal,
-      fundstype: coin.fundsType,
-      available: formatUnits(balance.available, coin.unitDecimal),
-      freez: formatUnits(balance.frozen, coin.unitDecimal),
-      isCanRecharge: coin.canDeposit,
-      isCanWithdraw: coin.canWithdraw,
-      // Lending (margin) is not open yet.
-      canLoan: false,
-    };
-  });
+  const coins = engine.coins().map((coin) => coinBalanceRecord(engine, userId, coin));
   return {
     json: {
       result: {
@@ -56,6 +40,29 @@ function getAccountInfo(ctx: SignedContext): ApiReply {
       entrustPerm: key.permissions.entrust,
       moneyPerm: key.permissions.money,
     },
+  };
+}
+
+/**
+ * One coin of getAccountInfo's `coins` (and of the WebSocket asset pushes): the coin's names and
+ * decimals, and the user's available and frozen balance as decimal text with the coin's decimals.
+ */
+export function coinBalanceRecord(engine: Engine, userId: number, coin: CoinSpec): Record<string, unknown> {
+  const balance = engine.balance(userId, coin.name) ?? { available: 0, frozen: 0 };
+  return {
+    key: coin.name,
+    enName: coin.enName,
+    cnName: coin.cnName,
+    showName: coin.showName,
+    unitTag: coin.enName,
+    unitDecimal: coin.unitDecimal,
+    fundstype: coin.fundsType,
+    available: formatUnits(balance.available, coin.unitDecimal),
+    freez: formatUnits(balance.frozen, coin.unitDecimal),
+    isCanRecharge: coin.canDeposit,
+    isCanWithdraw: coin.canWithdraw,
+    // Lending (margin) is not open yet.
+    canLoan: false,
   };
 }
 

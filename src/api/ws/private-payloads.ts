@@ -1,0 +1,132 @@
+/**
+ * @module private-payloads — the private channels' message texts (zb-api-facts §10.8): order
+ * records for `push_user_incr_record`, balances for `push_user_asset` and `push_user_incr_asset`,
+ * and the (empty until margin opens) `push_user_cross_asset`. Field values come from the same
+ * mappers as the REST order record and getAccountInfo, so a push and a REST read agree.
+ */
+import type { AcctType, OrderKind, Side } from '../../domain/commands.ts';
+import type { OrderStatus } from '../../domain/events.ts';
+import { unitsToNumber } from '../../domain/money.ts';
+import type { CoinSpec, MarketSpec } from '../../domain/specs.ts';
+import type { Engine } from '../../engine/engine.ts';
+import { coinBalanceRecord } from '../http/signed/account.ts';
+import { orderRecord } from '../http/signed/order-record.ts';
+
+/** What does not change over an order's life (from its OrderAccepted, or the engine's view of it). */
+export interface OrderFacts {
+  readonly id: number;
+  readonly market: string;
+  readonly side: Side;
+  readonly kind: OrderKind;
+  readonly price: number;
+  readonly amount: number;
+  readonly acctType: AcctType;
+  readonly clientOrderId: string;
+  readonly usePlatformCoin: boolean;
+  /** Placement time, ms. */
+  readonly time: number;
+}
+
+/** An order's state after a change (an OrderUpdated has every field). */
+export interface OrderProgress {
+  readonly status: OrderStatus;
+  readonly filled: number;
+  readonly filledValue: number;
+  readonly fees: number;
+  readonly platformFees: number;
+  /** 0 (and the three after it 0) when the latest fill is not known: before any, or in a snapshot. */
+  readonly lastTradeId: number;
+  readonly lastTradePrice: number;
+  readonly lastTradeAmount: number;
+  readonly lastTradeTime: number;
+  /** Time of the change, ms. */
+  readonly time: number;
+}
+
+/**
+ * The flat record array of §10.8, one order:
+ * `[0 id (string), 1 price, 2 amount, 3 filled amount, 4 filled value (quote), 5 type code
+ * (0/1 limit, 2/3 PostOnly, 4/5 IOC; odd = buy), 6 placement time (ms), 7 status (0 pending,
+ * 1 cancelled, 2 done, 3 partly filled), 8 fee, 9 acctType, 10 useZbFee, 11 customerOrderId
+ * ("" when none), 12 time of this change (ms), 13 latest fill's trade id, 14 its price, 15 its
+ * amount, 16 its time (ms)]`. Indices 0–8 and 13–16 are the reference's; 9–12 (unknown there)
+ * are Bourse's. Amounts and prices are JSON numbers at the market's scales; the fee is in the coin
+ * the REST order record names (`useZbFee`: the platform coin).
+ */
+export function recordArray(
+  engine: Engine,
+  spec: MarketSpec,
+  facts: OrderFacts,
+  progress: OrderProgress,
+): string {
+  const r = orderRecord(engine, spec, { ...facts, ...progress, time: facts.time });
+  const hasFill = progress.lastTradeId > 0;
+  return (
+    `[${JSON.stringify(r.id)},${r.price},${r.total_amount},${r.trade_amount},${r.trade_money},${r.type},` +
+    `${r.trade_date},${r.status},${r.fees},${r.acctType},${r.useZbFee},${JSON.stringify(facts.clientOrderId)},` +
+    `${progress.time},${progress.lastTradeId},` +
+    `${hasFill ? unitsToNumber(progress.lastTradePrice, spec.priceScale) : 0},` +
+    `${hasFill ? unitsToNumber(progress.lastTradeAmount, spec.amountScale) : 0},${progress.lastTradeTime}]`
+  );
+}
+
+/** An order's progress before any fill: pending, nothing filled. */
+export function unfilled(time: number): OrderProgress {
+  return {
+    status: 0,
+    filled: 0,
+    filledValue: 0,
+    fees: 0,
+    platformFees: 0,
+    lastTradeId: 0,
+    lastTradePrice: 0,
+    lastTradeAmount: 0,
+    lastTradeTime: 0,
+    time,
+  };
+}
+
+/** `{"market":"btcusdtdefault","record":[…one order…],"channel":"push_user_incr_record","dataType":"userIncrRecord"}`. */
+export function incrRecordMessage(marketParam: string, record: string): string {
+  return `{"market":${JSON.stringify(marketParam)},"record":${record},"channel":"push_user_incr_record","dataType":"userIncrRecord"}`;
+}
+
+/**
+ * The snapshot on subscribe: every open order of the user in the market, oldest first, as
+ * `{"market":"btcusdtdefault","records":[[…],[…]],"channel":"push_user_incr_record","dataType":"userRecord"}`.
+ */
+export function recordSnapshotMessage(marketParam: string, records: readonly string[]): string {
+  return `{"market":${JSON.stringify(marketParam)},"records":[${records.join(',')}],"channel":"push_user_incr_record","dataType":"userRecord"}`;
+}
+
+/**
+ * `{"coins":[<getAccountInfo coin>,…],"dataType":…,"channel":…,"version":<seq>}`: the user's
+ * balances of `coins`; `version` is the journal sequence number the balances are as of.
+ */
+export function assetMessage(
+  engine: Engine,
+  userId: number,
+  coins: readonly CoinSpec[],
+  dataType: 'userAsset' | 'userIncrAsset',
+  channel: string,
+): string {
+  const list = coins.map((coin) => coinBalanceRecord(engine, userId, coin));
+  return JSON.stringify({ coins: list, dataType, channel, version: engine.lastSeq });
+}
+
+/**
+ * Cross margin is not open yet: the channel answers its subscription with getCrossAssets' result
+ * for an account with nothing in it, and pushes nothing after (completed with the margin work).
+ */
+export function crossAssetMessage(version: number): string {
+  return JSON.stringify({
+    loanIn: 0,
+    total: 0,
+    riskRate: '-',
+    net: 0,
+    list: [],
+    dataType: 'userCrossAsset',
+    channel: 'push_user_cross_asset',
+    version,
+  });
+}
