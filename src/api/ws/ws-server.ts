@@ -69,7 +69,7 @@ class Connection implements Sink {
   readonly ws: WebSocket;
   readonly socket: Duplex;
   readonly ip: string;
-  readonly outbox: Buffer[] = [];
+  readonly outbox: number[] = [];
   readonly subscriptions = new Map<string, Subscription>();
   #tokens: number;
   #refilledAt: number;
@@ -95,23 +95,13 @@ class Connection implements Sink {
     return true;
   }
 
-  flush(): void {
-    const box = this.outbox;
-    if (this.ws.readyState !== WebSocket.OPEN) {
-      box.length = 0;
-      return;
-    }
+  write(bytes: Buffer): void {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
     if (this.ws.bufferedAmount > this.#gateway.maxBufferedBytes) {
-      box.length = 0;
       this.#gateway.dropSlow(this);
       return;
     }
-    // The frames were framed once for every receiver; one corked run of writes is one writev.
-    const socket = this.socket;
-    socket.cork();
-    for (let i = 0; i < box.length; i++) socket.write(box[i] as Buffer);
-    socket.uncork();
-    box.length = 0;
+    this.socket.write(bytes);
   }
 
   ended(subscription: Subscription, message: string): void {
@@ -292,7 +282,6 @@ export class WsGateway {
       this.#connections.delete(connection);
       for (const subscription of connection.subscriptions.values()) this.#fanOut.unsubscribe(subscription);
       connection.subscriptions.clear();
-      connection.outbox.length = 0;
     });
   }
 

@@ -1,0 +1,315 @@
+/**
+ * @module ws.bench — the WebSocket API under load, every party in its own process:
+ * - the real server (`ws-server-child.ts`: `startVenue`, with its event-loop delay measured inside
+ *   it by `monitorEventLoopDelay` and read over IPC);
+ * - `WS_BENCH_WORKERS` client processes (`ws-client-worker.ts`) holding `WS_BENCH_CONNECTIONS`
+ *   connections in all, each subscribed to one busy market's ticker, depth, quick depth, trades
+ *   and 1min kline, counting every message delivered;
+ * - an order process (`ws-orders-worker.ts`) sending signed orderMoreV2 batches of 20 at
+ *   `WS_BENCH_ORDERS` orders/s, sells and buys alternating at one price (half the orders trade);
+ * - this process: setup, a latency probe subscribed to both traders' push_user_incr_record (whose
+ *   records carry each fill's trade id and time), the figures.
+ * Trade-to-push latency: from the time the sequencer stamped on the command that made the trade
+ * (before its journal write) to the arrival of the trades push carrying it, for every 10th trade
+ * on every 20th connection (and, for the private channel, every fill record at the probe).
+ * A same-run baseline: the same connections and subscriptions on a server with no order load
+ * (heartbeats only), to show the idle cost. Medians of per-second samples; last line is JSON.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { signedSubscription, WsTestClient } from '../test/fixtures/ws-client.ts';
+import { createTrader } from '../test/fixtures/zb-client.ts';
+
+const CONNECTIONS = Number(process.env['WS_BENCH_CONNECTIONS'] ?? 1000);
+const WORKERS = Number(process.env['WS_BENCH_WORKERS'] ?? 2);
+const ORDERS_PER_SECOND = Number(process.env['WS_BENCH_ORDERS'] ?? 10_000);
+const SECONDS = Number(process.env['WS_BENCH_SECONDS'] ?? 20);
+const WARMUP_SECONDS = 5;
+const PER_BATCH = 20;
+const SAMPLE_EVERY_CONNECTION = 20;
+/** What each connection subscribes to (WS_BENCH_CHANNELS: kinds separated by commas). */
+const CHANNELS = (process.env['WS_BENCH_CHANNELS'] ?? 'ticker,depth,quick_depth,trades,kline_1min')
+  .split(',')
+  .map((kind) => `btcusdt_${kind}`);
+
+interface ServerStats {
+  readonly lagP50Ms: number;
+  readonly lagP99Ms: number;
+  readonly lagMaxMs: number;
+  readonly cpuShare: number;
+  readonly rssMiB: number;
+  readonly connections: number;
+  readonly dropped: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (xs: readonly number[]): number => percentile(xs, 0.5);
+function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
+}
+const round = (x: number, digits = 1): number => Number(x.toFixed(digits));
+
+/** Waits for the first IPC message of `type` from `child`. */
+function nextMessage<T>(child: ChildProcess, type: string, timeoutMs = 120_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no '${type}' from child in time`)), timeoutMs);
+    const onMessage = (message: { type: string }): void => {
+      if (message.type !== type) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve(message as T);
+    };
+    child.on('message', onMessage);
+  });
+}
+
+function child(
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  execArgv: readonly string[] = [],
+): ChildProcess {
+  const c = fork(join(import.meta.dirname, file), args, {
+    env: { ...process.env, ...env },
+    execArgv: [...execArgv],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  c.on('error', () => undefined);
+  return c;
+}
+
+interface Clients {
+  readonly workers: ChildProcess[];
+  frames(): number;
+  ready(): number;
+}
+
+function startClients(host: string, port: number): Clients {
+  const counts: { frames: number; ready: number }[] = [];
+  const workers = Array.from({ length: WORKERS }, (_, i) => {
+    const n = Math.floor(CONNECTIONS / WORKERS) + (i < CONNECTIONS % WORKERS ? 1 : 0);
+    const w = child('ws-client-worker.ts', [
+      host,
+      String(port),
+      '/websocket',
+      String(n),
+      String(SAMPLE_EVERY_CONNECTION),
+      JSON.stringify(CHANNELS),
+    ]);
+    counts[i] = { frames: 0, ready: 0 };
+    w.on('message', (m: { type: string; frames: number; ready: number }) => {
+      if (m.type === 'count') counts[i] = { frames: m.frames, ready: m.ready };
+    });
+    return w;
+  });
+  return {
+    workers,
+    frames: () => counts.reduce((sum, c) => sum + c.frames, 0),
+    ready: () => counts.reduce((sum, c) => sum + c.ready, 0),
+  };
+}
+
+async function waitReady(clients: Clients): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (clients.ready() < CONNECTIONS) {
+    if (Date.now() > deadline)
+      throw new Error(`only ${clients.ready()} of ${CONNECTIONS} connections subscribed`);
+    await sleep(250);
+  }
+}
+
+/** Per-second deltas of `read()` over `seconds`. */
+async function perSecond(seconds: number, read: () => number): Promise<number[]> {
+  const out: number[] = [];
+  let last = read();
+  let at = performance.now();
+  for (let i = 0; i < seconds; i++) {
+    await sleep(1000 - ((performance.now() - at) % 1000));
+    const now = performance.now();
+    const value = read();
+    out.push(((value - last) * 1000) / (now - at));
+    last = value;
+    at = now;
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-ws-'));
+  const dataDir = join(root, 'data');
+  console.log(
+    `bench:ws — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg()[0]?.toFixed(2)}; ` +
+      `${CONNECTIONS} connections in ${WORKERS} client processes, channels ${CHANNELS.join(' ')}; ` +
+      `${ORDERS_PER_SECOND} orders/s in batches of ${PER_BATCH}; ${WARMUP_SECONDS} s warm-up, ${SECONDS} s measured`,
+  );
+  const server = child(
+    'ws-server-child.ts',
+    ['--data', dataDir, '--port', '0', '--rate-limits=false', '--snapshot-every', '0'],
+    { XDG_CONFIG_HOME: join(root, 'config') },
+    // e.g. WS_BENCH_SERVER_ARGS=--cpu-prof to profile the server alone.
+    (process.env['WS_BENCH_SERVER_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
+  );
+  const stats = async (): Promise<ServerStats> => {
+    const reply = nextMessage<ServerStats>(server, 'stats');
+    server.send({ type: 'stats' });
+    return reply;
+  };
+  const processes: ChildProcess[] = [server];
+  try {
+    const { base } = await nextMessage<{ base: string }>(server, 'ready');
+    const url = new URL(base);
+    const venue = { base, token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim() };
+    const buyer = await createTrader(venue, 'buyer', [['usdt', '5000000000']]);
+    const seller = await createTrader(venue, 'seller', [['btc', '10000000']]);
+    const maker = await createTrader(venue, 'maker', [
+      ['usdt', '100000000'],
+      ['btc', '10000'],
+    ]);
+    // A resting book of 50 levels a side around the traded price, so that depth messages are full size.
+    for (const [side, first, step] of [
+      ['1', 29_950, -1],
+      ['0', 30_050, 1],
+    ] as const) {
+      for (let batch = 0; batch < 50; batch += 20) {
+        const pairs = Array.from(
+          { length: Math.min(20, 50 - batch) },
+          (_, i) => `[${first + step * (batch + i)}.00,0.5000]`,
+        );
+        const r = await maker.call('orderMoreV2', [
+          ['market', 'btc_usdt'],
+          ['tradeParams', `[${pairs.join(',')}]`],
+          ['tradeType', side],
+        ]);
+        if (r.code !== 1000) throw new Error(`book setup refused: ${JSON.stringify(r)}`);
+      }
+    }
+
+    // The probe: each fill's trade id → the time the sequencer stamped on it, and the private pushes' latency.
+    const tradeTime = new Map<number, number>();
+    const privateLatency: number[] = [];
+    let windowStart = Infinity;
+    const probe = await WsTestClient.connect(`${base.replace('http', 'ws')}/websocket`);
+    probe.ws.removeAllListeners('message');
+    probe.ws.on('message', (data: Buffer) => {
+      const arrived = performance.timeOrigin + performance.now();
+      const m = JSON.parse(data.toString()) as { dataType?: string; record?: number[] };
+      if (m.dataType !== 'userIncrRecord' || m.record === undefined) return;
+      const tid = m.record[13] as number;
+      const time = m.record[16] as number;
+      if (tid > 0 && !tradeTime.has(tid)) {
+        tradeTime.set(tid, time);
+        if (time >= windowStart) privateLatency.push(arrived - time);
+      }
+    });
+    for (const trader of [buyer, seller]) {
+      probe.send(
+        signedSubscription('push_user_incr_record', trader.accessKey, trader.secret, {
+          market: 'btcusdtdefault',
+        }),
+      );
+    }
+
+    // Baseline: the same connections and subscriptions, no orders.
+    const clients = startClients(url.hostname, Number(url.port));
+    processes.push(...clients.workers);
+    await waitReady(clients);
+    console.log(`${clients.ready()} connections subscribed`);
+    server.send({ type: 'reset' });
+    const idleRates = await perSecond(5, clients.frames);
+    const idle = await stats();
+    console.log(
+      `baseline, no orders: ${Math.round(median(idleRates))} messages/s; server event-loop delay p99 ${idle.lagP99Ms} ms, CPU ${round(idle.cpuShare * 100)}%`,
+    );
+
+    const orders = child('ws-orders-worker.ts', [
+      base,
+      buyer.accessKey,
+      buyer.secret,
+      seller.accessKey,
+      seller.secret,
+      String(ORDERS_PER_SECOND / PER_BATCH),
+      String(PER_BATCH),
+    ]);
+    processes.push(orders);
+    let placed = { ok: 0, failed: 0, inFlight: 0 };
+    orders.on('message', (m: { type: string; ok: number; failed: number; inFlight: number }) => {
+      if (m.type === 'count') placed = m;
+    });
+    await sleep(WARMUP_SECONDS * 1000);
+    server.send({ type: 'reset' });
+    windowStart = Date.now();
+    const orderRates: number[] = [];
+    let lastOk = placed.ok;
+    const frameRates = await perSecond(SECONDS, () => {
+      orderRates.push((placed.ok - lastOk) * PER_BATCH);
+      lastOk = placed.ok;
+      return clients.frames();
+    });
+    const windowEnd = Date.now();
+    const busy = await stats();
+    orders.send({ type: 'stop' });
+
+    const publicLatency: number[] = [];
+    for (const w of clients.workers) {
+      const reply = nextMessage<{ samples: number[] }>(w, 'samples');
+      w.send({ type: 'samples' });
+      const { samples } = await reply;
+      for (let i = 0; i < samples.length; i += 2) {
+        const time = tradeTime.get(samples[i] as number);
+        if (time !== undefined && time >= windowStart && time <= windowEnd) {
+          publicLatency.push((samples[i + 1] as number) - time);
+        }
+      }
+    }
+    const figures = {
+      bench: 'ws',
+      connections: CONNECTIONS,
+      channelsPerConnection: CHANNELS.length,
+      clientProcesses: WORKERS,
+      seconds: SECONDS,
+      ordersPerSecondOffered: ORDERS_PER_SECOND,
+      ordersPerSecond: Math.round(median(orderRates.slice(1))),
+      ordersFailed: placed.failed,
+      messagesPerSecond: Math.round(median(frameRates)),
+      messagesPerSecondMin: Math.round(percentile(frameRates, 0)),
+      lagP50Ms: busy.lagP50Ms,
+      lagP99Ms: busy.lagP99Ms,
+      lagMaxMs: busy.lagMaxMs,
+      serverCpuShare: busy.cpuShare,
+      serverRssMiB: busy.rssMiB,
+      dropped: busy.dropped,
+      publicLatencySamples: publicLatency.length,
+      publicLatencyP50Ms: round(percentile(publicLatency, 0.5)),
+      publicLatencyP99Ms: round(percentile(publicLatency, 0.99)),
+      publicLatencyMaxMs: round(percentile(publicLatency, 1)),
+      privateLatencySamples: privateLatency.length,
+      privateLatencyP50Ms: round(percentile(privateLatency, 0.5)),
+      privateLatencyP99Ms: round(percentile(privateLatency, 0.99)),
+      baselineMessagesPerSecond: Math.round(median(idleRates)),
+      baselineLagP99Ms: idle.lagP99Ms,
+      loadAverage: round(loadavg()[0] ?? 0, 2),
+    };
+    console.log(
+      [
+        `orders: ${figures.ordersPerSecond} orders/s median (offered ${ORDERS_PER_SECOND}), ${placed.failed} batches refused`,
+        `delivered: ${figures.messagesPerSecond} messages/s median (min ${figures.messagesPerSecondMin}) to ${busy.connections} connections, ${busy.dropped} dropped`,
+        `server event-loop delay: p50 ${busy.lagP50Ms} ms, p99 ${busy.lagP99Ms} ms, max ${busy.lagMaxMs} ms; CPU ${round(busy.cpuShare * 100)}% of a core; RSS ${busy.rssMiB} MiB`,
+        `trade-to-push, public trades (${publicLatency.length} samples): p50 ${figures.publicLatencyP50Ms} ms, p99 ${figures.publicLatencyP99Ms} ms, max ${figures.publicLatencyMaxMs} ms`,
+        `trade-to-push, private records (${privateLatency.length} samples): p50 ${figures.privateLatencyP50Ms} ms, p99 ${figures.privateLatencyP99Ms} ms`,
+      ].join('\n'),
+    );
+    console.log(JSON.stringify(figures));
+    await probe.close();
+  } finally {
+    for (const p of processes.slice(1)) p.kill();
+    server.send({ type: 'stop' });
+    await new Promise((resolve) => server.once('exit', resolve));
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
