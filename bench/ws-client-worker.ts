@@ -8,7 +8,7 @@
  * time, for the trade-to-push latency.
  *
  * argv: host port path connections sampleEvery channelsJson. IPC: sends `{type:'count', frames,
- * ready}` every 250 ms; answers `{type:'samples'}` with the recorded `[tid, arrivedMs]` pairs.
+ * ready, cpuMicros}` every 250 ms; answers `{type:'samples'}` with the recorded `[tid, arrivedMs]` pairs.
  */
 import { connect, type Socket } from 'node:net';
 
@@ -123,7 +123,10 @@ const opener = setInterval(() => {
   if (opened >= count) clearInterval(opener);
 }, 20);
 
-setInterval(() => process.send?.({ type: 'count', frames, ready }), 250);
+setInterval(() => {
+  const cpu = process.cpuUsage();
+  process.send?.({ type: 'count', frames, ready, cpuMicros: cpu.user + cpu.system });
+}, 250);
 process.on('message', (message: { type: string }) => {
   if (message.type === 'samples') process.send?.({ type: 'samples', samples });
   if (message.type === 'stop') process.exit(0);

@@ -12,8 +12,11 @@
  * Trade-to-push latency: from the time the sequencer stamped on the command that made the trade
  * (before its journal write) to the arrival of the trades push carrying it, for every 10th trade
  * on every 20th connection (and, for the private channel, every fill record at the probe).
- * A same-run baseline: the same connections and subscriptions on a server with no order load
- * (heartbeats only), to show the idle cost. Medians of per-second samples; last line is JSON.
+ * Same-run baseline (first): the same client processes against a bare `ws` server that sends
+ * messages of the same sizes every 10 ms the naive way (ws-baseline-child.ts), no exchange.
+ * The CPU each party used in the measured window, and what other processes on the machine used
+ * (from /proc/stat), are reported with the figures. Medians of per-second samples; the last line
+ * is one JSON object.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,6 +30,7 @@ const WORKERS = Number(process.env['WS_BENCH_WORKERS'] ?? 2);
 const ORDERS_PER_SECOND = Number(process.env['WS_BENCH_ORDERS'] ?? 10_000);
 const SECONDS = Number(process.env['WS_BENCH_SECONDS'] ?? 20);
 const WARMUP_SECONDS = 5;
+const BASELINE_SECONDS = 5;
 const PER_BATCH = 20;
 const SAMPLE_EVERY_CONNECTION = 20;
 /** What each connection subscribes to (WS_BENCH_CHANNELS: kinds separated by commas). */
@@ -86,10 +90,24 @@ interface Clients {
   readonly workers: ChildProcess[];
   frames(): number;
   ready(): number;
+  /** CPU time the client processes used since they started (µs). */
+  cpuMicros(): number;
 }
 
-function startClients(host: string, port: number): Clients {
-  const counts: { frames: number; ready: number }[] = [];
+/** CPU time all processes on the machine used, from /proc/stat (µs, summed over cores). */
+function machineBusyMicros(): number {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  // user nice system idle iowait irq softirq steal …: busy is all but idle and iowait, in 1/100 s.
+  const busy = fields.reduce((sum, v, i) => (i === 3 || i === 4 ? sum : sum + v), 0);
+  return busy * 10_000;
+}
+
+function startClients(host: string, port: number, sample = true): Clients {
+  const counts: { frames: number; ready: number; cpuMicros: number }[] = [];
   const workers = Array.from({ length: WORKERS }, (_, i) => {
     const n = Math.floor(CONNECTIONS / WORKERS) + (i < CONNECTIONS % WORKERS ? 1 : 0);
     const w = child('ws-client-worker.ts', [
@@ -97,12 +115,12 @@ function startClients(host: string, port: number): Clients {
       String(port),
       '/websocket',
       String(n),
-      String(SAMPLE_EVERY_CONNECTION),
+      String(sample ? SAMPLE_EVERY_CONNECTION : 0),
       JSON.stringify(CHANNELS),
     ]);
-    counts[i] = { frames: 0, ready: 0 };
-    w.on('message', (m: { type: string; frames: number; ready: number }) => {
-      if (m.type === 'count') counts[i] = { frames: m.frames, ready: m.ready };
+    counts[i] = { frames: 0, ready: 0, cpuMicros: 0 };
+    w.on('message', (m: { type: string; frames: number; ready: number; cpuMicros: number }) => {
+      if (m.type === 'count') counts[i] = m;
     });
     return w;
   });
@@ -110,6 +128,7 @@ function startClients(host: string, port: number): Clients {
     workers,
     frames: () => counts.reduce((sum, c) => sum + c.frames, 0),
     ready: () => counts.reduce((sum, c) => sum + c.ready, 0),
+    cpuMicros: () => counts.reduce((sum, c) => sum + c.cpuMicros, 0),
   };
 }
 
@@ -138,6 +157,32 @@ async function perSecond(seconds: number, read: () => number): Promise<number[]>
   return out;
 }
 
+/** The same clients against ws-baseline-child.ts, for BASELINE_SECONDS. */
+async function baselineRun(): Promise<{ messagesPerSecond: number; lagP99Ms: number; cpuShare: number }> {
+  const server = child('ws-baseline-child.ts', []);
+  const processes: ChildProcess[] = [server];
+  try {
+    const { base } = await nextMessage<{ base: string }>(server, 'ready');
+    const url = new URL(base);
+    const clients = startClients(url.hostname, Number(url.port), false);
+    processes.push(...clients.workers);
+    while (clients.frames() < CONNECTIONS * CHANNELS.length) await sleep(250);
+    await sleep(2000);
+    server.send({ type: 'reset' });
+    const rates = await perSecond(BASELINE_SECONDS, clients.frames);
+    const reply = nextMessage<ServerStats>(server, 'stats');
+    server.send({ type: 'stats' });
+    const stats = await reply;
+    return {
+      messagesPerSecond: Math.round(median(rates)),
+      lagP99Ms: stats.lagP99Ms,
+      cpuShare: stats.cpuShare,
+    };
+  } finally {
+    for (const p of processes) p.kill();
+  }
+}
+
 async function main(): Promise<void> {
   const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-ws-'));
   const dataDir = join(root, 'data');
@@ -145,6 +190,11 @@ async function main(): Promise<void> {
     `bench:ws — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg()[0]?.toFixed(2)}; ` +
       `${CONNECTIONS} connections in ${WORKERS} client processes, channels ${CHANNELS.join(' ')}; ` +
       `${ORDERS_PER_SECOND} orders/s in batches of ${PER_BATCH}; ${WARMUP_SECONDS} s warm-up, ${SECONDS} s measured`,
+  );
+  const baseline = await baselineRun();
+  console.log(
+    `baseline (bare ws, naive send per socket, 10 ms ticks, no exchange): ${baseline.messagesPerSecond} messages/s median; ` +
+      `event-loop delay p99 ${baseline.lagP99Ms} ms; CPU ${round(baseline.cpuShare * 100)}% of a core`,
   );
   const server = child(
     'ws-server-child.ts',
@@ -218,13 +268,6 @@ async function main(): Promise<void> {
     processes.push(...clients.workers);
     await waitReady(clients);
     console.log(`${clients.ready()} connections subscribed`);
-    server.send({ type: 'reset' });
-    const idleRates = await perSecond(5, clients.frames);
-    const idle = await stats();
-    console.log(
-      `baseline, no orders: ${Math.round(median(idleRates))} messages/s; server event-loop delay p99 ${idle.lagP99Ms} ms, CPU ${round(idle.cpuShare * 100)}%`,
-    );
-
     const orders = child('ws-orders-worker.ts', [
       base,
       buyer.accessKey,
@@ -235,13 +278,24 @@ async function main(): Promise<void> {
       String(PER_BATCH),
     ]);
     processes.push(orders);
-    let placed = { ok: 0, failed: 0, inFlight: 0 };
-    orders.on('message', (m: { type: string; ok: number; failed: number; inFlight: number }) => {
-      if (m.type === 'count') placed = m;
-    });
+    let placed = { ok: 0, failed: 0, inFlight: 0, cpuMicros: 0 };
+    orders.on(
+      'message',
+      (m: { type: string; ok: number; failed: number; inFlight: number; cpuMicros: number }) => {
+        if (m.type === 'count') placed = m;
+      },
+    );
     await sleep(WARMUP_SECONDS * 1000);
     server.send({ type: 'reset' });
+    orders.send({ type: 'measure' });
     windowStart = Date.now();
+    const cpuAtStart = {
+      machine: machineBusyMicros(),
+      clients: clients.cpuMicros(),
+      orders: placed.cpuMicros,
+      self: process.cpuUsage(),
+      at: performance.now(),
+    };
     const orderRates: number[] = [];
     let lastOk = placed.ok;
     const frameRates = await perSecond(SECONDS, () => {
@@ -251,6 +305,20 @@ async function main(): Promise<void> {
     });
     const windowEnd = Date.now();
     const busy = await stats();
+    const wallMicros = (performance.now() - cpuAtStart.at) * 1000;
+    const share = (micros: number): number => round(micros / wallMicros, 2);
+    const selfCpu = process.cpuUsage(cpuAtStart.self);
+    const cores = {
+      machine: share(machineBusyMicros() - cpuAtStart.machine),
+      server: round(busy.cpuShare, 2),
+      clients: share(clients.cpuMicros() - cpuAtStart.clients),
+      orders: share(placed.cpuMicros - cpuAtStart.orders),
+      probe: share(selfCpu.user + selfCpu.system),
+    };
+    const others = round(cores.machine - cores.server - cores.clients - cores.orders - cores.probe, 2);
+    const repliesReply = nextMessage<{ p50: number; p99: number }>(orders, 'replies');
+    orders.send({ type: 'replies' });
+    const replies = await repliesReply;
     orders.send({ type: 'stop' });
 
     const publicLatency: number[] = [];
@@ -274,6 +342,8 @@ async function main(): Promise<void> {
       ordersPerSecondOffered: ORDERS_PER_SECOND,
       ordersPerSecond: Math.round(median(orderRates.slice(1))),
       ordersFailed: placed.failed,
+      orderReplyP50Ms: round(replies.p50),
+      orderReplyP99Ms: round(replies.p99),
       messagesPerSecond: Math.round(median(frameRates)),
       messagesPerSecondMin: Math.round(percentile(frameRates, 0)),
       lagP50Ms: busy.lagP50Ms,
@@ -289,17 +359,26 @@ async function main(): Promise<void> {
       privateLatencySamples: privateLatency.length,
       privateLatencyP50Ms: round(percentile(privateLatency, 0.5)),
       privateLatencyP99Ms: round(percentile(privateLatency, 0.99)),
-      baselineMessagesPerSecond: Math.round(median(idleRates)),
-      baselineLagP99Ms: idle.lagP99Ms,
+      baselineMessagesPerSecond: baseline.messagesPerSecond,
+      baselineLagP99Ms: baseline.lagP99Ms,
+      baselineServerCpuShare: baseline.cpuShare,
+      coresMachine: cores.machine,
+      coresServer: cores.server,
+      coresClients: cores.clients,
+      coresOrders: cores.orders,
+      coresProbe: cores.probe,
+      coresOthers: others,
       loadAverage: round(loadavg()[0] ?? 0, 2),
     };
     console.log(
       [
-        `orders: ${figures.ordersPerSecond} orders/s median (offered ${ORDERS_PER_SECOND}), ${placed.failed} batches refused`,
+        `orders: ${figures.ordersPerSecond} orders/s median (offered ${ORDERS_PER_SECOND}), ${placed.failed} batches refused; ` +
+          `reply (durable and applied) p50 ${figures.orderReplyP50Ms} ms, p99 ${figures.orderReplyP99Ms} ms`,
         `delivered: ${figures.messagesPerSecond} messages/s median (min ${figures.messagesPerSecondMin}) to ${busy.connections} connections, ${busy.dropped} dropped`,
         `server event-loop delay: p50 ${busy.lagP50Ms} ms, p99 ${busy.lagP99Ms} ms, max ${busy.lagMaxMs} ms; CPU ${round(busy.cpuShare * 100)}% of a core; RSS ${busy.rssMiB} MiB`,
         `trade-to-push, public trades (${publicLatency.length} samples): p50 ${figures.publicLatencyP50Ms} ms, p99 ${figures.publicLatencyP99Ms} ms, max ${figures.publicLatencyMaxMs} ms`,
         `trade-to-push, private records (${privateLatency.length} samples): p50 ${figures.privateLatencyP50Ms} ms, p99 ${figures.privateLatencyP99Ms} ms`,
+        `CPU (cores of 2): machine ${cores.machine} = server ${cores.server} + clients ${cores.clients} + orders ${cores.orders} + probe ${cores.probe} + other processes ${others}`,
       ].join('\n'),
     );
     console.log(JSON.stringify(figures));

@@ -389,7 +389,8 @@ export class FanOut {
   #scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
   /** The earliest time (performance.now) of the next flush. */
   #nextFlushAt = -Infinity;
-  #flushStarted = 0;
+  /** Time spent in the current flush's own work (building and writing, not the turns between slices). */
+  #flushBusy = 0;
   /** The next connection of `#outgoing` to write to, while a flush's writes are in progress. */
   #writeAt = 0;
   readonly #joined = new Map<string, Buffer>();
@@ -523,7 +524,8 @@ export class FanOut {
 
   readonly #flush = (): void => {
     this.#scheduled = undefined;
-    this.#flushStarted = performance.now();
+    const started = performance.now();
+    this.#flushBusy = 0;
     for (const m of this.#dirtyMarkets) {
       for (const topic of m.topics.values()) this.#deliver(topic, false);
       m.reset();
@@ -536,6 +538,7 @@ export class FanOut {
     this.#dirtyUsers.clear();
     for (const topic of this.#awaiting) this.#deliver(topic, true);
     this.#awaiting.clear();
+    this.#flushBusy += performance.now() - started;
     this.#writeSlice();
   };
 
@@ -546,6 +549,7 @@ export class FanOut {
    * those joined bytes are built once and written to each of them.
    */
   readonly #writeSlice = (): void => {
+    const started = performance.now();
     const outgoing = this.#outgoing;
     const frames = this.#frames;
     const end = Math.min(outgoing.length, this.#writeAt + WRITE_SLICE_CONNECTIONS);
@@ -572,6 +576,8 @@ export class FanOut {
       }
     }
     this.#writeAt = end;
+    const ended = performance.now();
+    this.#flushBusy += ended - started;
     if (end < outgoing.length) {
       this.#scheduled = setImmediate(this.#writeSlice);
       return;
@@ -581,10 +587,9 @@ export class FanOut {
     this.#joined.clear();
     this.#writeAt = 0;
     this.#scheduled = undefined;
-    // Under load a flush waits at least as long as the last one took (at most half the time
+    // Under load the next flush waits at least as long as this one worked (at most half the time
     // flushing), and at least the minimum interval: more frames go out per write, not more writes.
-    const ended = performance.now();
-    this.#nextFlushAt = ended + Math.max(this.#interval, ended - this.#flushStarted);
+    this.#nextFlushAt = ended + Math.max(this.#interval, this.#flushBusy);
     if (this.#dirtyMarkets.size > 0 || this.#dirtyUsers.size > 0 || this.#awaiting.size > 0) this.#schedule();
   };
 
