@@ -85,8 +85,6 @@ export interface Subscription {
   readonly sink: Sink;
   readonly channel: Channel;
   readonly grant: Grant | undefined;
-  /** False until the snapshot was queued. */
-  ready: boolean;
 }
 
 /** What a topic needs to build its messages. */
@@ -404,7 +402,7 @@ export class FanOut {
 
   /** Subscribes `sink` to `channel` (a private one with the grant its signature proved). */
   subscribe(sink: Sink, channel: Channel, grant?: Grant): Subscription {
-    const subscription: Subscription = { sink, channel, grant, ready: false };
+    const subscription: Subscription = { sink, channel, grant };
     const topic = this.#topic(channel, grant);
     topic.pending.add(subscription);
     this.#topicOf.set(subscription, topic);
@@ -612,10 +610,7 @@ export class FanOut {
       const box = subscription.sink.outbox;
       if (box.length === 0 && end > first) outgoing.push(subscription.sink);
       for (let i = first; i < end; i++) box.push(i);
-      if (snapshot) {
-        subscription.ready = true;
-        topic.ready.add(subscription);
-      }
+      if (snapshot) topic.ready.add(subscription);
     }
     if (snapshot) topic.pending.clear();
   }
