@@ -57,7 +57,7 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
-import { Order, OrderBook, ShardedIntMap } from './order-book.ts';
+import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
 
 /** The most orders one batch (orderMoreV2) may carry. */
@@ -124,8 +124,8 @@ interface Account {
   readonly available: number[];
   readonly frozen: number[];
   usePlatformCoin: boolean;
-  /** The user's resting orders by id, in placement order (a Map: numeric keys hash faster than objects). */
-  readonly openOrders: Map<number, Order>;
+  /** The user's resting orders, oldest first. */
+  readonly openOrders: OwnerOrders;
 }
 
 interface DepositRecord {
@@ -169,8 +169,8 @@ export class Engine {
   readonly #marketByName = new Map<string, MarketState>();
   readonly #accounts = new Map<number, Account>();
   readonly #userByName = new Map<string, number>();
-  /** Resting orders by id; sharded, so that no single rehash of a huge book stalls a command. */
-  readonly #orders = new ShardedIntMap<Order>();
+  /** Resting orders by id. */
+  readonly #orders = new OrderIndex();
   /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
   readonly #clientIds = new Map<string, number>();
   /** `${userId}:${market}` → dead-man deadline. */
@@ -377,7 +377,7 @@ export class Engine {
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
     // not spend what a later order of the same batch was checked to have.
     const payCoin = cmd.side === BUY ? market.quote : market.base;
-    this.#change(account, payCoin, -total, total, 'freeze', this.#nextOrderId);
+    this.#change(account, payCoin, -total, total, 'freeze', String(this.#nextOrderId));
     const orderIds: number[] = [];
     for (let i = 0; i < cmd.orders.length; i++) {
       const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
@@ -437,7 +437,7 @@ export class Engine {
       time,
     });
     if (!prefrozen)
-      this.#change(account, side === BUY ? market.quote : market.base, -cost, cost, 'freeze', order.id);
+      this.#change(account, side === BUY ? market.quote : market.base, -cost, cost, 'freeze', order.ref);
     if (clientOrderId !== '')
       this.#clientIds.set(`${account.userId}:${order.market}:${clientOrderId}`, order.id);
 
@@ -453,8 +453,8 @@ export class Engine {
       );
     } else {
       market.book.add(order);
-      this.#orders.set(order.id, order);
-      account.openOrders.set(order.id, order);
+      this.#orders.add(order);
+      account.openOrders.add(order);
       if (order.filled > 0) this.#orderUpdated(order, ORDER_PARTIAL, null);
     }
     return order;
@@ -538,9 +538,8 @@ export class Engine {
     };
     this.#events.push(trade);
 
-    // Each order's id as text once per fill, not once per balance change (a measured hot spot).
-    const buyerRef = String(buyer.id);
-    const sellerRef = String(seller.id);
+    const buyerRef = buyer.ref;
+    const sellerRef = seller.ref;
 
     // Buyer: frozen quote at its own limit price leaves; the improvement returns to available.
     const buyerHeld = buyer.price * lots * market.quoteUnitsPerTickLot;
@@ -673,7 +672,7 @@ export class Engine {
   #removeResting(account: Account, market: MarketState, order: Order): void {
     market.book.remove(order);
     this.#orders.delete(order.id);
-    account.openOrders.delete(order.id);
+    account.openOrders.remove(order);
   }
 
   /** Releases whatever the order still holds frozen. */
@@ -681,7 +680,14 @@ export class Engine {
     const held = order.frozen;
     if (held === 0) return;
     order.frozen = 0;
-    this.#change(account, order.side === BUY ? market.quote : market.base, held, -held, 'unfreeze', order.id);
+    this.#change(
+      account,
+      order.side === BUY ? market.quote : market.base,
+      held,
+      -held,
+      'unfreeze',
+      order.ref,
+    );
   }
 
   /** Cancels a resting order: out of the book, its frozen funds back to available. */
@@ -744,9 +750,7 @@ export class Engine {
       this.#deadlines.delete(`${d.userId}:${d.market}`);
       const account = this.#accounts.get(d.userId) as Account;
       const market = this.#marketByName.get(d.market) as MarketState;
-      const victims = [...account.openOrders.values()]
-        .filter((o) => o.market === d.market)
-        .sort((a, b) => a.id - b.id);
+      const victims = [...account.openOrders].filter((o) => o.market === d.market);
       for (const order of victims) this.#cancelResting(account, market, order, 'deadman');
       this.#events.push({
         type: 'DeadmanFired',
@@ -1065,7 +1069,7 @@ export class Engine {
     deltaAvailable: CoinUnits,
     deltaFrozen: CoinUnits,
     billType: BillType,
-    ref: number | string,
+    ref: string,
   ): void {
     const i = coin.index;
     const available = (account.available[i] ?? 0) + deltaAvailable;
@@ -1086,7 +1090,7 @@ export class Engine {
       deltaAvailable,
       deltaFrozen,
       billType,
-      ref: String(ref),
+      ref,
       time: this.#time,
     });
   }
@@ -1150,7 +1154,7 @@ export class Engine {
       available: [],
       frozen: [],
       usePlatformCoin,
-      openOrders: new Map(),
+      openOrders: new OwnerOrders(),
     };
     this.#accounts.set(userId, account);
     this.#userByName.set(name, userId);
@@ -1234,11 +1238,11 @@ export class Engine {
     const account = this.#accounts.get(userId);
     if (account === undefined) return [];
     const out: OrderView[] = [];
-    for (const o of account.openOrders.values()) {
+    for (const o of account.openOrders) {
       if (market === undefined || o.market === market)
         out.push(view(o, o.filled > 0 ? ORDER_PARTIAL : ORDER_PENDING));
     }
-    return out.sort((a, b) => a.id - b.id);
+    return out;
   }
 
   /** The latest order id a user gave a client order id in a market, open or not. */
@@ -1272,31 +1276,29 @@ export class Engine {
    * engines in the same state give identical snapshots however they got there.
    */
   snapshot(): EngineSnapshot {
-    const orders: SnapshotOrder[] = [...this.#orders.values()]
-      .sort((a, b) => a.id - b.id)
-      .map((o) => [
-        o.id,
-        o.userId,
-        o.market,
-        o.side,
-        o.kind,
-        o.price,
-        o.amount,
-        o.remaining,
-        o.filled,
-        o.filledValue,
-        o.fees,
-        o.platformFees,
-        o.frozen,
-        o.time,
-        o.clientOrderId,
-        o.acctType,
-        o.usePlatformCoin,
-        o.lastTradeId,
-        o.lastTradePrice,
-        o.lastTradeAmount,
-        o.lastTradeTime,
-      ]);
+    const orders: SnapshotOrder[] = [...this.#orders.values()].map((o) => [
+      o.id,
+      o.userId,
+      o.market,
+      o.side,
+      o.kind,
+      o.price,
+      o.amount,
+      o.remaining,
+      o.filled,
+      o.filledValue,
+      o.fees,
+      o.platformFees,
+      o.frozen,
+      o.time,
+      o.clientOrderId,
+      o.acctType,
+      o.usePlatformCoin,
+      o.lastTradeId,
+      o.lastTradePrice,
+      o.lastTradeAmount,
+      o.lastTradeTime,
+    ]);
     const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
       [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const n = this.#coins.length;
@@ -1398,8 +1400,8 @@ export class Engine {
       o.lastTradeAmount = lastTradeAmount;
       o.lastTradeTime = lastTradeTime;
       m.book.add(o);
-      engine.#orders.set(id, o);
-      account.openOrders.set(o.id, o);
+      engine.#orders.add(o);
+      account.openOrders.add(o);
     }
     for (const [k, id] of s.clientIds) engine.#clientIds.set(k, id);
     for (const [k, deadline] of s.deadlines) {
@@ -1455,9 +1457,6 @@ export class Engine {
       resting += m.book.size;
       for (const o of m.book.orders()) {
         if (this.#orders.get(o.id) !== o) throw new Error(`order ${o.id} in the book but not in the index`);
-        const account = this.#accounts.get(o.userId);
-        if (account === undefined || account.openOrders.get(o.id) !== o)
-          throw new Error(`order ${o.id}: owner does not list it`);
         const expected =
           o.side === BUY ? o.price * o.remaining * m.quoteUnitsPerTickLot : o.remaining * m.baseUnitsPerLot;
         if (o.frozen !== expected) throw new Error(`order ${o.id} holds ${o.frozen}, expected ${expected}`);
@@ -1478,7 +1477,16 @@ export class Engine {
     const totals = new Array<bigint>(n).fill(0n);
     let openListed = 0;
     for (const a of this.#accounts.values()) {
-      openListed += a.openOrders.size;
+      let listed = 0;
+      let lastId = 0;
+      for (const o of a.openOrders) {
+        if (o.userId !== a.userId || this.#orders.get(o.id) !== o || o.id <= lastId)
+          throw new Error(`user ${a.userId} lists order ${o.id} wrongly`);
+        lastId = o.id;
+        listed++;
+      }
+      if (listed !== a.openOrders.size) throw new Error(`user ${a.userId}: open order count mismatch`);
+      openListed += listed;
       const xs = expectedFrozen.get(a.userId);
       for (let i = 0; i < n; i++) {
         const available = a.available[i] ?? 0;
