@@ -191,6 +191,11 @@ export class Engine {
   // Per-command scratch: the events being collected and the command's time.
   #events: EngineEvent[] = [];
   #time = 0;
+  #ctxAccount: Account | undefined;
+  #ctxMarket: MarketState | undefined;
+  /** What the latest `#chargeFee` charged, and in which coin. */
+  #feeAmount = 0;
+  #feeCoin = '';
 
   /** A fresh engine with the given coins, markets and settings. Throws on an invalid config. */
   constructor(config: VenueConfig) {
@@ -268,12 +273,12 @@ export class Engine {
       : { result: 'OK', events: this.#events, ...extra };
   }
 
-  /** The checks shared by single and batch placement: who, where, and whether trading is open. */
-  #orderContext(
-    userId: number,
-    marketName: string,
-    acctType: number,
-  ): { account: Account; market: MarketState } | ApplyResult {
+  /**
+   * The checks shared by single and batch placement: who, where, and whether trading is open.
+   * Returns the refusal, or `undefined` with the account and market left in `#ctxAccount` and
+   * `#ctxMarket` (scratch fields: a returned pair was an allocation on every placement).
+   */
+  #orderContext(userId: number, marketName: string, acctType: number): ApplyResult | undefined {
     const account = this.#accounts.get(userId);
     if (account === undefined) return refused('USER_NOT_FOUND');
     const market = this.#marketByName.get(marketName);
@@ -286,7 +291,9 @@ export class Engine {
     }
     if (acctType !== 0) return refused('INVALID_PARAMETER', 'acctType must be 0, 1 or 2');
     if (market.spec.status !== 'trading') return refused('MARKET_HALTED', `market ${marketName} is halted`);
-    return { account, market };
+    this.#ctxAccount = account;
+    this.#ctxMarket = market;
+    return undefined;
   }
 
   /**
@@ -313,8 +320,8 @@ export class Engine {
    * BELOW_MIN_SIZE, VALUE_OUT_OF_RANGE, INSUFFICIENT_BALANCE, POST_ONLY_WOULD_TAKE.
    */
   #placeOrder(cmd: PlaceOrder): ApplyResult {
-    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
-    if ('result' in ctx) return ctx;
+    const refusal = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if (refusal !== undefined) return refusal;
     if (cmd.side !== BUY && cmd.side !== SELL)
       return refused('INVALID_PARAMETER', 'tradeType must be 1 (buy) or 0 (sell)');
     if (cmd.kind !== 'limit' && cmd.kind !== 'postOnly' && cmd.kind !== 'ioc') {
@@ -323,7 +330,8 @@ export class Engine {
     if (cmd.clientOrderId !== '' && !CLIENT_ORDER_ID.test(cmd.clientOrderId)) {
       return refused('INVALID_PARAMETER', 'customerOrderId must be 4 to 36 letters or digits');
     }
-    const { account, market } = ctx;
+    const account = this.#ctxAccount as Account;
+    const market = this.#ctxMarket as MarketState;
     const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
     if (typeof cost !== 'number') return cost;
     const pay = cmd.side === BUY ? market.quote.index : market.base.index;
@@ -352,14 +360,15 @@ export class Engine {
    * order. Results: as PlaceOrder, with `orderIds`.
    */
   #placeOrderBatch(cmd: PlaceOrderBatch): ApplyResult {
-    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
-    if ('result' in ctx) return ctx;
+    const refusal = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if (refusal !== undefined) return refusal;
     if (cmd.side !== BUY && cmd.side !== SELL)
       return refused('INVALID_PARAMETER', 'tradeType must be 1 (buy) or 0 (sell)');
     if (!Array.isArray(cmd.orders) || cmd.orders.length === 0 || cmd.orders.length > MAX_BATCH_ORDERS) {
       return refused('INVALID_PARAMETER', `tradeParams must hold 1 to ${MAX_BATCH_ORDERS} orders`);
     }
-    const { account, market } = ctx;
+    const account = this.#ctxAccount as Account;
+    const market = this.#ctxMarket as MarketState;
     const costs: number[] = [];
     let total = 0;
     for (let i = 0; i < cmd.orders.length; i++) {
@@ -546,52 +555,33 @@ export class Engine {
     buyer.frozen -= buyerHeld;
     this.#change(buyerAccount, market.quote, buyerHeld - value, -buyerHeld, 'buy', buyerRef);
     this.#change(buyerAccount, market.base, baseUnits, 0, 'buy', buyerRef);
-    const buyerFee = this.#chargeFee(
-      buyerAccount,
-      buyer,
-      buyerRef,
-      market.base,
-      baseUnits,
-      buyerRate,
-      'buyFee',
-    );
+    this.#chargeFee(buyerAccount, buyer, buyerRef, market.base, baseUnits, buyerRate, 'buyFee');
+    const buyerFee = this.#feeAmount;
+    const buyerFeeCoin = this.#feeCoin;
 
     // Seller: frozen base leaves; the quote value arrives.
     seller.frozen -= baseUnits;
     this.#change(sellerAccount, market.base, 0, -baseUnits, 'sell', sellerRef);
     this.#change(sellerAccount, market.quote, value, 0, 'sell', sellerRef);
-    const sellerFee = this.#chargeFee(
-      sellerAccount,
-      seller,
-      sellerRef,
-      market.quote,
-      value,
-      sellerRate,
-      'sellFee',
-    );
+    this.#chargeFee(sellerAccount, seller, sellerRef, market.quote, value, sellerRate, 'sellFee');
+    const sellerFee = this.#feeAmount;
+    const sellerFeeCoin = this.#feeCoin;
 
-    const takerFee = takerIsBuyer ? buyerFee : sellerFee;
-    const makerFee = takerIsBuyer ? sellerFee : buyerFee;
-    trade.takerFee = takerFee.amount;
-    trade.takerFeeCoin = takerFee.coin;
-    trade.makerFee = makerFee.amount;
-    trade.makerFeeCoin = makerFee.coin;
+    trade.takerFee = takerIsBuyer ? buyerFee : sellerFee;
+    trade.takerFeeCoin = takerIsBuyer ? buyerFeeCoin : sellerFeeCoin;
+    trade.makerFee = takerIsBuyer ? sellerFee : buyerFee;
+    trade.makerFeeCoin = takerIsBuyer ? sellerFeeCoin : buyerFeeCoin;
 
-    for (const o of [taker, maker]) {
-      o.filled += lots;
-      o.filledValue += value;
-      o.lastTradeId = tradeId;
-      o.lastTradePrice = price;
-      o.lastTradeAmount = lots;
-      o.lastTradeTime = time;
-    }
+    recordFill(taker, tradeId, price, lots, value, time);
+    recordFill(maker, tradeId, price, lots, value, time);
     market.lastPrice = price;
   }
 
   /**
    * Charges the fee on `received` units of `coin` just credited to `account` for `order`: in the
    * platform coin at a discount when the order opted in and a price path and balance allow it,
-   * else in the received coin. Returns what was charged. `ref` is the order's id as text.
+   * else in the received coin. Leaves what was charged in `#feeAmount` and `#feeCoin` (a returned
+   * pair was two allocations per fill). `ref` is the order's id as text.
    */
   #chargeFee(
     account: Account,
@@ -601,9 +591,11 @@ export class Engine {
     received: number,
     rate: number,
     bill: BillType,
-  ): { amount: number; coin: string } {
+  ): void {
     const fee = feeFloor(received, rate);
-    if (fee === 0) return { amount: 0, coin: coin.spec.name };
+    this.#feeAmount = fee;
+    this.#feeCoin = coin.spec.name;
+    if (fee === 0) return;
     if (order.usePlatformCoin) {
       const platform = this.#coinByName.get(this.#settings.platformCoin);
       if (platform !== undefined) {
@@ -616,14 +608,15 @@ export class Engine {
             this.#feeIncome[platform.index] = (this.#feeIncome[platform.index] ?? 0) + platformFee;
             order.platformFees += platformFee;
           }
-          return { amount: platformFee, coin: platform.spec.name };
+          this.#feeAmount = platformFee;
+          this.#feeCoin = platform.spec.name;
+          return;
         }
       }
     }
     this.#change(account, coin, -fee, 0, bill, ref);
     this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + fee;
     order.fees += fee;
-    return { amount: fee, coin: coin.spec.name };
   }
 
   /**
@@ -1532,6 +1525,23 @@ export class Engine {
       withdrawn: this.#withdrawn[c.index] ?? 0n,
     };
   }
+}
+
+/** Adds one fill to an order's totals and makes it the order's latest trade. */
+function recordFill(
+  o: Order,
+  tradeId: number,
+  price: number,
+  lots: number,
+  value: number,
+  time: number,
+): void {
+  o.filled += lots;
+  o.filledValue += value;
+  o.lastTradeId = tradeId;
+  o.lastTradePrice = price;
+  o.lastTradeAmount = lots;
+  o.lastTradeTime = time;
 }
 
 function view(o: Order, status: OrderStatus): OrderView {
