@@ -76,10 +76,13 @@ export interface ApplyResult {
   readonly userId?: number;
   /** The command repeated a business id already applied: nothing changed. */
   readonly duplicate?: boolean;
-  /** The order a cancel acted on, for the cancelOrder reply. */
-  readonly order?: OrderView;
+  /** The order a cancel acted on, in its final state, for the cancelOrder reply. */
+  readonly order?: CancelledOrder;
   readonly deadline?: number;
 }
+
+/** What a cancel answers about the order it cancelled (the order itself: it no longer changes). */
+export type CancelledOrder = Readonly<Pick<Order, 'id' | 'price' | 'amount' | 'filled' | 'filledValue'>>;
 
 /** A read-only view of an order the engine holds. */
 export interface OrderView {
@@ -710,11 +713,7 @@ export class Engine {
       return refused('ORDER_NOT_FOUND');
     }
     this.#cancelResting(account, market, order, 'user');
-    return {
-      result: 'OK',
-      events: this.#events,
-      order: view(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED),
-    };
+    return { result: 'OK', events: this.#events, order };
   }
 
   /** Arms or refreshes the dead-man switch. Results: OK with `deadline`; USER_NOT_FOUND, UNKNOWN_MARKET. */
