@@ -95,8 +95,8 @@ const PAGE_SIZE = 1 << PAGE_BITS;
  * Resting orders by id. Order ids are assigned in sequence, so the index is an array of pages of
  * 4,096 slots addressed by the id's bits: a lookup is two loads, with no hashing and no rehash
  * (a single Map of 1,000,000 entries rehashed in one command for ~90 ms on the bench machine).
- * A page is freed when its last order leaves, so memory follows the live ids. Iteration is in id
- * order.
+ * A page is freed when its last order leaves (the newest page once it is no longer the newest),
+ * so memory follows the live ids. Iteration is in id order.
  */
 export class OrderIndex {
   readonly #pages: ((Order | undefined)[] | undefined)[] = [];
@@ -116,6 +116,9 @@ export class OrderIndex {
     const p = order.id >>> PAGE_BITS;
     let page = this.#pages[p];
     if (page === undefined) {
+      // The newest page stays while it is the newest (see `delete`); free it once it is not.
+      const newest = this.#pages.length - 1;
+      if (newest >= 0 && newest < p && this.#live[newest] === 0) this.#pages[newest] = undefined;
       while (this.#pages.length < p) {
         this.#pages.push(undefined);
         this.#live.push(0);
@@ -140,7 +143,9 @@ export class OrderIndex {
     this.#size--;
     const live = (this.#live[p] as number) - 1;
     this.#live[p] = live;
-    if (live === 0) this.#pages[p] = undefined;
+    // Not the newest page: new ids land there, and freeing it on every fill of a lone resting
+    // order would allocate 32 KB per order.
+    if (live === 0 && p !== this.#pages.length - 1) this.#pages[p] = undefined;
     return true;
   }
 
