@@ -26,19 +26,27 @@ const USERS = 1_000;
 const workDir = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-recovery-'));
 const seconds = (ms: number): string => (ms / 1000).toFixed(2);
 
-async function journalReplay(): Promise<Record<string, number>> {
-  const dir = join(workDir, 'journal');
+/**
+ * Writes the engine benchmark's realistic stream (~10,000 resting orders, places, cancels, IOCs,
+ * fills) as a journal in `dir`; returns what the replay must reproduce. The stream and its engine
+ * are dropped on return: a restarting server holds neither.
+ */
+async function writeJournal(dir: string): Promise<{ records: number; stateHash: string; open: number }> {
   const writer = FileJournal.open(dir, { fsync: false });
-  // The engine benchmark's realistic stream: ~10,000 resting orders, places, cancels, IOCs, fills.
   const generated = generateStream({ ...DEFAULT_STREAM, commands: RECORDS, hash: true });
-  const all = [...generated.setup, ...generated.commands];
   const live = createEngine();
-  for (const command of all) {
+  for (const command of [...generated.setup, ...generated.commands]) {
     live.apply(command);
     writer.append(command.seq, encodeCommand(command));
     if (command.seq % 10_000 === 0) await writer.whenDurable(command.seq);
   }
   await writer.close();
+  return { records: live.lastSeq, stateHash: live.stateHash(), open: live.openOrderCount };
+}
+
+async function journalReplay(): Promise<Record<string, number>> {
+  const dir = join(workDir, 'journal');
+  const written = await writeJournal(dir);
   const bytes = readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 
   // Baseline: the bytes alone, read from the (warm) page cache.
@@ -57,14 +65,15 @@ async function journalReplay(): Promise<Record<string, number>> {
   });
   const totalMs = performance.now() - t;
   await journal.close();
-  if (engine.stateHash() !== live.stateHash() || replayed !== all.length) throw new Error('replay diverged');
+  if (engine.stateHash() !== written.stateHash || replayed !== written.records)
+    throw new Error('replay diverged');
   console.log(
-    `journal: ${all.length} records (${(bytes / 2 ** 20).toFixed(0)} MiB, ${live.openOrderCount} orders open at the end)\n` +
+    `journal: ${written.records} records (${(bytes / 2 ** 20).toFixed(0)} MiB, ${written.open} orders open at the end)\n` +
       `  restart (open + verify + replay): ${seconds(totalMs)} s — open ${seconds(openMs)} s, replay ${seconds(totalMs - openMs)} s, ` +
-      `${Math.round(all.length / (totalMs / 1000))} records/s\n  baseline, reading the files: ${seconds(readMs)} s`,
+      `${Math.round(written.records / (totalMs / 1000))} records/s\n  baseline, reading the files: ${seconds(readMs)} s`,
   );
   return {
-    journalRecords: all.length,
+    journalRecords: written.records,
     journalMiB: bytes / 2 ** 20,
     restartMs: totalMs,
     openMs,

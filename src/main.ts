@@ -31,6 +31,7 @@ import { FileJournal } from './journal/file-journal.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { recover } from './sequencer/recovery.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
+import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
 import { SqliteHistoryStore } from './store/sqlite-history-store.ts';
 
@@ -83,7 +84,9 @@ export async function startVenue(
   if (journal.recovery.truncatedBytes > 0) log(`journal: ${journal.recovery.tail}`);
   const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => log(`snapshots: ${p}`) });
   const history = SqliteHistoryStore.open(paths.history);
-  const writer = new HistoryWriter(history, log);
+  // Writes go through a worker thread with its own connection; reads stay on `history`.
+  const historyWrites = new HistoryWorker(paths.history);
+  const writer = new HistoryWriter(historyWrites, log);
   const historyAt = await history.checkpoint();
 
   const started = Date.now();
@@ -192,6 +195,7 @@ export async function startVenue(
       await http.close();
       await sequencer.close();
       await writer.drain();
+      await historyWrites.close();
       await history.close();
     })());
   sequencer.onFatal((error) => {

@@ -153,7 +153,10 @@ describe('refusals', () => {
       clientOrderId: '',
     });
     assert.equal(r.result, 'OK');
-    assert.equal(r.order?.status, 1);
+    assert.equal(r.order?.id, 3);
+    assert.equal(r.order?.filled, 0);
+    const updated = r.events.find((e) => e.type === 'OrderUpdated');
+    assert.equal(updated?.type === 'OrderUpdated' && updated.status, 1);
   });
 });
 

@@ -57,7 +57,7 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
-import { Order, OrderBook, ShardedIntMap } from './order-book.ts';
+import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
 
 /** The most orders one batch (orderMoreV2) may carry. */
@@ -76,10 +76,13 @@ export interface ApplyResult {
   readonly userId?: number;
   /** The command repeated a business id already applied: nothing changed. */
   readonly duplicate?: boolean;
-  /** The order a cancel acted on, for the cancelOrder reply. */
-  readonly order?: OrderView;
+  /** The order a cancel acted on, in its final state, for the cancelOrder reply. */
+  readonly order?: CancelledOrder;
   readonly deadline?: number;
 }
+
+/** What a cancel answers about the order it cancelled (the order itself: it no longer changes). */
+export type CancelledOrder = Readonly<Pick<Order, 'id' | 'price' | 'amount' | 'filled' | 'filledValue'>>;
 
 /** A read-only view of an order the engine holds. */
 export interface OrderView {
@@ -124,8 +127,8 @@ interface Account {
   readonly available: number[];
   readonly frozen: number[];
   usePlatformCoin: boolean;
-  /** The user's resting orders by id, in placement order (a Map: numeric keys hash faster than objects). */
-  readonly openOrders: Map<number, Order>;
+  /** The user's resting orders, oldest first. */
+  readonly openOrders: OwnerOrders;
 }
 
 interface DepositRecord {
@@ -169,8 +172,8 @@ export class Engine {
   readonly #marketByName = new Map<string, MarketState>();
   readonly #accounts = new Map<number, Account>();
   readonly #userByName = new Map<string, number>();
-  /** Resting orders by id; sharded, so that no single rehash of a huge book stalls a command. */
-  readonly #orders = new ShardedIntMap<Order>();
+  /** Resting orders by id. */
+  readonly #orders = new OrderIndex();
   /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
   readonly #clientIds = new Map<string, number>();
   /** `${userId}:${market}` → dead-man deadline. */
@@ -191,6 +194,11 @@ export class Engine {
   // Per-command scratch: the events being collected and the command's time.
   #events: EngineEvent[] = [];
   #time = 0;
+  #ctxAccount: Account | undefined;
+  #ctxMarket: MarketState | undefined;
+  /** What the latest `#chargeFee` charged, and in which coin. */
+  #feeAmount = 0;
+  #feeCoin = '';
 
   /** A fresh engine with the given coins, markets and settings. Throws on an invalid config. */
   constructor(config: VenueConfig) {
@@ -268,12 +276,12 @@ export class Engine {
       : { result: 'OK', events: this.#events, ...extra };
   }
 
-  /** The checks shared by single and batch placement: who, where, and whether trading is open. */
-  #orderContext(
-    userId: number,
-    marketName: string,
-    acctType: number,
-  ): { account: Account; market: MarketState } | ApplyResult {
+  /**
+   * The checks shared by single and batch placement: who, where, and whether trading is open.
+   * Returns the refusal, or `undefined` with the account and market left in `#ctxAccount` and
+   * `#ctxMarket` (scratch fields: a returned pair was an allocation on every placement).
+   */
+  #orderContext(userId: number, marketName: string, acctType: number): ApplyResult | undefined {
     const account = this.#accounts.get(userId);
     if (account === undefined) return refused('USER_NOT_FOUND');
     const market = this.#marketByName.get(marketName);
@@ -286,7 +294,9 @@ export class Engine {
     }
     if (acctType !== 0) return refused('INVALID_PARAMETER', 'acctType must be 0, 1 or 2');
     if (market.spec.status !== 'trading') return refused('MARKET_HALTED', `market ${marketName} is halted`);
-    return { account, market };
+    this.#ctxAccount = account;
+    this.#ctxMarket = market;
+    return undefined;
   }
 
   /**
@@ -313,8 +323,8 @@ export class Engine {
    * BELOW_MIN_SIZE, VALUE_OUT_OF_RANGE, INSUFFICIENT_BALANCE, POST_ONLY_WOULD_TAKE.
    */
   #placeOrder(cmd: PlaceOrder): ApplyResult {
-    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
-    if ('result' in ctx) return ctx;
+    const refusal = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if (refusal !== undefined) return refusal;
     if (cmd.side !== BUY && cmd.side !== SELL)
       return refused('INVALID_PARAMETER', 'tradeType must be 1 (buy) or 0 (sell)');
     if (cmd.kind !== 'limit' && cmd.kind !== 'postOnly' && cmd.kind !== 'ioc') {
@@ -323,7 +333,8 @@ export class Engine {
     if (cmd.clientOrderId !== '' && !CLIENT_ORDER_ID.test(cmd.clientOrderId)) {
       return refused('INVALID_PARAMETER', 'customerOrderId must be 4 to 36 letters or digits');
     }
-    const { account, market } = ctx;
+    const account = this.#ctxAccount as Account;
+    const market = this.#ctxMarket as MarketState;
     const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
     if (typeof cost !== 'number') return cost;
     const pay = cmd.side === BUY ? market.quote.index : market.base.index;
@@ -352,14 +363,15 @@ export class Engine {
    * order. Results: as PlaceOrder, with `orderIds`.
    */
   #placeOrderBatch(cmd: PlaceOrderBatch): ApplyResult {
-    const ctx = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
-    if ('result' in ctx) return ctx;
+    const refusal = this.#orderContext(cmd.userId, cmd.market, cmd.acctType);
+    if (refusal !== undefined) return refusal;
     if (cmd.side !== BUY && cmd.side !== SELL)
       return refused('INVALID_PARAMETER', 'tradeType must be 1 (buy) or 0 (sell)');
     if (!Array.isArray(cmd.orders) || cmd.orders.length === 0 || cmd.orders.length > MAX_BATCH_ORDERS) {
       return refused('INVALID_PARAMETER', `tradeParams must hold 1 to ${MAX_BATCH_ORDERS} orders`);
     }
-    const { account, market } = ctx;
+    const account = this.#ctxAccount as Account;
+    const market = this.#ctxMarket as MarketState;
     const costs: number[] = [];
     let total = 0;
     for (let i = 0; i < cmd.orders.length; i++) {
@@ -377,7 +389,7 @@ export class Engine {
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
     // not spend what a later order of the same batch was checked to have.
     const payCoin = cmd.side === BUY ? market.quote : market.base;
-    this.#change(account, payCoin, -total, total, 'freeze', this.#nextOrderId);
+    this.#change(account, payCoin, -total, total, 'freeze', String(this.#nextOrderId));
     const orderIds: number[] = [];
     for (let i = 0; i < cmd.orders.length; i++) {
       const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
@@ -437,7 +449,7 @@ export class Engine {
       time,
     });
     if (!prefrozen)
-      this.#change(account, side === BUY ? market.quote : market.base, -cost, cost, 'freeze', order.id);
+      this.#change(account, side === BUY ? market.quote : market.base, -cost, cost, 'freeze', order.ref);
     if (clientOrderId !== '')
       this.#clientIds.set(`${account.userId}:${order.market}:${clientOrderId}`, order.id);
 
@@ -453,8 +465,8 @@ export class Engine {
       );
     } else {
       market.book.add(order);
-      this.#orders.set(order.id, order);
-      account.openOrders.set(order.id, order);
+      this.#orders.add(order);
+      account.openOrders.add(order);
       if (order.filled > 0) this.#orderUpdated(order, ORDER_PARTIAL, null);
     }
     return order;
@@ -538,61 +550,41 @@ export class Engine {
     };
     this.#events.push(trade);
 
-    // Each order's id as text once per fill, not once per balance change (a measured hot spot).
-    const buyerRef = String(buyer.id);
-    const sellerRef = String(seller.id);
+    const buyerRef = buyer.ref;
+    const sellerRef = seller.ref;
 
     // Buyer: frozen quote at its own limit price leaves; the improvement returns to available.
     const buyerHeld = buyer.price * lots * market.quoteUnitsPerTickLot;
     buyer.frozen -= buyerHeld;
     this.#change(buyerAccount, market.quote, buyerHeld - value, -buyerHeld, 'buy', buyerRef);
     this.#change(buyerAccount, market.base, baseUnits, 0, 'buy', buyerRef);
-    const buyerFee = this.#chargeFee(
-      buyerAccount,
-      buyer,
-      buyerRef,
-      market.base,
-      baseUnits,
-      buyerRate,
-      'buyFee',
-    );
+    this.#chargeFee(buyerAccount, buyer, buyerRef, market.base, baseUnits, buyerRate, 'buyFee');
+    const buyerFee = this.#feeAmount;
+    const buyerFeeCoin = this.#feeCoin;
 
     // Seller: frozen base leaves; the quote value arrives.
     seller.frozen -= baseUnits;
     this.#change(sellerAccount, market.base, 0, -baseUnits, 'sell', sellerRef);
     this.#change(sellerAccount, market.quote, value, 0, 'sell', sellerRef);
-    const sellerFee = this.#chargeFee(
-      sellerAccount,
-      seller,
-      sellerRef,
-      market.quote,
-      value,
-      sellerRate,
-      'sellFee',
-    );
+    this.#chargeFee(sellerAccount, seller, sellerRef, market.quote, value, sellerRate, 'sellFee');
+    const sellerFee = this.#feeAmount;
+    const sellerFeeCoin = this.#feeCoin;
 
-    const takerFee = takerIsBuyer ? buyerFee : sellerFee;
-    const makerFee = takerIsBuyer ? sellerFee : buyerFee;
-    trade.takerFee = takerFee.amount;
-    trade.takerFeeCoin = takerFee.coin;
-    trade.makerFee = makerFee.amount;
-    trade.makerFeeCoin = makerFee.coin;
+    trade.takerFee = takerIsBuyer ? buyerFee : sellerFee;
+    trade.takerFeeCoin = takerIsBuyer ? buyerFeeCoin : sellerFeeCoin;
+    trade.makerFee = takerIsBuyer ? sellerFee : buyerFee;
+    trade.makerFeeCoin = takerIsBuyer ? sellerFeeCoin : buyerFeeCoin;
 
-    for (const o of [taker, maker]) {
-      o.filled += lots;
-      o.filledValue += value;
-      o.lastTradeId = tradeId;
-      o.lastTradePrice = price;
-      o.lastTradeAmount = lots;
-      o.lastTradeTime = time;
-    }
+    recordFill(taker, tradeId, price, lots, value, time);
+    recordFill(maker, tradeId, price, lots, value, time);
     market.lastPrice = price;
   }
 
   /**
    * Charges the fee on `received` units of `coin` just credited to `account` for `order`: in the
    * platform coin at a discount when the order opted in and a price path and balance allow it,
-   * else in the received coin. Returns what was charged. `ref` is the order's id as text.
+   * else in the received coin. Leaves what was charged in `#feeAmount` and `#feeCoin` (a returned
+   * pair was two allocations per fill). `ref` is the order's id as text.
    */
   #chargeFee(
     account: Account,
@@ -602,9 +594,11 @@ export class Engine {
     received: number,
     rate: number,
     bill: BillType,
-  ): { amount: number; coin: string } {
+  ): void {
     const fee = feeFloor(received, rate);
-    if (fee === 0) return { amount: 0, coin: coin.spec.name };
+    this.#feeAmount = fee;
+    this.#feeCoin = coin.spec.name;
+    if (fee === 0) return;
     if (order.usePlatformCoin) {
       const platform = this.#coinByName.get(this.#settings.platformCoin);
       if (platform !== undefined) {
@@ -617,14 +611,15 @@ export class Engine {
             this.#feeIncome[platform.index] = (this.#feeIncome[platform.index] ?? 0) + platformFee;
             order.platformFees += platformFee;
           }
-          return { amount: platformFee, coin: platform.spec.name };
+          this.#feeAmount = platformFee;
+          this.#feeCoin = platform.spec.name;
+          return;
         }
       }
     }
     this.#change(account, coin, -fee, 0, bill, ref);
     this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + fee;
     order.fees += fee;
-    return { amount: fee, coin: coin.spec.name };
   }
 
   /**
@@ -673,7 +668,7 @@ export class Engine {
   #removeResting(account: Account, market: MarketState, order: Order): void {
     market.book.remove(order);
     this.#orders.delete(order.id);
-    account.openOrders.delete(order.id);
+    account.openOrders.remove(order);
   }
 
   /** Releases whatever the order still holds frozen. */
@@ -681,7 +676,14 @@ export class Engine {
     const held = order.frozen;
     if (held === 0) return;
     order.frozen = 0;
-    this.#change(account, order.side === BUY ? market.quote : market.base, held, -held, 'unfreeze', order.id);
+    this.#change(
+      account,
+      order.side === BUY ? market.quote : market.base,
+      held,
+      -held,
+      'unfreeze',
+      order.ref,
+    );
   }
 
   /** Cancels a resting order: out of the book, its frozen funds back to available. */
@@ -711,11 +713,7 @@ export class Engine {
       return refused('ORDER_NOT_FOUND');
     }
     this.#cancelResting(account, market, order, 'user');
-    return {
-      result: 'OK',
-      events: this.#events,
-      order: view(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED),
-    };
+    return { result: 'OK', events: this.#events, order };
   }
 
   /** Arms or refreshes the dead-man switch. Results: OK with `deadline`; USER_NOT_FOUND, UNKNOWN_MARKET. */
@@ -744,9 +742,7 @@ export class Engine {
       this.#deadlines.delete(`${d.userId}:${d.market}`);
       const account = this.#accounts.get(d.userId) as Account;
       const market = this.#marketByName.get(d.market) as MarketState;
-      const victims = [...account.openOrders.values()]
-        .filter((o) => o.market === d.market)
-        .sort((a, b) => a.id - b.id);
+      const victims = [...account.openOrders].filter((o) => o.market === d.market);
       for (const order of victims) this.#cancelResting(account, market, order, 'deadman');
       this.#events.push({
         type: 'DeadmanFired',
@@ -1065,7 +1061,7 @@ export class Engine {
     deltaAvailable: CoinUnits,
     deltaFrozen: CoinUnits,
     billType: BillType,
-    ref: number | string,
+    ref: string,
   ): void {
     const i = coin.index;
     const available = (account.available[i] ?? 0) + deltaAvailable;
@@ -1086,7 +1082,7 @@ export class Engine {
       deltaAvailable,
       deltaFrozen,
       billType,
-      ref: String(ref),
+      ref,
       time: this.#time,
     });
   }
@@ -1150,7 +1146,7 @@ export class Engine {
       available: [],
       frozen: [],
       usePlatformCoin,
-      openOrders: new Map(),
+      openOrders: new OwnerOrders(),
     };
     this.#accounts.set(userId, account);
     this.#userByName.set(name, userId);
@@ -1234,11 +1230,11 @@ export class Engine {
     const account = this.#accounts.get(userId);
     if (account === undefined) return [];
     const out: OrderView[] = [];
-    for (const o of account.openOrders.values()) {
+    for (const o of account.openOrders) {
       if (market === undefined || o.market === market)
         out.push(view(o, o.filled > 0 ? ORDER_PARTIAL : ORDER_PENDING));
     }
-    return out.sort((a, b) => a.id - b.id);
+    return out;
   }
 
   /** The latest order id a user gave a client order id in a market, open or not. */
@@ -1272,31 +1268,29 @@ export class Engine {
    * engines in the same state give identical snapshots however they got there.
    */
   snapshot(): EngineSnapshot {
-    const orders: SnapshotOrder[] = [...this.#orders.values()]
-      .sort((a, b) => a.id - b.id)
-      .map((o) => [
-        o.id,
-        o.userId,
-        o.market,
-        o.side,
-        o.kind,
-        o.price,
-        o.amount,
-        o.remaining,
-        o.filled,
-        o.filledValue,
-        o.fees,
-        o.platformFees,
-        o.frozen,
-        o.time,
-        o.clientOrderId,
-        o.acctType,
-        o.usePlatformCoin,
-        o.lastTradeId,
-        o.lastTradePrice,
-        o.lastTradeAmount,
-        o.lastTradeTime,
-      ]);
+    const orders: SnapshotOrder[] = [...this.#orders.values()].map((o) => [
+      o.id,
+      o.userId,
+      o.market,
+      o.side,
+      o.kind,
+      o.price,
+      o.amount,
+      o.remaining,
+      o.filled,
+      o.filledValue,
+      o.fees,
+      o.platformFees,
+      o.frozen,
+      o.time,
+      o.clientOrderId,
+      o.acctType,
+      o.usePlatformCoin,
+      o.lastTradeId,
+      o.lastTradePrice,
+      o.lastTradeAmount,
+      o.lastTradeTime,
+    ]);
     const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
       [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const n = this.#coins.length;
@@ -1398,8 +1392,8 @@ export class Engine {
       o.lastTradeAmount = lastTradeAmount;
       o.lastTradeTime = lastTradeTime;
       m.book.add(o);
-      engine.#orders.set(id, o);
-      account.openOrders.set(o.id, o);
+      engine.#orders.add(o);
+      account.openOrders.add(o);
     }
     for (const [k, id] of s.clientIds) engine.#clientIds.set(k, id);
     for (const [k, deadline] of s.deadlines) {
@@ -1455,9 +1449,6 @@ export class Engine {
       resting += m.book.size;
       for (const o of m.book.orders()) {
         if (this.#orders.get(o.id) !== o) throw new Error(`order ${o.id} in the book but not in the index`);
-        const account = this.#accounts.get(o.userId);
-        if (account === undefined || account.openOrders.get(o.id) !== o)
-          throw new Error(`order ${o.id}: owner does not list it`);
         const expected =
           o.side === BUY ? o.price * o.remaining * m.quoteUnitsPerTickLot : o.remaining * m.baseUnitsPerLot;
         if (o.frozen !== expected) throw new Error(`order ${o.id} holds ${o.frozen}, expected ${expected}`);
@@ -1478,7 +1469,16 @@ export class Engine {
     const totals = new Array<bigint>(n).fill(0n);
     let openListed = 0;
     for (const a of this.#accounts.values()) {
-      openListed += a.openOrders.size;
+      let listed = 0;
+      let lastId = 0;
+      for (const o of a.openOrders) {
+        if (o.userId !== a.userId || this.#orders.get(o.id) !== o || o.id <= lastId)
+          throw new Error(`user ${a.userId} lists order ${o.id} wrongly`);
+        lastId = o.id;
+        listed++;
+      }
+      if (listed !== a.openOrders.size) throw new Error(`user ${a.userId}: open order count mismatch`);
+      openListed += listed;
       const xs = expectedFrozen.get(a.userId);
       for (let i = 0; i < n; i++) {
         const available = a.available[i] ?? 0;
@@ -1524,6 +1524,23 @@ export class Engine {
       withdrawn: this.#withdrawn[c.index] ?? 0n,
     };
   }
+}
+
+/** Adds one fill to an order's totals and makes it the order's latest trade. */
+function recordFill(
+  o: Order,
+  tradeId: number,
+  price: number,
+  lots: number,
+  value: number,
+  time: number,
+): void {
+  o.filled += lots;
+  o.filledValue += value;
+  o.lastTradeId = tradeId;
+  o.lastTradePrice = price;
+  o.lastTradeAmount = lots;
+  o.lastTradeTime = time;
 }
 
 function view(o: Order, status: OrderStatus): OrderView {

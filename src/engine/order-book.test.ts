@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import { BUY, SELL } from '../domain/commands.ts';
-import { Order, OrderBook } from './order-book.ts';
+import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 
 let nextId = 1;
 const order = (side: 0 | 1, price: number, amount: number): Order =>
@@ -60,4 +60,65 @@ test('reduce lowers the level total; validate catches a crossed or inconsistent 
   other.add(o);
   o.remaining = 7;
   assert.throws(() => other.validate(), /count\/total mismatch/);
+});
+
+const withId = (id: number, userId = 1): Order =>
+  new Order(id, userId, 'btc_usdt', BUY, 'limit', 100, 1, 100, 0, '', 0, false);
+
+describe('OrderIndex', () => {
+  test('finds, removes and lists orders by id across pages, in id order', () => {
+    const index = new OrderIndex();
+    const ids = [1, 2, 4095, 4096, 4097, 70_000, 1_000_003];
+    for (const id of [...ids].reverse()) index.add(withId(id));
+    assert.equal(index.size, ids.length);
+    for (const id of ids) assert.equal(index.get(id)?.id, id);
+    assert.equal(index.get(3), undefined);
+    assert.equal(index.get(5_000_000), undefined);
+    assert.deepEqual(
+      [...index.values()].map((o) => o.id),
+      ids,
+    );
+    assert.equal(index.delete(4096), true);
+    assert.equal(index.delete(4096), false);
+    assert.equal(index.delete(12_345), false);
+    assert.equal(index.get(4096), undefined);
+    assert.equal(index.size, ids.length - 1);
+  });
+
+  test('an emptied page and the newest page can be filled again', () => {
+    const index = new OrderIndex();
+    for (let id = 1; id <= 10_000; id++) index.add(withId(id));
+    for (let id = 1; id <= 10_000; id++) index.delete(id);
+    assert.equal(index.size, 0);
+    assert.deepEqual([...index.values()], []);
+    index.add(withId(10_001));
+    index.add(withId(5));
+    assert.deepEqual(
+      [...index.values()].map((o) => o.id),
+      [5, 10_001],
+    );
+  });
+
+  test('refuses an id twice', () => {
+    const index = new OrderIndex();
+    index.add(withId(9));
+    assert.throws(() => index.add(withId(9)), /indexed twice/);
+  });
+});
+
+describe('OwnerOrders', () => {
+  test('keeps resting orders oldest first through adds and removes anywhere', () => {
+    const list = new OwnerOrders();
+    const os = [1, 2, 3, 4].map((id) => withId(id));
+    for (const o of os) list.add(o);
+    list.remove(os[1] as Order);
+    list.remove(os[3] as Order);
+    list.add(withId(5));
+    list.remove(os[0] as Order);
+    assert.deepEqual(
+      [...list].map((o) => o.id),
+      [3, 5],
+    );
+    assert.equal(list.size, 2);
+  });
 });

@@ -9,6 +9,9 @@
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import type { HistoryEntry, HistoryStore } from './history-store.ts';
 
+/** What the writer needs of a store: its writes (the store itself, or a HistoryWorker). */
+export type HistorySink = Pick<HistoryStore, 'applyBatch'>;
+
 /** Entries written per store transaction at most. */
 export const HISTORY_BATCH_ENTRIES = 5_000;
 /** Queued entries beyond which the sequencer is told to refuse new commands. */
@@ -16,7 +19,7 @@ export const HISTORY_QUEUE_BOUND_ENTRIES = 200_000;
 const RETRY_DELAY_MS = 500;
 
 export class HistoryWriter {
-  readonly #store: HistoryStore;
+  readonly #store: HistorySink;
   readonly #log: (message: string) => void;
   #queue: HistoryEntry[] = [];
   #head = 0;
@@ -24,7 +27,7 @@ export class HistoryWriter {
   #idle: (() => void)[] = [];
   #written = 0;
 
-  constructor(store: HistoryStore, log: (message: string) => void) {
+  constructor(store: HistorySink, log: (message: string) => void) {
     this.#store = store;
     this.#log = log;
   }

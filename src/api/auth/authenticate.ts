@@ -1,4 +1,5 @@
 /** @module authenticate — checks a signed request: access key, signature, reqTime window, bound IPs, method name and the endpoint's permission. */
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { KeyPermissions } from '../../domain/commands.ts';
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
@@ -74,7 +75,7 @@ export class Authenticator {
   readonly #sealer: SecretSealer;
   readonly #windowMs: number;
   readonly #maxCached: number;
-  readonly #secrets = new Map<string, { readonly sealed: string; readonly hash: string }>();
+  readonly #secrets = new Map<string, { readonly sealed: string; readonly key: KeyObject }>();
 
   constructor(venue: VenuePort, sealer: SecretSealer, options: AuthenticatorOptions = {}) {
     this.#venue = venue;
@@ -109,11 +110,11 @@ export class Authenticator {
     if (key === undefined) return refuse('AUTH_FAILED', `unknown accesskey ${echo(accessKey)}`);
     const sign = get('sign');
     if (sign === undefined || sign === '') return refuse('AUTH_FAILED', 'sign missing');
-    const hash = this.secretHash(key);
-    if (hash === undefined) {
+    const signingKey = this.signingKey(key);
+    if (signingKey === undefined) {
       return refuse('AUTH_FAILED', "this API key's secret cannot be opened on this server; ask the operator");
     }
-    if (!verifyRequestSignature(hash, request.params, sign)) {
+    if (!verifyRequestSignature(signingKey, request.params, sign)) {
       return refuse(
         'AUTH_FAILED',
         'signature does not match: sign HMAC-MD5(sha1hex(secret)) over every parameter except sign and reqTime, ' +
@@ -163,12 +164,12 @@ export class Authenticator {
   }
 
   /**
-   * The key's sha1hex(secret), the HMAC key of its signatures (REST and WebSocket), or undefined
-   * when this server's master key cannot open it.
+   * The key's HMAC key (sha1hex(secret)) for its signatures, REST and WebSocket, unsealed once and
+   * then cached; undefined when this server's master key cannot open it.
    */
-  secretHash(key: ApiKeyRecord): string | undefined {
+  signingKey(key: ApiKeyRecord): KeyObject | undefined {
     const cached = this.#secrets.get(key.accessKey);
-    if (cached !== undefined && cached.sealed === key.sealedSecret) return cached.hash;
+    if (cached !== undefined && cached.sealed === key.sealedSecret) return cached.key;
     const hash = this.#sealer.unseal(key.sealedSecret, key.accessKey);
     if (hash === undefined) return undefined;
     this.#secrets.delete(key.accessKey);
@@ -176,7 +177,8 @@ export class Authenticator {
       const oldest = this.#secrets.keys().next();
       if (oldest.done !== true) this.#secrets.delete(oldest.value);
     }
-    this.#secrets.set(key.accessKey, { sealed: key.sealedSecret, hash });
-    return hash;
+    const signingKey = createSecretKey(Buffer.from(hash, 'utf8'));
+    this.#secrets.set(key.accessKey, { sealed: key.sealedSecret, key: signingKey });
+    return signingKey;
   }
 }

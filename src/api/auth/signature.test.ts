@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RequestParam } from '../http/types.ts';
@@ -51,6 +52,9 @@ describe('§4.3 test vectors', () => {
     assert.equal(decodedSignedString(p), `accesskey=${API_KEY}&method=getAccountInfo`);
     assert.equal(hmacMd5Hex(HASH, decodedSignedString(p)), 'dc2c812c4367882fa1a0e552fb42a445');
     assert.ok(verifyRequestSignature(HASH, p, 'dc2c812c4367882fa1a0e552fb42a445'));
+    // The same key as a KeyObject (what the server caches) signs identically.
+    const keyObject = createSecretKey(Buffer.from(HASH, 'utf8'));
+    assert.ok(verifyRequestSignature(keyObject, p, 'dc2c812c4367882fa1a0e552fb42a445'));
   });
 
   test('V2 order, parameters in any order, sign and reqTime anywhere', () => {

@@ -46,15 +46,15 @@ export function authorize(
   const key = engine.apiKey(accessKey);
   if (key === undefined)
     return { ok: false, result: 'AUTH_FAILED', message: `unknown accesskey ${shown(accessKey)}` };
-  const hash = authenticator.secretHash(key);
-  if (hash === undefined) {
+  const signingKey = authenticator.signingKey(key);
+  if (signingKey === undefined) {
     return {
       ok: false,
       result: 'AUTH_FAILED',
       message: "this API key's secret cannot be opened on this server; ask the operator",
     };
   }
-  if (!verifyWsSignature(hash, message, sign)) {
+  if (!verifyWsSignature(signingKey, message, sign)) {
     return {
       ok: false,
       result: 'AUTH_FAILED',
