@@ -45,6 +45,21 @@ describe('sealing', () => {
     }
   });
 
+  test('a text that differs only in the spare bits of a base64url part does not open', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const parts = sealer.seal(HASH, KEY).split('.');
+    const withSpareBits = [2, 3].filter((i) => ((parts[i] as string).length * 6) % 8 !== 0);
+    assert.ok(withSpareBits.length > 0);
+    for (const i of withSpareBits) {
+      const part = parts[i] as string;
+      const last = alphabet.indexOf(part[part.length - 1] as string);
+      const twin = part.slice(0, -1) + alphabet[last ^ 1];
+      assert.deepEqual(Buffer.from(twin, 'base64url'), Buffer.from(part, 'base64url'));
+      const changed = parts.map((p, j) => (j === i ? twin : p)).join('.');
+      assert.equal(sealer.unseal(changed, KEY), undefined, `part ${i}`);
+    }
+  });
+
   test('malformed texts do not open and do not throw', () => {
     for (const s of [
       '',

@@ -70,6 +70,9 @@ export function createSecretSealer(
       const iv = Buffer.from(parts[2] as string, 'base64url');
       const body = Buffer.from(parts[3] as string, 'base64url');
       if (iv.length !== IV_BYTES || body.length <= TAG_BYTES) return undefined;
+      // Only the canonical text: base64url's last character has spare bits, and a text that
+      // differs there (or holds stray characters the decoder skips) is not the sealed one.
+      if (iv.toString('base64url') !== parts[2] || body.toString('base64url') !== parts[3]) return undefined;
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
         decipher.setAAD(aad(accessKey));
