@@ -82,6 +82,8 @@ const TYPE_DESC: Readonly<Record<BillType, string>> = {
   deposit: 'deposit',
   withdraw: 'withdrawal',
   withdrawFee: 'withdrawal fee',
+  transferOut: 'internal transfer out',
+  transferIn: 'internal transfer in',
   buy: 'buy',
   sell: 'sell',
   buyFee: 'buy fee',
@@ -97,6 +99,9 @@ function remarkOf(bill: BillRow): string {
     case 'withdraw':
     case 'withdrawFee':
       return `withdrawal ${bill.ref}`;
+    case 'transferOut':
+    case 'transferIn':
+      return `internal transfer (withdrawal ${bill.ref})`;
     default:
       return `order ${bill.ref}`;
   }
