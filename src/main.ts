@@ -4,7 +4,8 @@
  *
  * Start-up order: options → data directory (genesis, admin token) → master key → journal,
  * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
- * sequencer → market data → HTTP. The API opens only after recovery has finished.
+ * sequencer → market data → chains (the simulated chain, and a first pass of the chain watcher)
+ * → HTTP. The API opens only after recovery has finished.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -22,6 +23,8 @@ import { createRequestHandler, startHttpServer, type RunningHttpServer } from '.
 import { signedRoutes } from './api/http/signed/index.ts';
 import type { VenuePort } from './api/http/types.ts';
 import { MarketData } from './api/market-data/market-data.ts';
+import { ChainWatcher } from './chain/chain-watcher.ts';
+import { SimulatedChain } from './chain/simulated-chain.ts';
 import { dataPaths, ensureAdminToken, ensureGenesis } from './config/data-dir.ts';
 import { describeOptions, loadOptions, type ServerOptions } from './config/options.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -38,6 +41,9 @@ export interface RunningVenue {
   readonly sequencer: Sequencer;
   readonly http: RunningHttpServer;
   readonly options: ServerOptions;
+  /** The simulated chain every coin moves on, and the watcher that reports it to the engine. */
+  readonly chain: SimulatedChain;
+  readonly watcher: ChainWatcher;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
 }
@@ -126,6 +132,18 @@ export async function startVenue(
   sequencer.onApplied(writer.enqueue);
   sequencer.addPressureSource(writer.overBound);
 
+  // The chain configuration is the genesis one: every coin and chain has its adapter.
+  const chain = SimulatedChain.open(engine.funds.config(), paths.chain, log);
+  const watcher = new ChainWatcher({
+    engine,
+    submit: (command) => sequencer.submit(command),
+    adapters: chain.adapters(),
+    log,
+  });
+  sequencer.onApplied(watcher.onApplied);
+  // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
+  await watcher.start();
+
   const venue: VenuePort = {
     engine,
     history,
@@ -149,6 +167,7 @@ export async function startVenue(
       venue,
       token: adminToken,
       snapshot: () => sequencer.snapshot(),
+      funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
       keys: {
         issue: () => {
           const c = generateApiCredentials();
@@ -169,6 +188,7 @@ export async function startVenue(
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await http.close();
+      await watcher.stop();
       await sequencer.close();
       await writer.drain();
       await history.close();
@@ -178,7 +198,7 @@ export async function startVenue(
     process.exitCode = 1;
     void close().finally(() => process.exit(1));
   });
-  return { sequencer, http, options, close };
+  return { sequencer, http, options, chain, watcher, close };
 }
 
 async function main(): Promise<void> {

@@ -155,12 +155,29 @@ export interface FundsView {
   withdrawals(pendingOnly: boolean): WithdrawalView[];
   /** What the user has withdrawn of the coin on the UTC day of `time` (released ones excluded). */
   withdrawnOnDay(userId: number, coin: string, time: number): CoinUnits;
+  /** What a RequestWithdrawal would answer at `time`: its refusal, or undefined if accepted. */
+  checkWithdrawal(cmd: RequestWithdrawal, time: number): ApplyResult | undefined;
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type DepositRecord = Mutable<DepositView>;
 type WithdrawalRecord = Mutable<WithdrawalView>;
 type WithdrawAddressRecord = Mutable<Omit<WithdrawAddressView, 'coin'>>;
+
+/** What an accepted RequestWithdrawal does (see `#planWithdrawal`). */
+interface WithdrawalPlan {
+  readonly coin: LedgerCoin;
+  readonly chain: ChainSpec;
+  readonly entry: WithdrawAddressRecord;
+  /** The user an internal transfer pays (0 when external). */
+  readonly receiver: number;
+  readonly internal: boolean;
+  /** The fee charged. */
+  readonly fee: CoinUnits;
+  readonly funds: CoinFunds;
+  readonly day: number;
+  readonly usedToday: CoinUnits;
+}
 interface PasswordRecord {
   hash: string;
   failures: number[];
@@ -641,65 +658,12 @@ export class Funds implements FundsView {
    * DAILY_WITHDRAW_LIMIT, INSUFFICIENT_BALANCE.
    */
   #requestWithdrawal(cmd: RequestWithdrawal): ApplyResult {
-    const coin = this.#userCoin(cmd.userId, cmd.coin);
-    if ('result' in coin) return coin;
-    const bad = this.#amount(cmd.amount);
-    if (bad !== undefined) return bad;
-    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return refused('INVALID_PARAMETER', 'fee must be ≥ 0');
-    if (typeof cmd.itransfer !== 'boolean')
-      return refused('INVALID_PARAMETER', 'itransfer must be a boolean');
-    const entry = this.#books.get(`${cmd.userId}:${cmd.coin}`)?.find((e) => e.address === cmd.address);
-    if (entry === undefined || !entry.verified) {
-      return refused(
-        'WITHDRAW_ADDRESS_UNVERIFIED',
-        `${UNVERIFIED_ADDRESS_TEXT} (the address ${entry === undefined ? `is not in this account's ${cmd.coin} withdrawal book` : 'is not verified yet'})`,
-      );
-    }
-    const chain = this.chain(cmd.coin, entry.chain) as ChainSpec;
-    if (!coin.spec.canWithdraw || !chain.canWithdraw) {
-      return refused('WITHDRAW_DISABLED', `withdrawals of ${cmd.coin} on ${chain.name} are switched off`);
-    }
-    const password = this.#passwords.get(cmd.userId);
-    if (password === undefined)
-      return refused('FUND_PASSWORD_WRONG', 'no fund password is set for this account');
-    if (password.lockedUntil > this.#time) return refused('FUND_PASSWORD_LOCKED');
-    const to = splitAddress(entry.address, chain.memo) as { address: string; memo: string };
-    const receiver = this.#owners.get(`${cmd.coin}:${chain.name}:${to.address}:${to.memo}`);
-    if (receiver === cmd.userId)
-      return refused('INVALID_PARAMETER', 'the address is your own deposit address');
-    const internal = cmd.itransfer && receiver !== undefined;
-
-    const unit = (units: number): string => `${formatUnitsTrim(units, coin.spec.unitDecimal)} ${cmd.coin}`;
-    if (cmd.fee !== chain.withdrawFee && !(internal && cmd.fee === 0)) {
-      return refused(
-        'WRONG_WITHDRAW_FEE',
-        `fees must be ${unit(chain.withdrawFee)}, the ${chain.name} withdrawal fee`,
-      );
-    }
-    if (cmd.amount < chain.minWithdraw) {
-      return refused(
-        'BELOW_MIN_WITHDRAW',
-        `the smallest ${chain.name} withdrawal is ${unit(chain.minWithdraw)}`,
-      );
-    }
-    const funds = this.#configByCoin.get(cmd.coin) as CoinFunds;
-    const day = Math.floor(this.#time / DAY_MS);
-    const dailyKey = `${cmd.userId}:${cmd.coin}`;
-    const daily = this.#daily.get(dailyKey);
-    const usedToday = daily !== undefined && daily.day === day ? daily.used : 0;
-    if (usedToday + cmd.amount > funds.dailyWithdrawLimit) {
-      return refused(
-        'DAILY_WITHDRAW_LIMIT',
-        `the daily limit is ${unit(funds.dailyWithdrawLimit)}; ${unit(usedToday)} withdrawn today`,
-      );
-    }
-    const fee = internal ? 0 : chain.withdrawFee;
+    const plan = this.#planWithdrawal(cmd, this.#time);
+    if ('result' in plan) return plan;
+    const { coin, chain, entry, receiver, internal, fee, funds, day, usedToday } = plan;
     const total = cmd.amount + fee;
-    if (!Number.isSafeInteger(total) || this.#ledger.available(cmd.userId, coin) < total) {
-      return refused('INSUFFICIENT_BALANCE');
-    }
     const id = String(this.#nextWithdrawalId++);
-    this.#daily.set(dailyKey, { day, used: usedToday + cmd.amount });
+    this.#daily.set(`${cmd.userId}:${cmd.coin}`, { day, used: usedToday + cmd.amount });
     const record: WithdrawalRecord = {
       withdrawalId: id,
       userId: cmd.userId,
@@ -744,6 +708,85 @@ export class Funds implements FundsView {
       this.#withdrawalUpdated(record);
     }
     return this.#done({ withdrawalId: id });
+  }
+
+  /** Every check of a RequestWithdrawal at `time`, in order; what it would do, or the refusal. */
+  #planWithdrawal(cmd: RequestWithdrawal, time: number): WithdrawalPlan | ApplyResult {
+    const coin = this.#userCoin(cmd.userId, cmd.coin);
+    if ('result' in coin) return coin;
+    const bad = this.#amount(cmd.amount);
+    if (bad !== undefined) return bad;
+    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return refused('INVALID_PARAMETER', 'fee must be ≥ 0');
+    if (typeof cmd.itransfer !== 'boolean')
+      return refused('INVALID_PARAMETER', 'itransfer must be a boolean');
+    const entry = this.#books.get(`${cmd.userId}:${cmd.coin}`)?.find((e) => e.address === cmd.address);
+    if (entry === undefined || !entry.verified) {
+      return refused(
+        'WITHDRAW_ADDRESS_UNVERIFIED',
+        `${UNVERIFIED_ADDRESS_TEXT} (the address ${entry === undefined ? `is not in this account's ${cmd.coin} withdrawal book` : 'is not verified yet'})`,
+      );
+    }
+    const chain = this.chain(cmd.coin, entry.chain) as ChainSpec;
+    if (!coin.spec.canWithdraw || !chain.canWithdraw) {
+      return refused('WITHDRAW_DISABLED', `withdrawals of ${cmd.coin} on ${chain.name} are switched off`);
+    }
+    const password = this.#passwords.get(cmd.userId);
+    if (password === undefined)
+      return refused('FUND_PASSWORD_WRONG', 'no fund password is set for this account');
+    if (password.lockedUntil > time) return refused('FUND_PASSWORD_LOCKED');
+    const to = splitAddress(entry.address, chain.memo) as { address: string; memo: string };
+    const receiver = this.#owners.get(`${cmd.coin}:${chain.name}:${to.address}:${to.memo}`);
+    if (receiver === cmd.userId)
+      return refused('INVALID_PARAMETER', 'the address is your own deposit address');
+    const internal = cmd.itransfer && receiver !== undefined;
+    const unit = (units: number): string => `${formatUnitsTrim(units, coin.spec.unitDecimal)} ${cmd.coin}`;
+    if (cmd.fee !== chain.withdrawFee && !(internal && cmd.fee === 0)) {
+      return refused(
+        'WRONG_WITHDRAW_FEE',
+        `fees must be ${unit(chain.withdrawFee)}, the ${chain.name} withdrawal fee`,
+      );
+    }
+    if (cmd.amount < chain.minWithdraw) {
+      return refused(
+        'BELOW_MIN_WITHDRAW',
+        `the smallest ${chain.name} withdrawal is ${unit(chain.minWithdraw)}`,
+      );
+    }
+    const funds = this.#configByCoin.get(cmd.coin) as CoinFunds;
+    const day = Math.floor(time / DAY_MS);
+    const usedToday = this.withdrawnOnDay(cmd.userId, cmd.coin, time);
+    if (usedToday + cmd.amount > funds.dailyWithdrawLimit) {
+      return refused(
+        'DAILY_WITHDRAW_LIMIT',
+        `the daily limit is ${unit(funds.dailyWithdrawLimit)}; ${unit(usedToday)} withdrawn today`,
+      );
+    }
+    const fee = internal ? 0 : chain.withdrawFee;
+    const total = cmd.amount + fee;
+    if (!Number.isSafeInteger(total) || this.#ledger.available(cmd.userId, coin) < total) {
+      return refused('INSUFFICIENT_BALANCE');
+    }
+    return {
+      coin,
+      chain,
+      entry,
+      receiver: internal ? (receiver as number) : 0,
+      internal,
+      fee,
+      funds,
+      day,
+      usedToday,
+    };
+  }
+
+  /**
+   * What RequestWithdrawal would answer at `time`, without applying it: the refusal, or
+   * undefined when it would be accepted. The edge asks before it checks the fund password, so
+   * that a request refused anyway does not cost a password attempt.
+   */
+  checkWithdrawal(cmd: RequestWithdrawal, time: number): ApplyResult | undefined {
+    const plan = this.#planWithdrawal(cmd, time);
+    return 'result' in plan ? plan : undefined;
   }
 
   /** The withdrawal a command names, or UNKNOWN_REFERENCE. */
