@@ -25,7 +25,16 @@
  *   chain, also a deposit to that address.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { ADDRESS_TEXT, joinAddress, splitAddress, type ChainSpec, type CoinFunds } from '../domain/chains.ts';
 import type { CoinUnits } from '../domain/money.ts';
@@ -126,10 +135,14 @@ export class SimulatedChain {
     mkdirSync(dir, { recursive: true });
     this.#path = join(dir, SIMULATED_CHAIN_FILE);
     if (!existsSync(this.#path)) return;
-    const lines = readFileSync(this.#path, 'utf8').split('\n');
-    const torn = lines.pop();
-    if (torn !== undefined && torn !== '')
-      log(`simulated chain: dropped a torn last record (${torn.length} bytes)`);
+    const text = readFileSync(this.#path, 'utf8');
+    const lines = text.split('\n');
+    const torn = lines.pop() as string;
+    if (torn !== '') {
+      // Cut it off, so that the next record starts on a line of its own.
+      truncateSync(this.#path, Buffer.byteLength(text) - Buffer.byteLength(torn));
+      log(`simulated chain: dropped a torn last record (${torn.length} characters)`);
+    }
     for (const line of lines) this.#replay(JSON.parse(line) as Operation);
   }
 

@@ -58,8 +58,10 @@ function parse(argv: readonly string[]): Parsed | string {
     }
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (BOOL_FLAGS.has(name)) flags.set(name, ['true']);
-    else if (VALUE_FLAGS.has(name)) {
+    if (BOOL_FLAGS.has(name)) {
+      if (eq > 0) return `${name} takes no value`;
+      flags.set(name, ['true']);
+    } else if (VALUE_FLAGS.has(name)) {
       // A following flag is not a value: `--perms --url x` lacks the perms.
       const value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1]?.startsWith('--') ? undefined : argv[++i];
       if (value === undefined) return `${name} needs a value`;

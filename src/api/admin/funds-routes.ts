@@ -228,6 +228,8 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
             ? { type: 'ApproveWithdrawal', withdrawalId: id }
             : { type: 'CancelWithdrawal', withdrawalId: id },
         );
+        // An approved withdrawal is sent by the chain watcher: answer with what it did.
+        if (r.result === 'OK') await deps.syncChains();
         return fromResult(r, { id, state: funds.withdrawal(id)?.state, duplicate: r.duplicate === true });
       },
     })),
