@@ -23,8 +23,6 @@ export interface ChainSpec {
   readonly withdrawFee: CoinUnits;
   /** The smallest withdrawal, in coin units (≥ 1). */
   readonly minWithdraw: CoinUnits;
-  /** The smallest deposit credited, in coin units (≥ 1); a smaller one fails. */
-  readonly minDeposit: CoinUnits;
   readonly canDeposit: boolean;
   readonly canWithdraw: boolean;
 }
@@ -175,7 +173,6 @@ export function validateCoinFunds(f: CoinFunds, coins: ReadonlyMap<string, CoinS
       problems.push(`${at}/${c.name}: confirmations must be 1..10000`);
     units(`${c.name} withdrawFee`, c.withdrawFee, 0);
     units(`${c.name} minWithdraw`, c.minWithdraw, 1);
-    units(`${c.name} minDeposit`, c.minDeposit, 1);
   }
   return problems;
 }
@@ -193,7 +190,6 @@ export function coinFundsFromText(
       confirmations: number;
       withdrawFee: string;
       minWithdraw: string;
-      minDeposit: string;
     }[];
   },
   unitDecimal: number,
@@ -215,7 +211,6 @@ export function coinFundsFromText(
       confirmations: c.confirmations,
       withdrawFee: units(`${c.name} withdrawFee`, c.withdrawFee),
       minWithdraw: units(`${c.name} minWithdraw`, c.minWithdraw),
-      minDeposit: units(`${c.name} minDeposit`, c.minDeposit),
       canDeposit: true,
       canWithdraw: true,
     })),

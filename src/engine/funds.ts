@@ -470,7 +470,7 @@ export class Funds implements FundsView {
 
   /**
    * ReportDeposit, applied once per (coin, chain, txHash, output): the first report creates the
-   * record (confirming; failed at once when below the chain's minDeposit); later reports move its
+   * record (confirming); later reports move its
    * confirmations; at the chain's required confirmations it is credited, or a report of failure
    * fails it. A report that changes nothing, or comes after the record is final, is OK with
    * `duplicate`. Results also: UNKNOWN_COIN, INVALID_PARAMETER (chain, shape), INVALID_AMOUNT,
@@ -507,9 +507,6 @@ export class Funds implements FundsView {
     if (cmd.failed) {
       state = 'failed';
       note = 'the transaction failed on chain';
-    } else if (cmd.amount < chain.minDeposit) {
-      state = 'failed';
-      note = `below the minimum deposit of ${formatUnitsTrim(chain.minDeposit, coin.spec.unitDecimal)} ${cmd.coin}`;
     } else if (cmd.confirmations >= chain.confirmations) {
       const range = this.#creditFromOutside(coin, cmd.amount);
       if (range !== undefined) return range;

@@ -612,15 +612,12 @@ export class CommandGenerator {
     if (r < 35 || known === undefined) {
       const { coin, chain } = this.#chainPlan();
       const user = this.#user();
-      const small = rng.chance(5);
       const plan: ChainDepositPlan = {
         coin,
         chain,
         txHash: `tx${String(++this.#txSerial).padStart(10, '0')}`,
         ...depositAddress(coin, chain, user),
-        amount: small
-          ? rng.int(1, chain.minDeposit)
-          : rng.int(chain.minDeposit, Math.floor((RICH[coin] as number) / 20)),
+        amount: rng.int(1, Math.floor((RICH[coin] as number) / 20)),
         confirmations: rng.chance(20) ? rng.int(chain.confirmations, chain.confirmations * 2) : rng.int(0, 2),
       };
       this.#chainDeposits.push(plan);

@@ -461,7 +461,7 @@ export class NaiveEngine {
       if (!cmd.failed && seen.confirmations === cmd.confirmations) return this.#ok({ duplicate: true });
     }
     let state: DepositState = 'confirming';
-    if (cmd.failed || amount < BigInt(chain.minDeposit)) state = 'failed';
+    if (cmd.failed) state = 'failed';
     else if (cmd.confirmations >= chain.confirmations) {
       if (this.#outsideHoldings(cmd.coin) + amount > MAX_SAFE) return this.#refuse('VALUE_OUT_OF_RANGE');
       state = 'credited';
