@@ -309,10 +309,10 @@ export class Funds implements FundsView {
     return spec ?? refused('INVALID_PARAMETER', `coin ${coin} has no chain '${String(chain)}'`);
   }
 
-  #amount(amount: number, what = 'amount'): ApplyResult | undefined {
+  #amount(amount: number): ApplyResult | undefined {
     return Number.isSafeInteger(amount) && amount > 0
       ? undefined
-      : refused('INVALID_AMOUNT', `${what} must be a positive number of units`);
+      : refused('INVALID_AMOUNT', 'amount must be a positive number of units');
   }
 
   /** Credits `amount` as a deposit from outside, or refuses if the venue's holdings would leave the exact range. */

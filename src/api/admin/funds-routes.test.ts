@@ -275,6 +275,19 @@ describe('operator funds routes', () => {
     }
   });
 
+  test('a coin closed to deposits gets no address, from the engine or the chain', async () => {
+    const { venue, sim, call } = await setUp();
+    const usdt = venue.engine.coin('usdt');
+    assert.ok(usdt);
+    await venue.must({ type: 'UpsertCoin', coin: { ...usdt, canDeposit: false } });
+    const body = await call('/admin/addresses/create', { user: 'alice', coin: 'usdt' });
+    assert.deepEqual(body, { code: 3005, message: 'deposits of usdt on ERC20 are switched off' });
+    // The address alice would have got, derived on another chain instance: not watched on this one.
+    const would = await SimulatedChain.open(DEFAULT_FUNDS).adapter('usdt', 'ERC20').depositAddress(1);
+    assert.deepEqual(sim.watchedAddress(would.address, ''), []);
+    assert.deepEqual(venue.engine.funds.depositAddresses(1), []);
+  });
+
   test('without a simulated chain the chain routes say so', async () => {
     const { call } = await setUp(false);
     for (const [path, form] of [

@@ -97,6 +97,10 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         const adapter = chainOf(request, coin.name);
         if (isReply(adapter)) return adapter;
         const chain = adapter.chain.name;
+        // Checked before the adapter is asked, so that a refused call leaves the chain untouched too.
+        if (!coin.canDeposit || !adapter.chain.canDeposit) {
+          return fail('DEPOSIT_DISABLED', `deposits of ${coin.name} on ${chain} are switched off`);
+        }
         const known = funds.depositAddresses(userId, coin.name).find((a) => a.chain === chain);
         const address = known ?? (await adapter.depositAddress(userId));
         const r = await venue.submit({
