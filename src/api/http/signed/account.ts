@@ -45,8 +45,8 @@ function getAccountInfo(ctx: SignedContext): ApiReply {
         coins,
         base: {
           username: engine.userName(userId) ?? '',
-          // Bourse has no trade password, Google authenticator or SMS check (yet).
-          trade_password_enabled: false,
+          // The fund password (safePwd) is the trade password; no Google authenticator or SMS check (yet).
+          trade_password_enabled: engine.funds.fundPassword(userId) !== undefined,
           auth_google_enabled: false,
           auth_mobile_enabled: false,
         },

@@ -187,6 +187,15 @@ describe('funds endpoints', () => {
     });
   });
 
+  test('getAccountInfo says whether the fund password is set (trade_password_enabled)', async () => {
+    const { h, alice, bobId } = await funded();
+    const info = async (creds: Credentials): Promise<unknown> =>
+      ((await h.call('getAccountInfo', creds)) as { result: { base: Json } }).result.base
+        .trade_password_enabled;
+    assert.equal(await info(alice), true);
+    assert.equal(await info(await h.key(bobId)), false);
+  });
+
   test('address endpoints: bad input and missing addresses get their code and a clear message', async () => {
     const { h, alice } = await funded();
     await refused(h, alice, 'getUserAddress', {}, 3005, /currency is required/);
