@@ -8,6 +8,7 @@
  * the engine applies once per (coin, chain, transaction, output) however often it is reported.
  */
 import type { ChainSpec } from '../domain/chains.ts';
+import type { ReportDeposit } from '../domain/commands.ts';
 import type { CoinUnits } from '../domain/money.ts';
 
 /** A deposit address: on a memo chain the shared account and the user's memo, else memo ''. */
@@ -16,18 +17,12 @@ export interface ChainAddress {
   readonly memo: string;
 }
 
-/** One output paying a deposit address of the venue, as the chain sees it now. */
-export interface ChainDeposit {
-  readonly txHash: string;
-  readonly output: number;
-  readonly address: string;
-  readonly memo: string;
-  readonly amount: CoinUnits;
-  /** 0 while in no block yet. */
-  readonly confirmations: number;
-  /** The transaction was dropped or reverted. */
-  readonly failed: boolean;
-}
+/**
+ * One output paying a deposit address of the venue, as the chain sees it now: what the watcher
+ * reports as a ReportDeposit (transaction hash, output, address, memo, amount, confirmations,
+ * whether it failed), without the coin and chain the adapter stands for.
+ */
+export type ChainDeposit = Omit<ReportDeposit, 'type' | 'coin' | 'chain'>;
 
 /** A withdrawal to send. */
 export interface WithdrawalOrder {

@@ -21,7 +21,6 @@ import {
   type ChainSpec,
   type CoinFunds,
   type DepositState,
-  type WithdrawalState,
 } from '../domain/chains.ts';
 import type {
   AddWithdrawAddress,
@@ -40,7 +39,7 @@ import type {
   SetFundPassword,
   VerifyWithdrawAddress,
 } from '../domain/commands.ts';
-import type { BillType, EngineEvent } from '../domain/events.ts';
+import type { BillType, DepositUpdated, EngineEvent, WithdrawalUpdated } from '../domain/events.ts';
 import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import { UNVERIFIED_ADDRESS_TEXT, type ResultName } from '../domain/result-codes.ts';
 import { checkCoinName, type CoinSpec } from '../domain/specs.ts';
@@ -75,42 +74,14 @@ export interface FundsLedger {
   addFeeIncome(coin: LedgerCoin, amount: CoinUnits): void;
 }
 
-/** A deposit record: an operator credit, a chain deposit, or the receiving side of an internal transfer. */
-export interface DepositView {
-  readonly depositId: string;
-  readonly userId: number;
-  readonly coin: string;
-  readonly chain: string;
-  readonly txHash: string;
-  /** The deposit address in wire form. */
-  readonly address: string;
-  readonly amount: CoinUnits;
-  readonly confirmations: number;
-  readonly state: DepositState;
-  readonly itransfer: boolean;
-  readonly note: string;
-  readonly time: number;
-}
+/**
+ * A deposit record (an operator credit, a chain deposit, or the receiving side of an internal
+ * transfer) as it is now: the fields of its latest DepositUpdated event.
+ */
+export type DepositView = Omit<DepositUpdated, 'type'>;
 
-export interface WithdrawalView {
-  readonly withdrawalId: string;
-  readonly userId: number;
-  readonly coin: string;
-  readonly chain: string;
-  /** The receiving address in wire form. */
-  readonly address: string;
-  readonly amount: CoinUnits;
-  /** The fee charged (0 for an internal transfer). */
-  readonly fee: CoinUnits;
-  readonly state: WithdrawalState;
-  readonly txHash: string;
-  readonly confirmations: number;
-  readonly itransfer: boolean;
-  readonly reason: string;
-  readonly submitTime: number;
-  /** When it last changed. */
-  readonly time: number;
-}
+/** A withdrawal record as it is now: the fields of its latest WithdrawalUpdated event. */
+export type WithdrawalView = Omit<WithdrawalUpdated, 'type'>;
 
 export interface DepositAddressView {
   readonly coin: string;
@@ -331,44 +302,14 @@ export class Funds implements FundsView {
 
   #depositUpdated(d: DepositRecord): void {
     d.time = this.#time;
-    this.#events.push({
-      type: 'DepositUpdated',
-      depositId: d.depositId,
-      userId: d.userId,
-      coin: d.coin,
-      chain: d.chain,
-      txHash: d.txHash,
-      address: d.address,
-      amount: d.amount,
-      confirmations: d.confirmations,
-      state: d.state,
-      itransfer: d.itransfer,
-      note: d.note,
-      time: this.#time,
-    });
+    this.#events.push({ type: 'DepositUpdated', ...d });
   }
 
   #withdrawalUpdated(w: WithdrawalRecord): void {
     w.time = this.#time;
     if (isPendingWithdrawal(w.state)) this.#pending.add(w.withdrawalId);
     else this.#pending.delete(w.withdrawalId);
-    this.#events.push({
-      type: 'WithdrawalUpdated',
-      withdrawalId: w.withdrawalId,
-      userId: w.userId,
-      coin: w.coin,
-      chain: w.chain,
-      address: w.address,
-      amount: w.amount,
-      fee: w.fee,
-      state: w.state,
-      txHash: w.txHash,
-      confirmations: w.confirmations,
-      itransfer: w.itransfer,
-      reason: w.reason,
-      submitTime: w.submitTime,
-      time: this.#time,
-    });
+    this.#events.push({ type: 'WithdrawalUpdated', ...w });
   }
 
   // ───────────────────────────── deposits ─────────────────────────────

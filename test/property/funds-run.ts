@@ -20,7 +20,7 @@ import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { readGenesis } from '../../src/config/data-dir.ts';
 import { DEFAULT_OPTIONS } from '../../src/config/options.ts';
 import { joinAddress, type ChainSpec } from '../../src/domain/chains.ts';
-import type { Command } from '../../src/domain/commands.ts';
+import type { Command, RequestWithdrawal } from '../../src/domain/commands.ts';
 import type { ApplyResult } from '../../src/engine/engine.ts';
 import { FileJournal } from '../../src/journal/file-journal.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';
@@ -230,20 +230,11 @@ class FundsRun {
       case 'cancelRace': {
         // A cancel right behind the request, before the watcher has claimed it: the claim
         // (SendWithdrawal) comes after the cancel in the journal, and is refused.
-        const entry = engine.funds.withdrawAddresses(userId, coin).find((e) => e.chain === chain.name);
-        const available = engine.balance(userId, coin)?.available ?? 0;
-        if (entry === undefined || chain.minWithdraw + chain.withdrawFee > available) return;
+        const smallest = this.#smallestWithdrawal(userId, coin, chain);
+        if (smallest === undefined) return;
         const withdrawalId = String(engine.funds.withdrawals(false).length + 1);
         const [request, cancel] = await Promise.all([
-          this.venue.sequencer.submit({
-            type: 'RequestWithdrawal',
-            userId,
-            coin,
-            address: entry.address,
-            amount: chain.minWithdraw,
-            fee: chain.withdrawFee,
-            itransfer: false,
-          }),
+          this.venue.sequencer.submit(smallest),
           this.venue.sequencer.submit({ type: 'CancelWithdrawal', withdrawalId, userId }),
         ]);
         assert.deepEqual([request.withdrawalId, cancel.result], [withdrawalId, 'OK']);
@@ -288,22 +279,12 @@ class FundsRun {
       case 'crashAfterSend': {
         // The watcher dies after the chain has the withdrawal but before the engine knows its
         // hash: after the restart it must find the same transaction, not pay twice.
-        const entry = engine.funds.withdrawAddresses(userId, coin).find((e) => e.chain === chain.name);
-        const available = engine.balance(userId, coin)?.available ?? 0;
-        if (entry === undefined || chain.minWithdraw + chain.withdrawFee > available) return;
+        const smallest = this.#smallestWithdrawal(userId, coin, chain);
+        if (smallest === undefined) return;
         await this.venue.watcher.stop();
-        const r = await this.must({
-          type: 'RequestWithdrawal',
-          userId,
-          coin,
-          address: entry.address,
-          amount: chain.minWithdraw,
-          fee: chain.withdrawFee,
-          itransfer: false,
-        });
-        const withdrawalId = r.withdrawalId as string;
+        const withdrawalId = (await this.must(smallest)).withdrawalId as string;
         await this.must({ type: 'SendWithdrawal', withdrawalId });
-        const [address, memo] = chain.memo ? entry.address.split('_') : [entry.address, ''];
+        const [address, memo] = chain.memo ? smallest.address.split('_') : [smallest.address, ''];
         await this.venue.chain.adapter(coin, chain.name).send({
           withdrawalId,
           address: address as string,
@@ -314,6 +295,16 @@ class FundsRun {
         return;
       }
     }
+  }
+
+  /** The chain's smallest withdrawal to the user's external address, if the user can pay it. */
+  #smallestWithdrawal(userId: number, coin: string, chain: ChainSpec): RequestWithdrawal | undefined {
+    const engine = this.venue.sequencer.engine;
+    const entry = engine.funds.withdrawAddresses(userId, coin).find((e) => e.chain === chain.name);
+    const available = engine.balance(userId, coin)?.available ?? 0;
+    if (entry === undefined || chain.minWithdraw + chain.withdrawFee > available) return undefined;
+    const { minWithdraw: amount, withdrawFee: fee } = chain;
+    return { type: 'RequestWithdrawal', userId, coin, address: entry.address, amount, fee, itransfer: false };
   }
 
   /** Hashes of transactions not final yet and not failed: pending withdrawals' and deposits'. */
