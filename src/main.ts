@@ -4,7 +4,8 @@
  *
  * Start-up order: options → data directory (genesis, admin token) → master key → journal,
  * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
- * sequencer → market data → HTTP and WebSocket. The API opens only after recovery has finished.
+ * sequencer → market data → chains (the simulated chain, and a first pass of the chain watcher)
+ * → HTTP and WebSocket. The API opens only after recovery has finished.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -25,6 +26,8 @@ import type { VenuePort } from './api/http/types.ts';
 import { LiveKlines } from './api/market-data/live-klines.ts';
 import { MarketData } from './api/market-data/market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
+import { ChainWatcher } from './chain/chain-watcher.ts';
+import { SimulatedChain } from './chain/simulated-chain.ts';
 import { dataPaths, ensureAdminToken, ensureGenesis } from './config/data-dir.ts';
 import { describeOptions, loadOptions, type ServerOptions } from './config/options.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -43,6 +46,9 @@ export interface RunningVenue {
   readonly http: RunningHttpServer;
   readonly ws: WsGateway;
   readonly options: ServerOptions;
+  /** The simulated chain every coin moves on, and the watcher that reports it to the engine. */
+  readonly chain: SimulatedChain;
+  readonly watcher: ChainWatcher;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
 }
@@ -139,6 +145,18 @@ export async function startVenue(
   sequencer.onApplied(writer.enqueue);
   sequencer.addPressureSource(writer.overBound);
 
+  // The chain configuration is the genesis one: every coin and chain has its adapter.
+  const chain = SimulatedChain.open(engine.funds.config(), paths.chain, log);
+  const watcher = new ChainWatcher({
+    engine,
+    submit: (command) => sequencer.submit(command),
+    adapters: chain.adapters(),
+    log,
+  });
+  sequencer.onApplied(watcher.onApplied);
+  // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
+  await watcher.start();
+
   const venue: VenuePort = {
     engine,
     history,
@@ -162,6 +180,7 @@ export async function startVenue(
       venue,
       token: adminToken,
       snapshot: () => sequencer.snapshot(),
+      funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
       keys: {
         issue: () => {
           const c = generateApiCredentials();
@@ -193,6 +212,7 @@ export async function startVenue(
     (closing ??= (async () => {
       await ws.close();
       await http.close();
+      await watcher.stop();
       await sequencer.close();
       await writer.drain();
       await historyWrites.close();
@@ -203,7 +223,7 @@ export async function startVenue(
     process.exitCode = 1;
     void close().finally(() => process.exit(1));
   });
-  return { sequencer, http, ws, options, close };
+  return { sequencer, http, ws, options, chain, watcher, close };
 }
 
 async function main(): Promise<void> {

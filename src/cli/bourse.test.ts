@@ -25,6 +25,23 @@ test('malformed command lines exit 2 with the problem and the usage, before any 
     [['key', 'create', 'alice', '--perms'], /--perms needs a value/],
     [['user', 'create', 'x', '--bogus'], /unknown option --bogus/],
     [['market', 'halt'], /market halt needs <market>/],
+    [['address', 'create', 'alice'], /address create needs <name> <coin>/],
+    [['address', 'create', 'alice', 'usdt', '--chain'], /--chain needs a value/],
+    [['withdraw-address', 'add', 'alice', 'usdt'], /withdraw-address add needs <name> <coin> <address>/],
+    [['withdraw-address', 'verify', 'alice'], /withdraw-address verify needs <name> <coin> <address>/],
+    [
+      ['withdraw-address', 'remove', 'alice', 'usdt', 'x'],
+      /unknown command 'withdraw-address remove alice usdt x'/,
+    ],
+    [['fund-password', 'set', 'alice'], /fund-password set needs <name> <password>/],
+    [['withdraw', 'approve'], /withdraw approve needs <id>/],
+    [['withdraw', 'reject'], /withdraw reject needs <id>/],
+    [['withdraw', 'show'], /withdraw show needs <id>/],
+    [['withdraw', 'list', '--pending=yes'], /--pending takes no value/],
+    [['chain', 'deposit', '0xabc'], /chain deposit needs <address> <amount>/],
+    [['chain', 'deposit', '0xabc', '1', '--memo'], /--memo needs a value/],
+    [['chain', 'fail'], /chain fail needs <hash>/],
+    [['chain', 'reorg'], /unknown command 'chain reorg'/],
   ] as const) {
     const r = await run([...argv, '--url', 'http://127.0.0.1:1']);
     assert.equal(r.code, 2, argv.join(' '));

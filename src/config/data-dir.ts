@@ -1,6 +1,7 @@
 /**
- * @module data-dir — the files a venue keeps in its data directory besides journal, snapshots
- * and history: the genesis configuration the journal starts from, and the admin token.
+ * @module data-dir — the files a venue keeps in its data directory besides journal, snapshots,
+ * history and the simulated chain: the genesis configuration the journal starts from, and the
+ * admin token.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -25,6 +26,8 @@ export interface DataPaths {
   readonly journal: string;
   readonly snapshots: string;
   readonly history: string;
+  /** The simulated chain's log. */
+  readonly chain: string;
 }
 
 export function dataPaths(root: string): DataPaths {
@@ -33,6 +36,7 @@ export function dataPaths(root: string): DataPaths {
     journal: join(root, 'journal'),
     snapshots: join(root, 'snapshots'),
     history: join(root, 'history.sqlite'),
+    chain: join(root, 'chain'),
   };
 }
 

@@ -75,7 +75,10 @@ export interface SetFeePreference {
   readonly usePlatformCoin: boolean;
 }
 
-/** Credits a confirmed deposit. Applies once per `depositId`. */
+/**
+ * The operator credits a deposit made outside any chain adapter. Applies once per `depositId`
+ * (which may not start with `chain:` or `internal:`, the engine's own deposit ids).
+ */
 export interface CreditDeposit {
   readonly type: 'CreditDeposit';
   readonly depositId: string;
@@ -85,27 +88,119 @@ export interface CreditDeposit {
   readonly remark: string;
 }
 
-/** Freezes amount + fee for a pending withdrawal. Applies once per `withdrawalId`. */
-export interface FreezeWithdrawal {
-  readonly type: 'FreezeWithdrawal';
-  readonly withdrawalId: string;
+/**
+ * Records the deposit address a chain adapter assigned to a user: on a memo chain the shared
+ * account in `address` and the user's memo in `memo`; otherwise the user's address and memo ''.
+ */
+export interface AssignDepositAddress {
+  readonly type: 'AssignDepositAddress';
   readonly userId: number;
   readonly coin: string;
+  readonly chain: string;
+  readonly address: string;
+  readonly memo: string;
+}
+
+/**
+ * What a chain adapter reports about one output paying a deposit address: its confirmations so
+ * far, or that it failed. Applied once per (coin, chain, txHash, output) however often it comes.
+ */
+export interface ReportDeposit {
+  readonly type: 'ReportDeposit';
+  readonly coin: string;
+  readonly chain: string;
+  readonly txHash: string;
+  readonly output: number;
+  readonly address: string;
+  readonly memo: string;
+  readonly amount: CoinUnits;
+  readonly confirmations: number;
+  readonly failed: boolean;
+}
+
+/** Adds a withdrawal address (wire form: `<account>_<memo>` on memo chains) to a user's book, unverified. */
+export interface AddWithdrawAddress {
+  readonly type: 'AddWithdrawAddress';
+  readonly userId: number;
+  readonly coin: string;
+  readonly chain: string;
+  readonly address: string;
+}
+
+/** Marks an address of the user's book verified: withdrawals may go to it. */
+export interface VerifyWithdrawAddress {
+  readonly type: 'VerifyWithdrawAddress';
+  readonly userId: number;
+  readonly coin: string;
+  readonly address: string;
+}
+
+/** Sets a user's fund password: a slow hash made at the edge (the engine never sees the password). */
+export interface SetFundPassword {
+  readonly type: 'SetFundPassword';
+  readonly userId: number;
+  readonly hash: string;
+}
+
+/** The edge found a wrong fund password: counts towards the lock (5 in 24 hours lock for 24 hours). */
+export interface RecordFundPasswordFailure {
+  readonly type: 'RecordFundPasswordFailure';
+  readonly userId: number;
+}
+
+/**
+ * The user's withdraw request (the edge has checked the fund password). `address` is the wire
+ * form and must be a verified address of the user's book, which names the chain. With
+ * `itransfer`, an address of another user of the venue is paid at once, without a chain fee.
+ */
+export interface RequestWithdrawal {
+  readonly type: 'RequestWithdrawal';
+  readonly userId: number;
+  readonly coin: string;
+  readonly address: string;
   readonly amount: CoinUnits;
   readonly fee: CoinUnits;
+  readonly itransfer: boolean;
 }
 
-/** The withdrawal succeeded: its frozen funds leave the venue (the fee becomes fee income). */
-export interface SettleWithdrawal {
-  readonly type: 'SettleWithdrawal';
+/** The operator approves a submitted withdrawal. */
+export interface ApproveWithdrawal {
+  readonly type: 'ApproveWithdrawal';
   readonly withdrawalId: string;
 }
 
-/** The withdrawal failed or was cancelled: its frozen funds return to available. */
-export interface ReleaseWithdrawal {
-  readonly type: 'ReleaseWithdrawal';
+/** Cancels a withdrawal before it is sent: by its owner (`userId`), or by the operator (no `userId`). */
+export interface CancelWithdrawal {
+  readonly type: 'CancelWithdrawal';
   readonly withdrawalId: string;
-  readonly reason: 'failed' | 'cancelled';
+  readonly userId?: number;
+}
+
+/** The chain adapter claims an approved withdrawal before broadcasting it: it can no longer be cancelled. */
+export interface SendWithdrawal {
+  readonly type: 'SendWithdrawal';
+  readonly withdrawalId: string;
+}
+
+/** The chain adapter broadcast the withdrawal as `txHash`. */
+export interface MarkWithdrawalSent {
+  readonly type: 'MarkWithdrawalSent';
+  readonly withdrawalId: string;
+  readonly txHash: string;
+}
+
+/** The withdrawal's transaction has `confirmations`; at the chain's required number it has succeeded. */
+export interface ConfirmWithdrawal {
+  readonly type: 'ConfirmWithdrawal';
+  readonly withdrawalId: string;
+  readonly confirmations: number;
+}
+
+/** The withdrawal failed (its transaction failed, or it could not be sent): its funds are released. */
+export interface FailWithdrawal {
+  readonly type: 'FailWithdrawal';
+  readonly withdrawalId: string;
+  readonly reason: string;
 }
 
 export interface UpsertCoin {
@@ -160,9 +255,19 @@ export type Command =
   | RegisterUser
   | SetFeePreference
   | CreditDeposit
-  | FreezeWithdrawal
-  | SettleWithdrawal
-  | ReleaseWithdrawal
+  | AssignDepositAddress
+  | ReportDeposit
+  | AddWithdrawAddress
+  | VerifyWithdrawAddress
+  | SetFundPassword
+  | RecordFundPasswordFailure
+  | RequestWithdrawal
+  | ApproveWithdrawal
+  | CancelWithdrawal
+  | SendWithdrawal
+  | MarkWithdrawalSent
+  | ConfirmWithdrawal
+  | FailWithdrawal
   | UpsertCoin
   | UpsertMarket
   | SetMarketStatus
@@ -170,6 +275,28 @@ export type Command =
   | DeleteApiKey;
 
 export type CommandType = Command['type'];
+
+/** The funds commands: deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
+export type FundsCommand = Extract<
+  Command,
+  {
+    type:
+      | 'CreditDeposit'
+      | 'AssignDepositAddress'
+      | 'ReportDeposit'
+      | 'AddWithdrawAddress'
+      | 'VerifyWithdrawAddress'
+      | 'SetFundPassword'
+      | 'RecordFundPasswordFailure'
+      | 'RequestWithdrawal'
+      | 'ApproveWithdrawal'
+      | 'CancelWithdrawal'
+      | 'SendWithdrawal'
+      | 'MarkWithdrawalSent'
+      | 'ConfirmWithdrawal'
+      | 'FailWithdrawal';
+  }
+>;
 
 /** What the sequencer stamps on each command: its journal position and its time (ms). */
 export interface Stamp {

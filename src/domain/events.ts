@@ -8,6 +8,7 @@
  *   [BalanceChanged (release of a cancelled remainder)] → OrderUpdated (taker, final state of this command).
  * A rejected command emits nothing and changes nothing.
  */
+import type { DepositState, WithdrawalState } from './chains.ts';
 import type { AcctType, OrderKind, Side } from './commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from './money.ts';
 import type { CoinSpec, MarketSpec, MarketStatus } from './specs.ts';
@@ -31,9 +32,22 @@ export function orderTypeCode(kind: OrderKind, side: Side): number {
 /** Why an order was cancelled. */
 export type CancelReason = 'user' | 'ioc' | 'selfTrade' | 'deadman';
 
-/** Why a balance changed: the bill type. A change of 0 in total (freeze, release) is no bill. */
+/**
+ * Why a balance changed: the bill type. A change of 0 in total (freeze, release) is no bill.
+ * transferOut / transferIn: an internal transfer (withdraw with itransfer to another user).
+ */
 export type BillType =
-  'deposit' | 'withdraw' | 'withdrawFee' | 'buy' | 'sell' | 'buyFee' | 'sellFee' | 'freeze' | 'unfreeze';
+  | 'deposit'
+  | 'withdraw'
+  | 'withdrawFee'
+  | 'transferOut'
+  | 'transferIn'
+  | 'buy'
+  | 'sell'
+  | 'buyFee'
+  | 'sellFee'
+  | 'freeze'
+  | 'unfreeze';
 
 export interface OrderAccepted {
   readonly type: 'OrderAccepted';
@@ -138,43 +152,93 @@ export interface DeadmanFired {
   readonly time: number;
 }
 
-export interface DepositCredited {
-  readonly type: 'DepositCredited';
+export interface DepositAddressAssigned {
+  readonly type: 'DepositAddressAssigned';
+  readonly userId: number;
+  readonly coin: string;
+  readonly chain: string;
+  /** The address, or a memo chain's shared account. */
+  readonly address: string;
+  /** The user's memo on a memo chain, else ''. */
+  readonly memo: string;
+  readonly time: number;
+}
+
+/**
+ * A deposit record as it is after a change: seen on chain, more confirmations, credited, failed;
+ * an operator credit or an internal transfer is credited at once. Balance changes come first.
+ */
+export interface DepositUpdated {
+  readonly type: 'DepositUpdated';
+  /** The record's key: the operator's id, `chain:<coin>/<chain>/<tx>/<output>`, or `internal:<withdrawal>`. */
   readonly depositId: string;
   readonly userId: number;
   readonly coin: string;
+  /** '' for an operator credit. */
+  readonly chain: string;
+  /** The transaction hash; '' for an operator credit or an internal transfer. */
+  readonly txHash: string;
+  /** The deposit address in wire form (`<account>_<memo>` on memo chains); '' for an operator credit. */
+  readonly address: string;
   readonly amount: CoinUnits;
+  readonly confirmations: number;
+  readonly state: DepositState;
+  /** An internal transfer from another user of the venue. */
+  readonly itransfer: boolean;
+  /** Why a failed deposit failed, an operator credit's remark, or what an internal transfer was. */
+  readonly note: string;
   readonly time: number;
 }
 
-export interface WithdrawalFrozen {
-  readonly type: 'WithdrawalFrozen';
-  readonly withdrawalId: string;
+export interface WithdrawAddressUpdated {
+  readonly type: 'WithdrawAddressUpdated';
   readonly userId: number;
   readonly coin: string;
-  readonly amount: CoinUnits;
-  readonly fee: CoinUnits;
+  readonly chain: string;
+  readonly address: string;
+  readonly verified: boolean;
   readonly time: number;
 }
 
-export interface WithdrawalSettled {
-  readonly type: 'WithdrawalSettled';
-  readonly withdrawalId: string;
+export interface FundPasswordSet {
+  readonly type: 'FundPasswordSet';
   readonly userId: number;
-  readonly coin: string;
-  readonly amount: CoinUnits;
-  readonly fee: CoinUnits;
   readonly time: number;
 }
 
-export interface WithdrawalReleased {
-  readonly type: 'WithdrawalReleased';
+export interface FundPasswordFailed {
+  readonly type: 'FundPasswordFailed';
+  readonly userId: number;
+  /** Wrong attempts within the window, this one included. */
+  readonly failures: number;
+  /** Until when withdrawals are locked (ms); 0 when not locked. */
+  readonly lockedUntil: number;
+  readonly time: number;
+}
+
+/**
+ * A withdrawal record as it is after a change of state (or of confirmations). Balance changes
+ * come first: the freeze on submission, the release on failure or cancellation, the payout and
+ * fee on success, the two transfers of an internal one.
+ */
+export interface WithdrawalUpdated {
+  readonly type: 'WithdrawalUpdated';
   readonly withdrawalId: string;
   readonly userId: number;
   readonly coin: string;
+  readonly chain: string;
+  /** The receiving address in wire form. */
+  readonly address: string;
   readonly amount: CoinUnits;
+  /** The fee charged (0 for an internal transfer). */
   readonly fee: CoinUnits;
-  readonly reason: 'failed' | 'cancelled';
+  readonly state: WithdrawalState;
+  readonly txHash: string;
+  readonly confirmations: number;
+  readonly itransfer: boolean;
+  /** Why it failed or who cancelled it; else ''. */
+  readonly reason: string;
+  readonly submitTime: number;
   readonly time: number;
 }
 
@@ -217,10 +281,12 @@ export type EngineEvent =
   | FeePreferenceSet
   | DeadmanArmed
   | DeadmanFired
-  | DepositCredited
-  | WithdrawalFrozen
-  | WithdrawalSettled
-  | WithdrawalReleased
+  | DepositAddressAssigned
+  | DepositUpdated
+  | WithdrawAddressUpdated
+  | FundPasswordSet
+  | FundPasswordFailed
+  | WithdrawalUpdated
   | CoinUpserted
   | MarketUpserted
   | MarketStatusSet

@@ -7,6 +7,9 @@
  * A name is never reused for another meaning.
  */
 
+/** The real API's text for a withdrawal address that is not added and verified (ccxt: InvalidAddress). */
+export const UNVERIFIED_ADDRESS_TEXT = '提币地址有误, 请先添加提币地址。';
+
 export interface ResultInfo {
   /** The wire `code`. */
   readonly code: number;
@@ -17,6 +20,15 @@ export interface ResultInfo {
 export const RESULTS = {
   OK: { code: 1000, message: 'success' },
   GENERAL_ERROR: { code: 1001, message: 'request failed' },
+  DEPOSIT_ADDRESS_MISSING: {
+    code: 1001,
+    message: 'no deposit address yet: it must first be created (the operator runs bourse address create)',
+  },
+  WITHDRAW_ADDRESS_UNVERIFIED: {
+    code: 1001,
+    message: `${UNVERIFIED_ADDRESS_TEXT} (withdrawal address wrong: add it and have it verified first)`,
+  },
+  DAILY_WITHDRAW_LIMIT: { code: 1001, message: 'daily withdrawal limit of this coin exceeded' },
   INTERNAL_ERROR: { code: 1002, message: 'internal error' },
   AUTH_FAILED: { code: 1003, message: 'verification failed: unknown access key or bad signature' },
   FUND_PASSWORD_LOCKED: {
@@ -35,6 +47,7 @@ export const RESULTS = {
   ORDER_NOT_FOUND: { code: 3001, message: 'order not found or already completed' },
   INVALID_PRICE: { code: 3002, message: 'invalid price' },
   INVALID_AMOUNT: { code: 3003, message: 'invalid amount' },
+  BELOW_MIN_WITHDRAW: { code: 3003, message: 'amount below the minimum withdrawal of the chain' },
   BELOW_MIN_SIZE: { code: 3002, message: 'order value below the market minimum (minSize)' },
   BELOW_MIN_AMOUNT: { code: 3003, message: 'amount below the market minimum (minAmount)' },
   USER_NOT_FOUND: { code: 3004, message: 'user does not exist' },
@@ -52,6 +65,7 @@ export const RESULTS = {
   INVALID_STATE: { code: 3005, message: 'operation not allowed in the current state' },
   DEPOSIT_DISABLED: { code: 3005, message: 'deposits of this coin are switched off' },
   WITHDRAW_DISABLED: { code: 3005, message: 'withdrawals of this coin are switched off' },
+  WRONG_WITHDRAW_FEE: { code: 3005, message: "fees must equal the chain's withdrawal fee" },
   BUSY: { code: 4001, message: 'server busy, retry shortly' },
   RATE_LIMITED: { code: 4002, message: 'requests too frequent' },
 } as const satisfies Record<string, ResultInfo>;

@@ -1,6 +1,7 @@
 /**
  * @module specs — coins and markets: their specifications, naming rules and validation.
  */
+import type { CoinFunds } from './chains.ts';
 import { parseDecimal, pow10, type CoinUnits, type Lots, type RatePpm } from './money.ts';
 import type { ResultName } from './result-codes.ts';
 
@@ -61,6 +62,8 @@ export interface VenueConfig {
   readonly settings: VenueSettings;
   readonly coins: readonly CoinSpec[];
   readonly markets: readonly MarketSpec[];
+  /** Chains, fees and withdrawal limits per coin; a coin without an entry moves only by operator credit. */
+  readonly funds?: readonly CoinFunds[];
 }
 
 /** The name check every edge applies: lowercase, known shape, and not a retired name. */

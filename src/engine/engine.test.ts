@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
+import { EngineDriver, UNLIMITED_WITHDRAWALS } from '../../test/fixtures/engine-driver.ts';
 import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
 import type { EngineEvent } from '../domain/events.ts';
 import { Engine } from './engine.ts';
@@ -108,15 +108,19 @@ describe('refusals', () => {
         'VALUE_OUT_OF_RANGE',
       ],
       [
-        { type: 'FreezeWithdrawal', withdrawalId: 'w', userId: bob, coin: 'btc', amount: 10 ** 12, fee: 0 },
-        'INSUFFICIENT_BALANCE',
+        {
+          type: 'RequestWithdrawal',
+          userId: bob,
+          coin: 'btc',
+          address: 'bc1qnowhere',
+          amount: 10 ** 12,
+          fee: 50_000,
+          itransfer: false,
+        },
+        'WITHDRAW_ADDRESS_UNVERIFIED',
       ],
-      [
-        { type: 'FreezeWithdrawal', withdrawalId: 'w', userId: bob, coin: 'btc', amount: 1, fee: -1 },
-        'INVALID_PARAMETER',
-      ],
-      [{ type: 'SettleWithdrawal', withdrawalId: 'nope' }, 'UNKNOWN_REFERENCE'],
-      [{ type: 'ReleaseWithdrawal', withdrawalId: 'nope', reason: 'lost' as 'failed' }, 'INVALID_PARAMETER'],
+      [{ type: 'ApproveWithdrawal', withdrawalId: 'nope' }, 'UNKNOWN_REFERENCE'],
+      [{ type: 'FailWithdrawal', withdrawalId: 'nope', reason: '' }, 'INVALID_PARAMETER'],
       [{ type: 'RegisterUser', name: 'alice' }, 'INVALID_PARAMETER'],
       [{ type: 'RegisterUser', name: 'bad name' }, 'INVALID_PARAMETER'],
       [{ type: 'SetMarketStatus', market: 'btc_usdt', status: 'closed' as 'halted' }, 'INVALID_PARAMETER'],
@@ -268,41 +272,6 @@ describe('funds commands apply once per business id', () => {
     assert.equal(d.apply({ ...credit, amount: 6 }).result, 'DUPLICATE_REFERENCE');
     assert.deepEqual(d.engine.balance(u, 'eth'), { available: 5, frozen: 0 });
   });
-
-  test('withdrawals: freeze, settle once; a released one cannot settle', () => {
-    const d = new EngineDriver();
-    const u = d.fund('dave', 'btc', '1');
-    const w1 = {
-      type: 'FreezeWithdrawal',
-      withdrawalId: 'w1',
-      userId: u,
-      coin: 'btc',
-      amount: 10_000_000,
-      fee: 50_000,
-    } as const;
-    assert.equal(d.apply(w1).result, 'OK');
-    assert.equal(d.apply(w1).duplicate, true);
-    assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 10_050_000 });
-    assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' }).result, 'OK');
-    assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' }).duplicate, true);
-    assert.equal(
-      d.apply({ type: 'ReleaseWithdrawal', withdrawalId: 'w1', reason: 'failed' }).result,
-      'INVALID_STATE',
-    );
-    assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 0 });
-    assert.equal(d.engine.feeIncome('btc'), 50_000);
-    const w2 = { ...w1, withdrawalId: 'w2' };
-    assert.equal(d.apply(w2).result, 'OK');
-    assert.equal(
-      d.apply({ type: 'ReleaseWithdrawal', withdrawalId: 'w2', reason: 'cancelled' }).result,
-      'OK',
-    );
-    assert.equal(d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w2' }).result, 'INVALID_STATE');
-    assert.deepEqual(d.engine.balance(u, 'btc'), { available: 89_950_000, frozen: 0 });
-    const t = d.engine.totals('btc');
-    assert.equal(t?.withdrawn, 10_000_000n);
-    d.engine.assertInvariants();
-  });
 });
 
 describe('configuration commands', () => {
@@ -354,7 +323,7 @@ describe('snapshots and hashes', () => {
     d.apply({ type: 'SetFeePreference', userId: alice, usePlatformCoin: true });
     d.apply(place(alice, BUY, 3_000_000, 2_000, { clientOrderId: 'buy1' }));
     d.apply({ type: 'CancelAllOrdersAfter', userId: bob, market: 'btc_usdt' });
-    d.apply({ type: 'FreezeWithdrawal', withdrawalId: 'w', userId: bob, coin: 'btc', amount: 1000, fee: 10 });
+    d.payOut(bob, 'btc', 'bc1qexternal', 100_000, { complete: false });
     const restored = Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot())));
     assert.equal(restored.stateHash(), d.engine.stateHash());
     const next: Command[] = [
@@ -410,25 +379,18 @@ describe('dead-man switch', () => {
 
 describe('the exact range', () => {
   test('lifetime credits may pass 2^53 while net holdings stay within it', () => {
-    const d = new EngineDriver();
+    const d = new EngineDriver(UNLIMITED_WITHDRAWALS);
     const u = d.user('whale');
     const credit = (id: string, amount: number) =>
       d.apply({ type: 'CreditDeposit', depositId: id, userId: u, coin: 'xwc', amount, remark: '' });
     assert.equal(credit('d1', 2 ** 52).result, 'OK');
     assert.equal(credit('d2', 2 ** 52).result, 'VALUE_OUT_OF_RANGE'); // would hold 2^53
-    d.apply({
-      type: 'FreezeWithdrawal',
-      withdrawalId: 'w1',
-      userId: u,
-      coin: 'xwc',
-      amount: 2 ** 52,
-      fee: 0,
-    });
-    d.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' });
+    const fee = 1_000_000; // 0.01 xwc stays as fee income
+    d.payOut(u, 'xwc', 'ext.account_1', 2 ** 52 - fee);
     assert.equal(credit('d3', 2 ** 52).result, 'OK');
-    assert.equal(credit('d4', 2 ** 52 - 1).result, 'OK'); // net 2^53 − 1: the largest exact holding
+    assert.equal(credit('d4', 2 ** 52 - 1 - fee).result, 'OK'); // net 2^53 − 1: the largest exact holding
     assert.equal(credit('d5', 1).result, 'VALUE_OUT_OF_RANGE');
-    assert.equal(d.engine.totals('xwc')?.credited, 3n * 2n ** 52n - 1n);
+    assert.equal(d.engine.totals('xwc')?.credited, 3n * 2n ** 52n - 1n - BigInt(fee));
     d.engine.assertInvariants();
     assert.equal(
       Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot()))).stateHash(),

@@ -20,16 +20,12 @@ import {
   type KeyPermissions,
   type CancelAllOrdersAfter,
   type CancelOrder,
-  type CreditDeposit,
-  type FreezeWithdrawal,
   type PlaceOrder,
   type PlaceOrderBatch,
   type RegisterUser,
-  type ReleaseWithdrawal,
   type SequencedCommand,
   type SetFeePreference,
   type SetMarketStatus,
-  type SettleWithdrawal,
   type Side,
   type UpsertCoin,
   type UpsertMarket,
@@ -46,9 +42,9 @@ import {
 } from '../domain/events.ts';
 import { convertFeeToZb, feeFloor, safeMul, type CoinUnits, type PriceLeg } from '../domain/money.ts';
 import type { ResultName } from '../domain/result-codes.ts';
+import { validateCoinFunds } from '../domain/chains.ts';
 import {
   baseUnitsPerLot,
-  checkCoinName,
   quoteUnitsPerTickLot,
   validateCoin,
   validateMarket,
@@ -57,13 +53,13 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
+import { Funds, type FundsView } from './funds.ts';
 import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
 
 /** The most orders one batch (orderMoreV2) may carry. */
 export const MAX_BATCH_ORDERS = 20;
 const MAX_NAME_LENGTH = 64;
-const MAX_REFERENCE_LENGTH = 128;
 
 /** What one command did. `events` is empty when the command was refused. */
 export interface ApplyResult {
@@ -79,6 +75,8 @@ export interface ApplyResult {
   /** The order a cancel acted on, in its final state, for the cancelOrder reply. */
   readonly order?: CancelledOrder;
   readonly deadline?: number;
+  /** The withdrawal a RequestWithdrawal created. */
+  readonly withdrawalId?: string;
 }
 
 /** What a cancel answers about the order it cancelled (the order itself: it no longer changes). */
@@ -131,21 +129,6 @@ interface Account {
   readonly openOrders: OwnerOrders;
 }
 
-interface DepositRecord {
-  readonly userId: number;
-  readonly coin: number;
-  readonly amount: number;
-}
-
-type WithdrawalState = 'frozen' | 'settled' | 'released';
-interface WithdrawalRecord {
-  readonly userId: number;
-  readonly coin: number;
-  readonly amount: number;
-  readonly fee: number;
-  state: WithdrawalState;
-}
-
 /** An API key as the engine keeps it (the secret sealed). */
 export interface ApiKeyRecord {
   readonly userId: number;
@@ -178,13 +161,10 @@ export class Engine {
   readonly #clientIds = new Map<string, number>();
   /** `${userId}:${market}` → dead-man deadline. */
   readonly #deadlines = new Map<string, Deadline>();
-  readonly #deposits = new Map<string, DepositRecord>();
-  readonly #withdrawals = new Map<string, WithdrawalRecord>();
   readonly #apiKeys = new Map<string, ApiKeyRecord>();
   readonly #feeIncome: number[] = [];
-  /** Lifetime totals per coin; bigint because they only grow (net holdings stay < 2^53). */
-  readonly #credited: bigint[] = [];
-  readonly #withdrawn: bigint[] = [];
+  /** Deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
+  readonly #funds: Funds;
   #nextUserId = 1;
   #nextOrderId = 1;
   #nextTradeId = 1;
@@ -217,6 +197,29 @@ export class Engine {
       }
       this.#addMarket(market);
     }
+    for (const f of config.funds ?? []) {
+      const problems = validateCoinFunds(f, this.#coinSpecs());
+      if (problems.length > 0 || (config.funds ?? []).filter((g) => g.coin === f.coin).length > 1) {
+        throw new Error(`invalid funds of ${f.coin}: ${problems.join('; ') || 'duplicate'}`);
+      }
+    }
+    this.#funds = new Funds(config.funds ?? [], {
+      hasUser: (userId) => this.#accounts.has(userId),
+      coin: (name) => this.#coinByName.get(name),
+      available: (userId, coin) => this.#accounts.get(userId)?.available[coin.index] ?? 0,
+      change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
+        this.#change(
+          this.#accounts.get(userId) as Account,
+          coin as CoinState,
+          deltaAvailable,
+          deltaFrozen,
+          bill,
+          ref,
+        ),
+      addFeeIncome: (coin, amount) => {
+        this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + amount;
+      },
+    });
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -247,13 +250,20 @@ export class Engine {
       case 'SetFeePreference':
         return this.#setFeePreference(cmd);
       case 'CreditDeposit':
-        return this.#creditDeposit(cmd);
-      case 'FreezeWithdrawal':
-        return this.#freezeWithdrawal(cmd);
-      case 'SettleWithdrawal':
-        return this.#settleWithdrawal(cmd);
-      case 'ReleaseWithdrawal':
-        return this.#releaseWithdrawal(cmd);
+      case 'AssignDepositAddress':
+      case 'ReportDeposit':
+      case 'AddWithdrawAddress':
+      case 'VerifyWithdrawAddress':
+      case 'SetFundPassword':
+      case 'RecordFundPasswordFailure':
+      case 'RequestWithdrawal':
+      case 'ApproveWithdrawal':
+      case 'CancelWithdrawal':
+      case 'SendWithdrawal':
+      case 'MarkWithdrawalSent':
+      case 'ConfirmWithdrawal':
+      case 'FailWithdrawal':
+        return this.#funds.apply(cmd, this.#time, this.#events);
       case 'UpsertCoin':
         return this.#upsertCoin(cmd);
       case 'UpsertMarket':
@@ -788,170 +798,6 @@ export class Engine {
     return this.#done();
   }
 
-  /** Common checks for deposit and withdrawal commands. */
-  #fundsContext(
-    userId: number,
-    coinName: string,
-    reference: string,
-    amount: number,
-  ): { account: Account; coin: CoinState } | ApplyResult {
-    if (typeof reference !== 'string' || reference.length === 0 || reference.length > MAX_REFERENCE_LENGTH) {
-      return refused('INVALID_PARAMETER', `business id must be 1 to ${MAX_REFERENCE_LENGTH} characters`);
-    }
-    const account = this.#accounts.get(userId);
-    if (account === undefined) return refused('USER_NOT_FOUND');
-    const coin = this.#coinByName.get(coinName);
-    if (coin === undefined) {
-      const name = checkCoinName(coinName);
-      return refused(
-        name.ok ? 'UNKNOWN_COIN' : name.result,
-        name.ok ? `unknown coin '${coinName}'` : name.message,
-      );
-    }
-    if (!Number.isSafeInteger(amount) || amount <= 0)
-      return refused('INVALID_AMOUNT', 'amount must be positive');
-    return { account, coin };
-  }
-
-  /**
-   * CreditDeposit, applied once per depositId: a repeat with the same content is OK with
-   * `duplicate` and changes nothing; with other content it is DUPLICATE_REFERENCE. The venue's
-   * net holdings of a coin stay within the exact range (VALUE_OUT_OF_RANGE otherwise), which
-   * bounds every balance and every sum of balances.
-   */
-  #creditDeposit(cmd: CreditDeposit): ApplyResult {
-    const ctx = this.#fundsContext(cmd.userId, cmd.coin, cmd.depositId, cmd.amount);
-    if ('result' in ctx) return ctx;
-    const { account, coin } = ctx;
-    const seen = this.#deposits.get(cmd.depositId);
-    if (seen !== undefined) {
-      const same = seen.userId === cmd.userId && seen.coin === coin.index && seen.amount === cmd.amount;
-      return same ? { result: 'OK', events: [], duplicate: true } : refused('DUPLICATE_REFERENCE');
-    }
-    const held = (this.#credited[coin.index] ?? 0n) - (this.#withdrawn[coin.index] ?? 0n);
-    if (held + BigInt(cmd.amount) > BigInt(Number.MAX_SAFE_INTEGER)) {
-      return refused(
-        'VALUE_OUT_OF_RANGE',
-        `the venue's ${coin.spec.name} holdings would leave the exact range`,
-      );
-    }
-    this.#deposits.set(cmd.depositId, { userId: cmd.userId, coin: coin.index, amount: cmd.amount });
-    this.#credited[coin.index] = (this.#credited[coin.index] ?? 0n) + BigInt(cmd.amount);
-    this.#change(account, coin, cmd.amount, 0, 'deposit', cmd.depositId);
-    this.#events.push({
-      type: 'DepositCredited',
-      depositId: cmd.depositId,
-      userId: cmd.userId,
-      coin: coin.spec.name,
-      amount: cmd.amount,
-      time: this.#time,
-    });
-    return this.#done();
-  }
-
-  /** FreezeWithdrawal, once per withdrawalId (a same-content repeat is OK with `duplicate`). */
-  #freezeWithdrawal(cmd: FreezeWithdrawal): ApplyResult {
-    const ctx = this.#fundsContext(cmd.userId, cmd.coin, cmd.withdrawalId, cmd.amount);
-    if ('result' in ctx) return ctx;
-    const { account, coin } = ctx;
-    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return refused('INVALID_PARAMETER', 'fee must be ≥ 0');
-    const seen = this.#withdrawals.get(cmd.withdrawalId);
-    if (seen !== undefined) {
-      const same =
-        seen.userId === cmd.userId &&
-        seen.coin === coin.index &&
-        seen.amount === cmd.amount &&
-        seen.fee === cmd.fee;
-      return same ? { result: 'OK', events: [], duplicate: true } : refused('DUPLICATE_REFERENCE');
-    }
-    const total = cmd.amount + cmd.fee;
-    if (!Number.isSafeInteger(total) || (account.available[coin.index] ?? 0) < total) {
-      return refused('INSUFFICIENT_BALANCE');
-    }
-    this.#withdrawals.set(cmd.withdrawalId, {
-      userId: cmd.userId,
-      coin: coin.index,
-      amount: cmd.amount,
-      fee: cmd.fee,
-      state: 'frozen',
-    });
-    this.#change(account, coin, -total, total, 'freeze', cmd.withdrawalId);
-    this.#events.push({
-      type: 'WithdrawalFrozen',
-      withdrawalId: cmd.withdrawalId,
-      userId: cmd.userId,
-      coin: coin.spec.name,
-      amount: cmd.amount,
-      fee: cmd.fee,
-      time: this.#time,
-    });
-    return this.#done();
-  }
-
-  #pendingWithdrawal(
-    id: string,
-    target: WithdrawalState,
-  ): { record: WithdrawalRecord; account: Account; coin: CoinState } | ApplyResult {
-    const record = typeof id === 'string' ? this.#withdrawals.get(id) : undefined;
-    if (record === undefined) return refused('UNKNOWN_REFERENCE', `no withdrawal '${String(id)}'`);
-    if (record.state === target) return { result: 'OK', events: [], duplicate: true };
-    if (record.state !== 'frozen')
-      return refused('INVALID_STATE', `withdrawal '${id}' is already ${record.state}`);
-    return {
-      record,
-      account: this.#accounts.get(record.userId) as Account,
-      coin: this.#coins[record.coin] as CoinState,
-    };
-  }
-
-  /** SettleWithdrawal: amount leaves the venue, the fee becomes fee income. Idempotent. */
-  #settleWithdrawal(cmd: SettleWithdrawal): ApplyResult {
-    const ctx = this.#pendingWithdrawal(cmd.withdrawalId, 'settled');
-    if ('result' in ctx) return ctx;
-    const { record, account, coin } = ctx;
-    record.state = 'settled';
-    this.#change(account, coin, 0, -record.amount, 'withdraw', cmd.withdrawalId);
-    if (record.fee > 0) {
-      this.#change(account, coin, 0, -record.fee, 'withdrawFee', cmd.withdrawalId);
-      this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + record.fee;
-    }
-    this.#withdrawn[coin.index] = (this.#withdrawn[coin.index] ?? 0n) + BigInt(record.amount);
-    this.#events.push({
-      type: 'WithdrawalSettled',
-      withdrawalId: cmd.withdrawalId,
-      userId: record.userId,
-      coin: coin.spec.name,
-      amount: record.amount,
-      fee: record.fee,
-      time: this.#time,
-    });
-    return this.#done();
-  }
-
-  /** ReleaseWithdrawal (failed or cancelled): amount + fee return to available. Idempotent. */
-  #releaseWithdrawal(cmd: ReleaseWithdrawal): ApplyResult {
-    if (cmd.reason !== 'failed' && cmd.reason !== 'cancelled') {
-      return refused('INVALID_PARAMETER', "reason must be 'failed' or 'cancelled'");
-    }
-    const ctx = this.#pendingWithdrawal(cmd.withdrawalId, 'released');
-    if ('result' in ctx) return ctx;
-    const { record, account, coin } = ctx;
-    record.state = 'released';
-    const total = record.amount + record.fee;
-    this.#change(account, coin, total, -total, 'unfreeze', cmd.withdrawalId);
-    this.#events.push({
-      type: 'WithdrawalReleased',
-      withdrawalId: cmd.withdrawalId,
-      userId: record.userId,
-      coin: coin.spec.name,
-      amount: record.amount,
-      fee: record.fee,
-      reason: cmd.reason,
-      time: this.#time,
-    });
-    return this.#done();
-  }
-
   /** UpsertCoin: adds a coin or changes its names and switches; unitDecimal is fixed once set. */
   #upsertCoin(cmd: UpsertCoin): ApplyResult {
     const problems = validateCoin(cmd.coin);
@@ -1116,8 +962,6 @@ export class Engine {
     this.#coins.push(state);
     this.#coinByName.set(spec.name, state);
     this.#feeIncome.push(0);
-    this.#credited.push(0n);
-    this.#withdrawn.push(0n);
     return state;
   }
 
@@ -1161,6 +1005,11 @@ export class Engine {
 
   get settings(): VenueSettings {
     return this.#settings;
+  }
+
+  /** Deposits, deposit and withdrawal addresses, fund passwords and withdrawals, read-only. */
+  get funds(): FundsView {
+    return this.#funds;
   }
 
   coins(): CoinSpec[] {
@@ -1310,20 +1159,11 @@ export class Engine {
       orders,
       clientIds: byKey(this.#clientIds),
       deadlines: byKey([...this.#deadlines].map(([k, d]) => [k, d.deadline] as [string, number])),
-      deposits: byKey(
-        [...this.#deposits].map(([k, d]) => [k, [d.userId, d.coin, d.amount]] as [string, number[]]),
-      ),
-      withdrawals: byKey(
-        [...this.#withdrawals].map(
-          ([k, w]) => [k, [w.userId, w.coin, w.amount, w.fee, w.state]] as [string, (number | string)[]],
-        ),
-      ),
       apiKeys: byKey(
         [...this.#apiKeys].map(([k, v]) => [k, { ...v, ips: [...v.ips] }] as [string, ApiKeyRecord]),
       ),
       feeIncome: full(this.#feeIncome),
-      credited: Array.from({ length: n }, (_, i) => String(this.#credited[i] ?? 0n)),
-      withdrawn: Array.from({ length: n }, (_, i) => String(this.#withdrawn[i] ?? 0n)),
+      funds: this.#funds.snapshot(),
     };
   }
 
@@ -1335,6 +1175,7 @@ export class Engine {
       settings: s.settings,
       coins: s.coins,
       markets: s.markets.map((m) => m.spec),
+      funds: s.funds.config,
     });
     engine.#lastSeq = s.lastSeq;
     s.markets.forEach((m, i) => ((engine.#markets[i] as MarketState).lastPrice = m.lastPrice));
@@ -1400,22 +1241,9 @@ export class Engine {
       const i = k.indexOf(':');
       engine.#deadlines.set(k, { userId: Number(k.slice(0, i)), market: k.slice(i + 1), deadline });
     }
-    for (const [k, [userId, coin, amount]] of s.deposits) {
-      engine.#deposits.set(k, { userId: userId as number, coin: coin as number, amount: amount as number });
-    }
-    for (const [k, [userId, coin, amount, fee, state]] of s.withdrawals) {
-      engine.#withdrawals.set(k, {
-        userId: userId as number,
-        coin: coin as number,
-        amount: amount as number,
-        fee: fee as number,
-        state: state as WithdrawalState,
-      });
-    }
     for (const [k, v] of s.apiKeys) engine.#apiKeys.set(k, v);
     s.feeIncome.forEach((v, i) => (engine.#feeIncome[i] = v));
-    s.credited.forEach((v, i) => (engine.#credited[i] = BigInt(v)));
-    s.withdrawn.forEach((v, i) => (engine.#withdrawn[i] = BigInt(v)));
+    engine.#funds.load(s.funds);
     engine.assertInvariants();
     return engine;
   }
@@ -1433,7 +1261,8 @@ export class Engine {
    * no negative or unsafe balance; each user's frozen balance of a coin equals what their open
    * orders and pending withdrawals hold; each order holds exactly price × remaining (buy) or
    * remaining (sell); the books are consistent and uncrossed and match the order index;
-   * conservation: Σ (available + frozen) + fee income = credits − settled withdrawals, per coin.
+   * conservation: Σ (available + frozen) + fee income = credits − settled withdrawals, per coin;
+   * and the funds state's own rules (`Funds.assertInvariants`).
    */
   assertInvariants(): void {
     const n = this.#coins.length;
@@ -1461,11 +1290,11 @@ export class Engine {
     }
     if (resting !== this.#orders.size)
       throw new Error(`${this.#orders.size} indexed orders but ${resting} resting`);
-    for (const w of this.#withdrawals.values()) {
-      if (w.state !== 'frozen') continue;
-      const xs = holds(w.userId);
-      xs[w.coin] = (xs[w.coin] ?? 0) + w.amount + w.fee;
-    }
+    this.#funds.forEachHold((userId, coin, units) => {
+      const xs = holds(userId);
+      const i = (this.#coinByName.get(coin) as CoinState).index;
+      xs[i] = (xs[i] ?? 0) + units;
+    });
     const totals = new Array<bigint>(n).fill(0n);
     let openListed = 0;
     for (const a of this.#accounts.values()) {
@@ -1498,13 +1327,11 @@ export class Engine {
       throw new Error(`accounts list ${openListed} orders, index has ${this.#orders.size}`);
     for (let i = 0; i < n; i++) {
       const held = (totals[i] as bigint) + BigInt(this.#feeIncome[i] ?? 0);
-      const net = (this.#credited[i] ?? 0n) - (this.#withdrawn[i] ?? 0n);
-      if (held !== net) {
-        throw new Error(
-          `conservation broken for ${(this.#coins[i] as CoinState).spec.name}: held ${held}, net credits ${net}`,
-        );
-      }
+      const coin = (this.#coins[i] as CoinState).spec.name;
+      const net = this.#funds.credited(coin) - this.#funds.withdrawn(coin);
+      if (held !== net) throw new Error(`conservation broken for ${coin}: held ${held}, net credits ${net}`);
     }
+    this.#funds.assertInvariants();
   }
 
   /** Per coin: Σ users' available + frozen, fee income, credits and settled withdrawals. */
@@ -1520,8 +1347,8 @@ export class Engine {
     return {
       users,
       feeIncome: this.#feeIncome[c.index] ?? 0,
-      credited: this.#credited[c.index] ?? 0n,
-      withdrawn: this.#withdrawn[c.index] ?? 0n,
+      credited: this.#funds.credited(coin),
+      withdrawn: this.#funds.withdrawn(coin),
     };
   }
 }

@@ -5,8 +5,10 @@
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
+import type { FundsSnapshot } from './funds.ts';
 
-export const SNAPSHOT_VERSION = 1;
+/** 2: deposits, withdrawals and lifetime totals moved into `funds`, with addresses and passwords. */
+export const SNAPSHOT_VERSION = 2;
 
 /** A resting order as a tuple (compact for large books). */
 export type SnapshotOrder = [
@@ -48,10 +50,6 @@ export interface EngineSnapshot {
   readonly orders: SnapshotOrder[];
   readonly clientIds: [string, number][];
   readonly deadlines: [string, number][];
-  /** [depositId, [userId, coinIndex, amount]] */
-  readonly deposits: [string, number[]][];
-  /** [withdrawalId, [userId, coinIndex, amount, fee, state]] */
-  readonly withdrawals: [string, (number | string)[]][];
   readonly apiKeys: [
     string,
     {
@@ -63,7 +61,6 @@ export interface EngineSnapshot {
     },
   ][];
   readonly feeIncome: number[];
-  /** Lifetime credits and settled withdrawals per coin, as decimal integer text (they may pass 2^53). */
-  readonly credited: string[];
-  readonly withdrawn: string[];
+  /** Funds configuration, addresses, fund passwords, deposits, withdrawals and lifetime totals. */
+  readonly funds: FundsSnapshot;
 }

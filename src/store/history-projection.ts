@@ -21,6 +21,7 @@ import {
   type OrderRow,
   type TradeRow,
   type WithdrawalRow,
+  type WithdrawalStepRow,
 } from './history-store.ts';
 
 /** Record ids are seq × 2^20 + the event's index within its command's events. */
@@ -67,13 +68,6 @@ export interface KlineDelta {
   volume: number;
 }
 
-export interface WithdrawalUpdate {
-  readonly withdrawalId: string;
-  status: WithdrawalRow['status'];
-  reason: WithdrawalRow['reason'];
-  manageTime: number;
-}
-
 /** The writes of one batch. Within each list the writes are independent of each other's order. */
 export interface BatchPlan {
   /** The checkpoint to store: the last applied entry's seq, or the old checkpoint. */
@@ -85,9 +79,14 @@ export interface BatchPlan {
   readonly trades: TradeRow[];
   readonly bills: BillRow[];
   readonly klines: KlineDelta[];
+  /**
+   * Deposit and withdrawal records as the batch left them, to insert, or to merge into a stored
+   * row of the same deposit or withdrawal id (its id, time and fixed fields kept, its state,
+   * confirmations, note or reason and change time replaced).
+   */
   readonly deposits: DepositRow[];
-  readonly withdrawalInserts: WithdrawalRow[];
-  readonly withdrawalUpdates: WithdrawalUpdate[];
+  readonly withdrawals: WithdrawalRow[];
+  readonly withdrawalSteps: WithdrawalStepRow[];
   /** Total rows the plan writes. */
   readonly rows: number;
 }
@@ -104,9 +103,9 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
   const trades: TradeRow[] = [];
   const bills: BillRow[] = [];
   const klineBuckets = new Map<string, Map<number, KlineDelta>[]>();
-  const deposits: DepositRow[] = [];
-  const newWithdrawals = new Map<string, Mutable<WithdrawalRow>>();
-  const withdrawalUpdates = new Map<string, WithdrawalUpdate>();
+  const deposits = new Map<string, DepositRow>();
+  const withdrawals = new Map<string, WithdrawalRow>();
+  const withdrawalSteps: WithdrawalStepRow[] = [];
   let last = 0;
   let applied = 0;
   let skipped = 0;
@@ -239,52 +238,59 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
           });
           break;
         }
-        case 'DepositCredited':
-          deposits.push({
-            id: recordId(entry.seq, index),
+        case 'DepositUpdated': {
+          const first = deposits.get(e.depositId);
+          deposits.set(e.depositId, {
+            id: first?.id ?? recordId(entry.seq, index),
             depositId: e.depositId,
             userId: e.userId,
             coin: e.coin,
+            chain: e.chain,
+            txHash: e.txHash,
+            address: e.address,
             amount: e.amount,
-            status: 'credited',
-            time: e.time,
+            confirmations: e.confirmations,
+            status: e.state,
+            itransfer: e.itransfer,
+            note: e.note,
+            time: first?.time ?? e.time,
+            updated: e.time,
           });
           break;
-        case 'WithdrawalFrozen':
-          newWithdrawals.set(e.withdrawalId, {
-            id: recordId(entry.seq, index),
+        }
+        case 'WithdrawalUpdated': {
+          const id = recordId(entry.seq, index);
+          withdrawals.set(e.withdrawalId, {
+            id: withdrawals.get(e.withdrawalId)?.id ?? id,
             withdrawalId: e.withdrawalId,
             userId: e.userId,
             coin: e.coin,
+            chain: e.chain,
+            address: e.address,
             amount: e.amount,
             fee: e.fee,
-            status: 'frozen',
-            reason: null,
-            submitTime: e.time,
-            manageTime: null,
+            status: e.state,
+            txHash: e.txHash,
+            confirmations: e.confirmations,
+            itransfer: e.itransfer,
+            reason: e.reason,
+            submitTime: e.submitTime,
+            manageTime: e.time,
           });
-          break;
-        case 'WithdrawalSettled':
-        case 'WithdrawalReleased': {
-          const status = e.type === 'WithdrawalSettled' ? 'settled' : 'released';
-          const reason = e.type === 'WithdrawalReleased' ? e.reason : null;
-          const target = newWithdrawals.get(e.withdrawalId);
-          if (target !== undefined) {
-            target.status = status;
-            target.reason = reason;
-            target.manageTime = e.time;
-          } else {
-            withdrawalUpdates.set(e.withdrawalId, {
-              withdrawalId: e.withdrawalId,
-              status,
-              reason,
-              manageTime: e.time,
-            });
-          }
+          withdrawalSteps.push({
+            id,
+            withdrawalId: e.withdrawalId,
+            status: e.state,
+            confirmations: e.confirmations,
+            txHash: e.txHash,
+            reason: e.reason,
+            time: e.time,
+          });
           break;
         }
         default:
-          // Users, fee preferences, dead-man switch, coins, markets: live state, not history.
+          // Users, fee preferences, dead-man switch, coins, markets, addresses and fund
+          // passwords: live state, not history.
           break;
       }
     }
@@ -296,8 +302,8 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
   }
   const orderInserts = [...newOrders.values()];
   const orderUpdates = [...updates.values()];
-  const withdrawalInserts = [...newWithdrawals.values()];
-  const withdrawalUpdateList = [...withdrawalUpdates.values()];
+  const depositRows = [...deposits.values()];
+  const withdrawalRows = [...withdrawals.values()];
   return {
     checkpoint: lastApplied,
     applied,
@@ -307,17 +313,17 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
     trades,
     bills,
     klines,
-    deposits,
-    withdrawalInserts,
-    withdrawalUpdates: withdrawalUpdateList,
+    deposits: depositRows,
+    withdrawals: withdrawalRows,
+    withdrawalSteps,
     rows:
       orderInserts.length +
       orderUpdates.length +
       trades.length +
       bills.length +
       klines.length +
-      deposits.length +
-      withdrawalInserts.length +
-      withdrawalUpdateList.length,
+      depositRows.length +
+      withdrawalRows.length +
+      withdrawalSteps.length,
   };
 }

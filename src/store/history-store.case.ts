@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_VENUE } from '../config/default-venue.ts';
-import { BUY, SELL } from '../domain/commands.ts';
+import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { ORDER_CANCELLED, ORDER_DONE, ORDER_PARTIAL, ORDER_PENDING } from '../domain/events.ts';
 import {
   KLINE_INTERVALS,
@@ -20,6 +20,7 @@ import {
   type OrderStatusFilter,
   type TradeRow,
   type WithdrawalRow,
+  type WithdrawalStepRow,
 } from './history-store.ts';
 import { EngineRecorder, TradingStream, seededRandom } from './trading-stream.ts';
 
@@ -122,8 +123,9 @@ class ReferenceHistory {
   readonly orders = new Map<number, OrderRow>();
   readonly trades: TradeRow[] = [];
   readonly bills: BillRow[] = [];
-  readonly deposits: DepositRow[] = [];
+  readonly deposits = new Map<string, DepositRow>();
   readonly withdrawals = new Map<string, WithdrawalRow>();
+  readonly steps: WithdrawalStepRow[] = [];
 
   constructor(entries: readonly HistoryEntry[]) {
     for (const entry of entries) {
@@ -199,40 +201,47 @@ class ReferenceHistory {
               });
             }
             break;
-          case 'DepositCredited':
-            this.deposits.push({
-              id: entry.seq * 2 ** 20 + index,
+          case 'DepositUpdated': {
+            const first = this.deposits.get(e.depositId);
+            this.deposits.set(e.depositId, {
+              id: first?.id ?? entry.seq * 2 ** 20 + index,
               depositId: e.depositId,
               userId: e.userId,
               coin: e.coin,
+              chain: e.chain,
+              txHash: e.txHash,
+              address: e.address,
               amount: e.amount,
-              status: 'credited',
-              time: e.time,
+              confirmations: e.confirmations,
+              status: e.state,
+              itransfer: e.itransfer,
+              note: e.note,
+              time: first?.time ?? e.time,
+              updated: e.time,
             });
             break;
-          case 'WithdrawalFrozen':
+          }
+          case 'WithdrawalUpdated': {
+            const id = entry.seq * 2 ** 20 + index;
             this.withdrawals.set(e.withdrawalId, {
-              id: entry.seq * 2 ** 20 + index,
+              id: this.withdrawals.get(e.withdrawalId)?.id ?? id,
               withdrawalId: e.withdrawalId,
               userId: e.userId,
               coin: e.coin,
+              chain: e.chain,
+              address: e.address,
               amount: e.amount,
               fee: e.fee,
-              status: 'frozen',
-              reason: null,
-              submitTime: e.time,
-              manageTime: null,
-            });
-            break;
-          case 'WithdrawalSettled':
-          case 'WithdrawalReleased': {
-            const w = this.withdrawals.get(e.withdrawalId) as WithdrawalRow;
-            this.withdrawals.set(e.withdrawalId, {
-              ...w,
-              status: e.type === 'WithdrawalSettled' ? 'settled' : 'released',
-              reason: e.type === 'WithdrawalReleased' ? e.reason : null,
+              status: e.state,
+              txHash: e.txHash,
+              confirmations: e.confirmations,
+              itransfer: e.itransfer,
+              reason: e.reason,
+              submitTime: e.submitTime,
               manageTime: e.time,
             });
+            const { withdrawalId, state, confirmations, txHash, reason, time } = e;
+            this.steps.push({ id, withdrawalId, status: state, confirmations, txHash, reason, time });
             break;
           }
           default:
@@ -438,7 +447,7 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
         // Bill ids are seq × 2^20 + the event's index among the command's events.
         const first = bills.rows.at(-1) as BillRow;
         const depositSeq =
-          rec.entries.findIndex((e) => e.events.some((x) => x.type === 'DepositCredited')) + 1;
+          rec.entries.findIndex((e) => e.events.some((x) => x.type === 'DepositUpdated')) + 1;
         const depositEntry = rec.entries[depositSeq - 1] as HistoryEntry;
         assert.equal(
           first.id,
@@ -700,76 +709,149 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
         assert.equal(usdt.total, ref.billsOf(user, 'usdt', from).length);
       }));
 
-    it('deposits and withdrawals: records, status changes with reasons and times, newest first', () =>
+    it('deposits and withdrawals: records and steps, states with reasons and times, newest first', () =>
       withStore(async (store) => {
         const rec = new EngineRecorder(T0);
-        const alice = rec.fundedUser('alice', { btc: 100_000_000, usdt: 5_000_000 });
-        const freeze = (withdrawalId: string, coin: string, amount: number, fee: number) =>
-          assert.equal(
-            rec.apply(
-              { type: 'FreezeWithdrawal', withdrawalId, userId: alice, coin, amount, fee },
-              rec.time + 1_000,
-            ).result,
-            'OK',
-          );
-        freeze('w1', 'btc', 10_000_000, 10_000);
-        freeze('w2', 'btc', 20_000_000, 10_000);
-        freeze('w3', 'usdt', 1_000_000, 0);
+        const alice = rec.fundedUser('alice', { btc: 100_000_000, usdt: 500_000_000 });
+        const ok = (cmd: Command, time = rec.time + 1_000): string | undefined => {
+          const r = rec.apply(cmd, time);
+          assert.equal(r.result, 'OK', `${cmd.type}: ${r.message ?? ''}`);
+          return r.withdrawalId;
+        };
+        ok({ type: 'SetFundPassword', userId: alice, hash: 'h' });
+        for (const [coin, chain, address] of [
+          ['btc', 'BTC', 'bc1qexternal'],
+          ['usdt', 'TRC20', 'Texternal'],
+        ] as const) {
+          ok({ type: 'AddWithdrawAddress', userId: alice, coin, chain, address });
+          ok({ type: 'VerifyWithdrawAddress', userId: alice, coin, address });
+        }
+        const request = (coin: string, address: string, amount: number, fee: number): string =>
+          ok({
+            type: 'RequestWithdrawal',
+            userId: alice,
+            coin,
+            address,
+            amount,
+            fee,
+            itransfer: false,
+          }) as string;
+        const w1 = request('btc', 'bc1qexternal', 10_000_000, 50_000);
+        const w2 = request('btc', 'bc1qexternal', 20_000_000, 50_000);
+        const w3 = request('usdt', 'Texternal', 20_000_000, 1_000_000);
         await store.applyBatch(rec.entries);
         const submitted = rec.time;
-        rec.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' }, T0 + 60_000);
-        rec.apply({ type: 'ReleaseWithdrawal', withdrawalId: 'w2', reason: 'cancelled' }, T0 + 61_000);
-        freeze('w4', 'btc', 5_000_000, 0);
-        rec.apply({ type: 'ReleaseWithdrawal', withdrawalId: 'w4', reason: 'failed' }, T0 + 90_000);
-        // A repeated settle is a duplicate: no events, nothing changes.
+        ok({ type: 'SendWithdrawal', withdrawalId: w1 }, T0 + 60_000);
+        ok({ type: 'MarkWithdrawalSent', withdrawalId: w1, txHash: 'feedfeedfeedfeed' }, T0 + 60_001);
+        ok({ type: 'ConfirmWithdrawal', withdrawalId: w1, confirmations: 2 }, T0 + 60_002);
+        ok({ type: 'CancelWithdrawal', withdrawalId: w2, userId: alice }, T0 + 61_000);
+        const w4 = request('btc', 'bc1qexternal', 5_000_000, 50_000);
+        ok({ type: 'SendWithdrawal', withdrawalId: w4 }, T0 + 80_000);
+        ok({ type: 'FailWithdrawal', withdrawalId: w4, reason: 'could not be broadcast' }, T0 + 90_000);
+        // A repeated confirmation is a duplicate: no events, nothing changes.
         assert.equal(
-          rec.apply({ type: 'SettleWithdrawal', withdrawalId: 'w1' }, T0 + 95_000).duplicate,
+          rec.apply({ type: 'ConfirmWithdrawal', withdrawalId: w1, confirmations: 2 }).duplicate,
           true,
         );
-        rec.apply(
+        ok(
           { type: 'CreditDeposit', depositId: 'tx-9', userId: alice, coin: 'btc', amount: 7, remark: '' },
           T0 + 100_000,
         );
+        ok({
+          type: 'AssignDepositAddress',
+          userId: alice,
+          coin: 'btc',
+          chain: 'BTC',
+          address: 'bc1qalice',
+          memo: '',
+        });
+        const seen = {
+          type: 'ReportDeposit',
+          coin: 'btc',
+          chain: 'BTC',
+          txHash: 'abcdef0123456789',
+          output: 1,
+          address: 'bc1qalice',
+          memo: '',
+          amount: 300_000,
+          confirmations: 0,
+          failed: false,
+        } as const;
+        ok(seen, T0 + 110_000);
+        await store.applyBatch(rec.entries);
+        // The credit comes in a later batch: the stored record is updated in place.
+        ok({ ...seen, confirmations: 2 }, T0 + 120_000);
         await store.applyBatch(rec.entries);
 
         const w = await store.withdrawals(alice, { pageSize: 10 });
         assert.equal(w.total, 4);
         assert.deepEqual(
-          w.rows.map((x) => [x.withdrawalId, x.coin, x.amount, x.fee, x.status, x.reason, x.manageTime]),
+          w.rows.map((x) => [
+            x.withdrawalId,
+            x.coin,
+            x.chain,
+            x.amount,
+            x.fee,
+            x.status,
+            x.reason,
+            x.manageTime,
+          ]),
           [
-            ['w4', 'btc', 5_000_000, 0, 'released', 'failed', T0 + 90_000],
-            ['w3', 'usdt', 1_000_000, 0, 'frozen', null, null],
-            ['w2', 'btc', 20_000_000, 10_000, 'released', 'cancelled', T0 + 61_000],
-            ['w1', 'btc', 10_000_000, 10_000, 'settled', null, T0 + 60_000],
+            [w4, 'btc', 'BTC', 5_000_000, 50_000, 'failed', 'could not be broadcast', T0 + 90_000],
+            [w3, 'usdt', 'TRC20', 20_000_000, 1_000_000, 'approved', '', submitted],
+            [w2, 'btc', 'BTC', 20_000_000, 50_000, 'cancelled', 'cancelled by the user', T0 + 61_000],
+            [w1, 'btc', 'BTC', 10_000_000, 50_000, 'succeeded', '', T0 + 60_002],
           ],
         );
+        const first = w.rows[3] as WithdrawalRow;
+        assert.deepEqual(
+          [first.txHash, first.confirmations, first.address, first.itransfer],
+          ['feedfeedfeedfeed', 2, 'bc1qexternal', false],
+        );
         assert.equal((w.rows[1] as WithdrawalRow).submitTime, submitted);
+        assert.deepEqual(
+          (await store.withdrawalSteps(w1)).map((x) => [x.status, x.confirmations, x.txHash, x.time]),
+          [
+            ['approved', 0, '', (w.rows[3] as WithdrawalRow).submitTime],
+            ['sending', 0, '', T0 + 60_000],
+            ['sent', 0, 'feedfeedfeedfeed', T0 + 60_001],
+            ['succeeded', 2, 'feedfeedfeedfeed', T0 + 60_002],
+          ],
+        );
+        assert.deepEqual(await store.withdrawalSteps('404'), []);
         assert.deepEqual(
           (await store.withdrawals(alice, { coin: 'btc', pageIndex: 2, pageSize: 2 })).rows.map(
             (x) => x.withdrawalId,
           ),
-          ['w1'],
+          [w1],
         );
         assert.equal((await store.withdrawals(alice, { coin: 'usdt' })).total, 1);
         const d = await store.deposits(alice);
         assert.deepEqual(
-          d.rows.map((x) => [x.depositId, x.coin, x.amount, x.time]),
+          d.rows.map((x) => [x.depositId, x.coin, x.amount, x.status, x.confirmations, x.time, x.updated]),
           [
-            ['tx-9', 'btc', 7, T0 + 100_000],
-            [`genesis-${alice}-usdt`, 'usdt', 5_000_000, T0],
-            [`genesis-${alice}-btc`, 'btc', 100_000_000, T0],
+            ['chain:btc/BTC/abcdef0123456789/1', 'btc', 300_000, 'credited', 2, T0 + 110_000, T0 + 120_000],
+            ['tx-9', 'btc', 7, 'credited', 0, T0 + 100_000, T0 + 100_000],
+            [`genesis-${alice}-usdt`, 'usdt', 500_000_000, 'credited', 0, T0, T0],
+            [`genesis-${alice}-btc`, 'btc', 100_000_000, 'credited', 0, T0, T0],
           ],
         );
-        assert.equal((await store.deposits(alice, { coin: 'btc' })).total, 2);
+        const chain = d.rows[0] as DepositRow;
+        assert.deepEqual(
+          [chain.chain, chain.txHash, chain.address, chain.itransfer],
+          ['BTC', 'abcdef0123456789', 'bc1qalice', false],
+        );
+        assert.equal((await store.deposits(alice, { coin: 'btc' })).total, 3);
         assert.equal((await store.deposits(alice + 1)).total, 0);
-        // Settling moves the total (withdraw, withdrawFee bills); freezing and releasing do not.
+        // Success moves the total (withdraw, withdrawFee bills); freezing and releasing do not.
         const bills = await store.bills(alice, { coin: 'btc', pageSize: 50 });
         assert.deepEqual(
           bills.rows.map((b) => [b.billType, b.change, b.ref]),
           [
+            ['deposit', 300_000, 'chain:btc/BTC/abcdef0123456789/1'],
             ['deposit', 7, 'tx-9'],
-            ['withdrawFee', -10_000, 'w1'],
-            ['withdraw', -10_000_000, 'w1'],
+            ['withdrawFee', -50_000, w1],
+            ['withdraw', -10_000_000, w1],
             ['deposit', 100_000_000, `genesis-${alice}-btc`],
           ],
         );
@@ -853,8 +935,14 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
           const d = await store.deposits(user, { pageSize: 1000 });
           assert.deepEqual(
             d.rows,
-            ref.deposits.filter((x) => x.userId === user).sort((a, b) => b.id - a.id),
+            [...ref.deposits.values()].filter((x) => x.userId === user).sort((a, b) => b.id - a.id),
           );
+          for (const x of w.rows.slice(0, 5)) {
+            assert.deepEqual(
+              await store.withdrawalSteps(x.withdrawalId),
+              ref.steps.filter((step) => step.withdrawalId === x.withdrawalId),
+            );
+          }
         }
       }));
 

@@ -8,6 +8,7 @@
  * transaction as the rows, skips entries at or below it, and can be rebuilt from the journal
  * with the same rows and the same ids. docs/history-store.md describes the tables and choices.
  */
+import type { DepositState, WithdrawalState } from '../domain/chains.ts';
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
 import type { BillType, CancelReason, EngineEvent, OrderStatus } from '../domain/events.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
@@ -195,37 +196,68 @@ export interface BillsQuery extends PageQuery {
   readonly endTime?: number | undefined;
 }
 
+/** A deposit record (an operator credit, a chain deposit, or an internal transfer received) as it is now. */
 export interface DepositRow {
-  /** seq × 2^20 + event index of the event that created the record. */
+  /** seq × 2^20 + event index of the event that first recorded it. */
   readonly id: number;
-  /** The business id the deposit was credited with. */
+  /** The engine's id: the operator's, `chain:<coin>/<chain>/<tx>/<output>`, or `internal:<withdrawal>`. */
   readonly depositId: string;
   readonly userId: number;
   readonly coin: string;
+  /** '' for an operator credit. */
+  readonly chain: string;
+  /** '' for an operator credit or an internal transfer. */
+  readonly txHash: string;
+  /** The deposit address in wire form; '' for an operator credit. */
+  readonly address: string;
   readonly amount: CoinUnits;
-  /** Only `credited` so far; chain states (seen, confirming, failed) come with the chain adapter. */
-  readonly status: 'credited';
-  /** Time the record was created (ms). */
+  readonly confirmations: number;
+  readonly status: DepositState;
+  readonly itransfer: boolean;
+  /** Why it failed, the operator's remark, or what internal transfer it was. */
+  readonly note: string;
+  /** When it was first recorded (ms). */
   readonly time: number;
+  /** When it last changed (ms). */
+  readonly updated: number;
 }
 
-export type WithdrawalStatus = 'frozen' | 'settled' | 'released';
-
+/** A withdrawal record as it is now. */
 export interface WithdrawalRow {
-  /** seq × 2^20 + event index of the WithdrawalFrozen event. */
+  /** seq × 2^20 + event index of its first WithdrawalUpdated event. */
   readonly id: number;
+  /** The engine's id (decimal digits), which the wire shows as the record id. */
   readonly withdrawalId: string;
   readonly userId: number;
   readonly coin: string;
+  readonly chain: string;
+  /** The receiving address in wire form. */
+  readonly address: string;
   readonly amount: CoinUnits;
+  /** The fee charged (0 for an internal transfer). */
   readonly fee: CoinUnits;
-  readonly status: WithdrawalStatus;
-  /** Why a released withdrawal was released; null otherwise. */
-  readonly reason: 'failed' | 'cancelled' | null;
-  /** When the funds were frozen (ms). */
+  readonly status: WithdrawalState;
+  readonly txHash: string;
+  readonly confirmations: number;
+  readonly itransfer: boolean;
+  /** Why it failed or who cancelled it; '' otherwise. */
+  readonly reason: string;
+  /** When it was requested (ms). */
   readonly submitTime: number;
-  /** When it was settled or released (ms); null while frozen. */
-  readonly manageTime: number | null;
+  /** When it last changed (ms). */
+  readonly manageTime: number;
+}
+
+/** One step of a withdrawal's life: every state change (and confirmation count) leaves one. */
+export interface WithdrawalStepRow {
+  /** seq × 2^20 + event index of the WithdrawalUpdated event. */
+  readonly id: number;
+  readonly withdrawalId: string;
+  readonly status: WithdrawalState;
+  readonly confirmations: number;
+  readonly txHash: string;
+  readonly reason: string;
+  readonly time: number;
 }
 
 export interface FundsQuery extends PageQuery {
@@ -272,6 +304,8 @@ export interface HistoryStore {
   deposits(userId: number, query?: FundsQuery): Promise<Page<DepositRow>>;
   /** The user's withdrawals, newest first (by submission). */
   withdrawals(userId: number, query?: FundsQuery): Promise<Page<WithdrawalRow>>;
+  /** Every step of one withdrawal, oldest first. */
+  withdrawalSteps(withdrawalId: string): Promise<WithdrawalStepRow[]>;
 
   close(): Promise<void>;
 }

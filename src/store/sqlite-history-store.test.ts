@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, describe, it } from 'node:test';
 import { runHistoryStoreContract } from './history-store.case.ts';
-import { QUERY_SQL, SqliteHistoryStore, WRITE_SQL, type QueryName } from './sqlite-history-store.ts';
+import {
+  MIGRATIONS,
+  QUERY_SQL,
+  SqliteHistoryStore,
+  WRITE_SQL,
+  type QueryName,
+} from './sqlite-history-store.ts';
 import { TradingStream } from './trading-stream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bourse-history-'));
@@ -30,6 +36,7 @@ function expectedIndex(name: QueryName): string {
     billsCount: 'PRIMARY KEY',
     billsCoin: 'bills_user_coin_time',
     billsCoinCount: 'bills_user_coin_time',
+    withdrawalSteps: 'withdrawal_steps_withdrawal',
     deposits: 'deposits_user',
     depositsCount: 'deposits_user',
     depositsCoin: 'deposits_user_coin',
@@ -83,13 +90,11 @@ describe('sqlite history store', () => {
           assert.ok(lines.length === 1 || lines[0] === 'MERGE (UNION ALL)', text);
       }
       // Updates find their row by key too.
-      for (const name of ['updateOrder', 'updateWithdrawal'] as const) {
-        const lines = plan(db, WRITE_SQL[name]);
-        assert.ok(
-          lines.every((l) => l.startsWith('SEARCH ')),
-          `${name}: ${lines.join(' | ')}`,
-        );
-      }
+      const lines = plan(db, WRITE_SQL.updateOrder);
+      assert.ok(
+        lines.every((l) => l.startsWith('SEARCH ')),
+        `updateOrder: ${lines.join(' | ')}`,
+      );
     } finally {
       db.close();
     }
@@ -146,11 +151,18 @@ describe('sqlite history store', () => {
       time,
     } as const;
     const deposit = {
-      type: 'DepositCredited',
+      type: 'DepositUpdated',
       depositId: 'd1',
       userId: 1,
       coin: 'btc',
+      chain: '',
+      txHash: '',
+      address: '',
       amount: 5,
+      confirmations: 0,
+      state: 'credited',
+      itransfer: false,
+      note: '',
       time,
     } as const;
     await store.applyBatch([{ seq: 1, time, events: [accepted] }]);
@@ -165,6 +177,40 @@ describe('sqlite history store', () => {
     assert.equal((await store.deposits(1)).total, 0);
     await store.applyBatch([{ seq: 2, time, events: [deposit] }]);
     assert.equal((await store.deposits(1)).total, 1);
+    await store.close();
+  });
+
+  it('migrates deposits and withdrawals of a schema-1 file to the withdrawal states', async () => {
+    const file = nextFile();
+    const db = new DatabaseSync(file);
+    db.exec(MIGRATIONS[0] as string);
+    db.exec(
+      "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID; INSERT INTO meta VALUES ('schema_version', 1), ('checkpoint', 9);" +
+        "INSERT INTO deposits VALUES (1, 'd1', 1, 'btc', 5, 'credited', 100);" +
+        "INSERT INTO withdrawals VALUES (2, 'w1', 1, 'btc', 7, 1, 'frozen', NULL, 200, NULL), " +
+        "(3, 'w2', 1, 'btc', 7, 1, 'settled', NULL, 200, 300), (4, 'w3', 1, 'btc', 7, 1, 'released', 'failed', 200, 400), " +
+        "(5, 'w4', 1, 'btc', 7, 1, 'released', 'cancelled', 200, 500);",
+    );
+    db.close();
+    const store = SqliteHistoryStore.open(file);
+    assert.equal(await store.checkpoint(), 9);
+    assert.deepEqual(
+      (await store.withdrawals(1)).rows.map((w) => [
+        w.withdrawalId,
+        w.status,
+        w.reason,
+        w.manageTime,
+        w.txHash,
+      ]),
+      [
+        ['w4', 'cancelled', 'cancelled', 500, ''],
+        ['w3', 'failed', 'failed', 400, ''],
+        ['w2', 'succeeded', '', 300, ''],
+        ['w1', 'submitted', '', 200, ''],
+      ],
+    );
+    const [d] = (await store.deposits(1)).rows;
+    assert.deepEqual([d?.status, d?.chain, d?.updated, d?.itransfer], ['credited', '', 100, false]);
     await store.close();
   });
 

@@ -42,13 +42,14 @@ import {
   type TradeRow,
   type TradesQuery,
   type WithdrawalRow,
+  type WithdrawalStepRow,
 } from './history-store.ts';
 
 /**
  * Schema migrations, applied in order; `meta.schema_version` counts those applied. To extend a
  * table (chain data on deposits and withdrawals, say), append a migration; never edit one.
  */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE orders (
     id INTEGER PRIMARY KEY,
@@ -147,6 +148,39 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX withdrawals_user ON withdrawals (user_id, id);
   CREATE INDEX withdrawals_user_coin ON withdrawals (user_id, coin, id);
   `,
+  // 2: chain data on deposits and withdrawals, the withdrawal state machine's states, its steps.
+  `
+  ALTER TABLE deposits ADD COLUMN chain TEXT NOT NULL DEFAULT '';
+  ALTER TABLE deposits ADD COLUMN tx_hash TEXT NOT NULL DEFAULT '';
+  ALTER TABLE deposits ADD COLUMN address TEXT NOT NULL DEFAULT '';
+  ALTER TABLE deposits ADD COLUMN confirmations INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE deposits ADD COLUMN itransfer INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE deposits ADD COLUMN note TEXT NOT NULL DEFAULT '';
+  ALTER TABLE deposits ADD COLUMN updated INTEGER NOT NULL DEFAULT 0;
+  UPDATE deposits SET updated = time;
+
+  ALTER TABLE withdrawals ADD COLUMN chain TEXT NOT NULL DEFAULT '';
+  ALTER TABLE withdrawals ADD COLUMN address TEXT NOT NULL DEFAULT '';
+  ALTER TABLE withdrawals ADD COLUMN tx_hash TEXT NOT NULL DEFAULT '';
+  ALTER TABLE withdrawals ADD COLUMN confirmations INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE withdrawals ADD COLUMN itransfer INTEGER NOT NULL DEFAULT 0;
+  UPDATE withdrawals SET
+    status = CASE status WHEN 'frozen' THEN 'submitted' WHEN 'settled' THEN 'succeeded'
+      ELSE CASE reason WHEN 'failed' THEN 'failed' ELSE 'cancelled' END END,
+    reason = coalesce(reason, ''),
+    manage_time = coalesce(manage_time, submit_time);
+
+  CREATE TABLE withdrawal_steps (
+    id INTEGER PRIMARY KEY,
+    withdrawal_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    confirmations INTEGER NOT NULL,
+    tx_hash TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    time INTEGER NOT NULL
+  );
+  CREATE INDEX withdrawal_steps_withdrawal ON withdrawal_steps (withdrawal_id, id);
+  `,
 ];
 
 const ORDER_COLUMNS =
@@ -156,9 +190,13 @@ const TRADE_COLUMNS =
   'id, market, price, amount, value, taker_side, taker_order_id, maker_order_id, taker_user_id, ' +
   'maker_user_id, time';
 const BILL_COLUMNS = 'id, user_id, coin, change, available, frozen, bill_type, ref, time';
-const DEPOSIT_COLUMNS = 'id, deposit_id, user_id, coin, amount, status, time';
+const DEPOSIT_COLUMNS =
+  'id, deposit_id, user_id, coin, chain, tx_hash, address, amount, confirmations, status, itransfer, ' +
+  'note, time, updated';
 const WITHDRAWAL_COLUMNS =
-  'id, withdrawal_id, user_id, coin, amount, fee, status, reason, submit_time, manage_time';
+  'id, withdrawal_id, user_id, coin, chain, address, amount, fee, status, tx_hash, confirmations, ' +
+  'itransfer, reason, submit_time, manage_time';
+const STEP_COLUMNS = 'id, withdrawal_id, status, confirmations, tx_hash, reason, time';
 const PAGE = 'LIMIT ? OFFSET ?';
 
 /** The order statuses each list filter takes (see OrderStatusFilter). */
@@ -242,6 +280,7 @@ export const QUERY_SQL = {
     `SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE user_id = ? AND coin = ? ` +
     `ORDER BY id DESC ${PAGE}`,
   withdrawalsCoinCount: 'SELECT count(*) AS n FROM withdrawals WHERE user_id = ? AND coin = ?',
+  withdrawalSteps: `SELECT ${STEP_COLUMNS} FROM withdrawal_steps WHERE withdrawal_id = ? ORDER BY id`,
 } as const;
 
 export type QueryName = keyof typeof QUERY_SQL;
@@ -261,9 +300,15 @@ export const WRITE_SQL = {
     'high = max(high, excluded.high), low = min(low, excluded.low), close = excluded.close, ' +
     'volume = volume + excluded.volume',
   insertBill: `INSERT INTO bills (${BILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  insertDeposit: `INSERT INTO deposits (${DEPOSIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  insertWithdrawal: `INSERT INTO withdrawals (${WITHDRAWAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  updateWithdrawal: 'UPDATE withdrawals SET status = ?, reason = ?, manage_time = ? WHERE withdrawal_id = ?',
+  upsertDeposit:
+    `INSERT INTO deposits (${DEPOSIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+    'ON CONFLICT (deposit_id) DO UPDATE SET confirmations = excluded.confirmations, ' +
+    'status = excluded.status, note = excluded.note, updated = excluded.updated',
+  upsertWithdrawal:
+    `INSERT INTO withdrawals (${WITHDRAWAL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+    'ON CONFLICT (withdrawal_id) DO UPDATE SET status = excluded.status, tx_hash = excluded.tx_hash, ' +
+    'confirmations = excluded.confirmations, reason = excluded.reason, manage_time = excluded.manage_time',
+  insertWithdrawalStep: `INSERT INTO withdrawal_steps (${STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   getMeta: 'SELECT value FROM meta WHERE key = ?',
   setMeta:
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -345,9 +390,16 @@ function depositRow(r: Row): DepositRow {
     depositId: str(r[1]),
     userId: num(r[2]),
     coin: str(r[3]),
-    amount: num(r[4]),
-    status: str(r[5]) as DepositRow['status'],
-    time: num(r[6]),
+    chain: str(r[4]),
+    txHash: str(r[5]),
+    address: str(r[6]),
+    amount: num(r[7]),
+    confirmations: num(r[8]),
+    status: str(r[9]) as DepositRow['status'],
+    itransfer: r[10] === 1,
+    note: str(r[11]),
+    time: num(r[12]),
+    updated: num(r[13]),
   };
 }
 
@@ -358,12 +410,30 @@ function withdrawalRow(r: Row): WithdrawalRow {
     withdrawalId: str(r[1]),
     userId: num(r[2]),
     coin: str(r[3]),
-    amount: num(r[4]),
-    fee: num(r[5]),
-    status: str(r[6]) as WithdrawalRow['status'],
-    reason: (r[7] ?? null) as WithdrawalRow['reason'],
-    submitTime: num(r[8]),
-    manageTime: r[9] === null || r[9] === undefined ? null : num(r[9]),
+    chain: str(r[4]),
+    address: str(r[5]),
+    amount: num(r[6]),
+    fee: num(r[7]),
+    status: str(r[8]) as WithdrawalRow['status'],
+    txHash: str(r[9]),
+    confirmations: num(r[10]),
+    itransfer: r[11] === 1,
+    reason: str(r[12]),
+    submitTime: num(r[13]),
+    manageTime: num(r[14]),
+  };
+}
+
+/** Rows of STEP_COLUMNS. */
+function stepRow(r: Row): WithdrawalStepRow {
+  return {
+    id: num(r[0]),
+    withdrawalId: str(r[1]),
+    status: str(r[2]) as WithdrawalStepRow['status'],
+    confirmations: num(r[3]),
+    txHash: str(r[4]),
+    reason: str(r[5]),
+    time: num(r[6]),
   };
 }
 
@@ -529,24 +599,52 @@ export class SqliteHistoryStore implements HistoryStore {
         w.insertBill.run(b.id, b.userId, b.coin, b.change, b.available, b.frozen, b.billType, b.ref, b.time);
       }
       for (const d of plan.deposits) {
-        w.insertDeposit.run(d.id, d.depositId, d.userId, d.coin, d.amount, d.status, d.time);
+        w.upsertDeposit.run(
+          d.id,
+          d.depositId,
+          d.userId,
+          d.coin,
+          d.chain,
+          d.txHash,
+          d.address,
+          d.amount,
+          d.confirmations,
+          d.status,
+          d.itransfer ? 1 : 0,
+          d.note,
+          d.time,
+          d.updated,
+        );
       }
-      for (const x of plan.withdrawalInserts) {
-        w.insertWithdrawal.run(
+      for (const x of plan.withdrawals) {
+        w.upsertWithdrawal.run(
           x.id,
           x.withdrawalId,
           x.userId,
           x.coin,
+          x.chain,
+          x.address,
           x.amount,
           x.fee,
           x.status,
+          x.txHash,
+          x.confirmations,
+          x.itransfer ? 1 : 0,
           x.reason,
           x.submitTime,
           x.manageTime,
         );
       }
-      for (const u of plan.withdrawalUpdates) {
-        w.updateWithdrawal.run(u.status, u.reason, u.manageTime, u.withdrawalId);
+      for (const x of plan.withdrawalSteps) {
+        w.insertWithdrawalStep.run(
+          x.id,
+          x.withdrawalId,
+          x.status,
+          x.confirmations,
+          x.txHash,
+          x.reason,
+          x.time,
+        );
       }
       if (plan.applied > 0) w.setMeta.run('checkpoint', plan.checkpoint);
       return { checkpoint: plan.checkpoint, applied: plan.applied, skipped: plan.skipped, rows: plan.rows };
@@ -648,6 +746,11 @@ export class SqliteHistoryStore implements HistoryStore {
             one(q.withdrawalsCoinCount, userId, query.coin),
           ];
     return { rows: rows.map(withdrawalRow), total: num(count?.[0]), pageIndex, pageSize };
+  }
+
+  async withdrawalSteps(withdrawalId: string): Promise<WithdrawalStepRow[]> {
+    this.#open();
+    return all(this.#query.withdrawalSteps, withdrawalId).map(stepRow);
   }
 
   async close(): Promise<void> {

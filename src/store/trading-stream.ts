@@ -5,8 +5,10 @@
  * mid price, cancels, batches, reused client order ids, dead-man timers, deposits, withdrawals).
  */
 import { DEFAULT_VENUE } from '../config/default-venue.ts';
+import type { ChainSpec } from '../domain/chains.ts';
 import { BUY, SELL, type Command, type OrderKind, type Side } from '../domain/commands.ts';
 import { Engine, type ApplyResult } from '../engine/engine.ts';
+import type { WithdrawalView } from '../engine/funds.ts';
 import type { HistoryEntry } from './history-store.ts';
 
 /** A small fast seeded PRNG (mulberry32): the same seed gives the same stream. */
@@ -139,6 +141,7 @@ export class TradingStream {
   readonly #random: () => number;
   readonly #options: TradingStreamOptions;
   readonly #mids = new Map<string, number>();
+  /** Ids of withdrawals the stream has requested that have not ended yet. */
   readonly #pendingWithdrawals: string[] = [];
   #nextFundsId = 1;
 
@@ -150,12 +153,61 @@ export class TradingStream {
   }
 
   setup(): void {
+    const rec = this.recorder;
     for (let i = 0; i < this.#options.users; i++) {
-      const userId = this.recorder.fundedUser(`trader${i + 1}`, STARTING_FUNDS);
+      const userId = rec.fundedUser(`trader${i + 1}`, STARTING_FUNDS);
       this.users.push(userId);
-      if (this.#random() < 0.3)
-        this.recorder.apply({ type: 'SetFeePreference', userId, usePlatformCoin: true });
+      if (this.#random() < 0.3) rec.apply({ type: 'SetFeePreference', userId, usePlatformCoin: true });
+      rec.apply({ type: 'SetFundPassword', userId, hash: 'stream' });
+      for (const coin of Object.keys(STARTING_FUNDS)) {
+        const chain = (rec.engine.funds.coinFunds(coin)?.chains[0] as ChainSpec).name;
+        const address = externalAddress(coin, userId);
+        rec.apply({ type: 'AddWithdrawAddress', userId, coin, chain, address });
+        rec.apply({ type: 'VerifyWithdrawAddress', userId, coin, address });
+      }
     }
+  }
+
+  /**
+   * Moves a pending withdrawal one step along its way: approved (if it waits), claimed, sent,
+   * then confirmed until it has succeeded; some are cancelled before sending or fail after.
+   */
+  #advanceWithdrawal(time: number): ApplyResult {
+    const rec = this.recorder;
+    const pending = this.#pendingWithdrawals;
+    const i = this.#int(0, pending.length - 1);
+    const withdrawalId = pending[i] as string;
+    const w = rec.engine.funds.withdrawal(withdrawalId) as WithdrawalView;
+    const chain = rec.engine.funds.chain(w.coin, w.chain) as ChainSpec;
+    const early = this.#random() < 0.15;
+    let cmd: Command;
+    switch (w.state) {
+      case 'submitted':
+        cmd = early
+          ? { type: 'CancelWithdrawal', withdrawalId }
+          : { type: 'ApproveWithdrawal', withdrawalId };
+        break;
+      case 'approved':
+        cmd = early
+          ? { type: 'CancelWithdrawal', withdrawalId, userId: w.userId }
+          : { type: 'SendWithdrawal', withdrawalId };
+        break;
+      case 'sending':
+        cmd = { type: 'MarkWithdrawalSent', withdrawalId, txHash: `tx${withdrawalId.padStart(16, '0')}` };
+        break;
+      default:
+        cmd = early
+          ? { type: 'FailWithdrawal', withdrawalId, reason: 'the transaction failed on chain' }
+          : {
+              type: 'ConfirmWithdrawal',
+              withdrawalId,
+              confirmations: Math.min(chain.confirmations, w.confirmations + 6),
+            };
+    }
+    const result = rec.apply(cmd, time);
+    const state = rec.engine.funds.withdrawal(withdrawalId)?.state;
+    if (state === 'succeeded' || state === 'failed' || state === 'cancelled') pending.splice(i, 1);
+    return result;
   }
 
   #int(min: number, max: number): number {
@@ -196,27 +248,23 @@ export class TradingStream {
     }
     if (r < 0.02) {
       const pending = this.#pendingWithdrawals;
-      if (pending.length > 0 && this.#random() < 0.6) {
-        const withdrawalId = pending.splice(this.#int(0, pending.length - 1), 1)[0] as string;
-        return this.#random() < 0.7
-          ? rec.apply({ type: 'SettleWithdrawal', withdrawalId }, time)
-          : rec.apply(
-              {
-                type: 'ReleaseWithdrawal',
-                withdrawalId,
-                reason: this.#random() < 0.5 ? 'failed' : 'cancelled',
-              },
-              time,
-            );
-      }
+      if (pending.length > 0 && this.#random() < 0.6) return this.#advanceWithdrawal(time);
       const coin = this.#pick(Object.keys(STARTING_FUNDS));
-      const amount = Math.floor(((STARTING_FUNDS[coin] as number) / 10_000) * (0.5 + this.#random()));
-      const withdrawalId = `wd-${this.#nextFundsId++}`;
+      const chain = rec.engine.funds.coinFunds(coin)?.chains[0] as ChainSpec;
+      const amount = Math.floor(((STARTING_FUNDS[coin] as number) / 1_000) * (0.5 + this.#random()));
       const result = rec.apply(
-        { type: 'FreezeWithdrawal', withdrawalId, userId, coin, amount, fee: Math.floor(amount / 1000) },
+        {
+          type: 'RequestWithdrawal',
+          userId,
+          coin,
+          address: externalAddress(coin, userId),
+          amount,
+          fee: chain.withdrawFee,
+          itransfer: false,
+        },
         time,
       );
-      if (result.result === 'OK') pending.push(withdrawalId);
+      if (result.withdrawalId !== undefined) pending.push(result.withdrawalId);
       return result;
     }
     if (r < (crowded ? 0.5 : 0.25)) {
@@ -279,4 +327,9 @@ export class TradingStream {
       time,
     );
   }
+}
+
+/** The stream's external withdrawal address of a user for a coin (on the coin's first chain). */
+function externalAddress(coin: string, userId: number): string {
+  return `ext-${coin}-${userId}`;
 }

@@ -7,30 +7,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import ccxt from 'ccxt';
+import { ccxtErrors, connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { createTrader } from '../fixtures/zb-client.ts';
 
-// ccxt 2.x ships no types for this use; the adapter is used exactly as a bot would.
+// ccxt's results are untyped: read them as a bot would.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-type Exchange = any;
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-ccxt-'));
 let server: ServerProcess;
 let alice: Exchange;
 let bob: Exchange;
-
-function connect(base: string, apiKey: string, secret: string): Exchange {
-  const exchange: Exchange = new (ccxt as any).zb({ apiKey, secret, enableRateLimit: false });
-  exchange.urls.api = {
-    spot: { v1: { public: `${base}/data`, private: `${base}/api` } },
-    contract: {
-      v1: { public: `${base}/api/public` },
-      v2: { public: `${base}/Server/api`, private: `${base}/Server/api` },
-    },
-  };
-  return exchange;
-}
 
 async function trader(name: string, deposits: [string, string][]): Promise<Exchange> {
   const client = await createTrader(server, name, deposits);
@@ -72,7 +59,7 @@ describe('ccxt zb adapter against Bourse', () => {
     const postOnly = await alice.createOrder('BTC/USDT', 'limit', 'buy', 0.1, 29000, { postOnly: true });
     await assert.rejects(
       alice.createOrder('BTC/USDT', 'limit', 'buy', 0.1, 30000, { postOnly: true }),
-      (e: Error) => e instanceof (ccxt as any).InvalidOrder,
+      (e: Error) => e instanceof ccxtErrors.InvalidOrder,
     );
     const ioc = await alice.createOrder('BTC/USDT', 'limit', 'buy', 0.2, 30000, { timeInForce: 'IOC' });
     const taker = await alice.createOrder('BTC/USDT', 'limit', 'buy', 0.5, 30000);
@@ -90,7 +77,7 @@ describe('ccxt zb adapter against Bourse', () => {
     await alice.cancelOrder(postOnly.id, 'BTC/USDT');
     await assert.rejects(
       alice.cancelOrder(postOnly.id, 'BTC/USDT'),
-      (e: Error) => e instanceof (ccxt as any).OrderNotFound,
+      (e: Error) => e instanceof ccxtErrors.OrderNotFound,
     );
     const canceled = await alice.fetchCanceledOrders('BTC/USDT');
     assert.deepEqual(
@@ -104,7 +91,7 @@ describe('ccxt zb adapter against Bourse', () => {
 
     await assert.rejects(
       alice.createOrder('BTC/USDT', 'limit', 'buy', 100, 30000),
-      (e: Error) => e instanceof (ccxt as any).InsufficientFunds,
+      (e: Error) => e instanceof ccxtErrors.InsufficientFunds,
     );
 
     const ticker = await alice.fetchTicker('BTC/USDT');
@@ -138,9 +125,6 @@ describe('ccxt zb adapter against Bourse', () => {
   test('a wrong secret is an AuthenticationError', async () => {
     const key = alice.apiKey as string;
     const impostor = connect(server.base, key, '00000000-0000-0000-0000-000000000000');
-    await assert.rejects(
-      impostor.fetchBalance(),
-      (e: Error) => e instanceof (ccxt as any).AuthenticationError,
-    );
+    await assert.rejects(impostor.fetchBalance(), (e: Error) => e instanceof ccxtErrors.AuthenticationError);
   });
 });

@@ -14,7 +14,7 @@ import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-offline-'));
 const dataDir = join(root, 'data');
-const TABLES = ['orders', 'trades', 'klines', 'bills', 'deposits', 'withdrawals'];
+const TABLES = ['orders', 'trades', 'klines', 'bills', 'deposits', 'withdrawals', 'withdrawal_steps'];
 
 function dump(path: string): Record<string, unknown[]> {
   const db = new DatabaseSync(path, { readOnly: true });

@@ -5,9 +5,11 @@ import type {
   OrderKind,
   PlaceOrder,
   PlaceOrderBatch,
+  ReportDeposit,
   SequencedCommand,
   Side,
 } from '../../src/domain/commands.ts';
+import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 
 /** A small seeded PRNG (mulberry32): the same seed gives the same stream on every machine. */
@@ -69,6 +71,9 @@ export interface GeneratorView {
       }
     | undefined;
   balance(userId: number, coin: string): { readonly available: number; readonly frozen: number } | undefined;
+  withdrawalIds(): string[];
+  withdrawalState(id: string): WithdrawalState | undefined;
+  depositState(id: string): DepositState | undefined;
 }
 
 export interface GeneratorOptions {
@@ -103,12 +108,21 @@ interface MarketPlan {
   readonly tickLotUnits: number;
 }
 
-interface WithdrawalPlan {
-  readonly id: string;
-  readonly userId: number;
+/** A deposit output the generator has reported, with the confirmations reported last. */
+interface ChainDepositPlan {
   readonly coin: string;
+  readonly chain: ChainSpec;
+  readonly txHash: string;
+  readonly address: string;
+  readonly memo: string;
   readonly amount: number;
-  readonly fee: number;
+  confirmations: number;
+}
+
+/** A coin's chain the generator moves funds on. */
+interface ChainPlan {
+  readonly coin: string;
+  readonly chain: ChainSpec;
 }
 
 interface DepositPlan {
@@ -149,8 +163,12 @@ const WEIGHTS = {
   cancelForeign: 10,
   cancelClientId: 40,
   cancelMalformed: 8,
-  deposit: 40,
-  withdrawal: 40,
+  deposit: 25,
+  chainDeposit: 30,
+  withdrawal: 30,
+  withdrawalStep: 45,
+  fundPassword: 4,
+  withdrawBook: 5,
   feePreference: 12,
   deadman: 20,
   fireTimers: 25,
@@ -175,7 +193,8 @@ export class CommandGenerator {
   readonly #weights: Record<Kind, number>;
   readonly #halted = new Set<string>();
   readonly #deposits: DepositPlan[] = [];
-  readonly #withdrawals: WithdrawalPlan[] = [];
+  readonly #chains: ChainPlan[];
+  readonly #chainDeposits: ChainDepositPlan[] = [];
   readonly #setup: Command[] = [];
   /** Commands to send next at the same time as the one before (to make deadlines tie). */
   readonly #sameTime: Command[] = [];
@@ -184,7 +203,7 @@ export class CommandGenerator {
   #seq = 0;
   #time: number;
   #depositSerial = 0;
-  #withdrawalSerial = 0;
+  #txSerial = 0;
 
   constructor(seed: number, venue: VenueConfig, options: GeneratorOptions = {}) {
     this.#rng = new Rng(seed);
@@ -219,6 +238,9 @@ export class CommandGenerator {
         };
       });
     this.#coins = [...new Set(this.#markets.flatMap((m) => [m.base, m.quote]))];
+    this.#chains = (venue.funds ?? [])
+      .filter((f) => this.#coins.includes(f.coin))
+      .flatMap((f) => f.chains.map((chain) => ({ coin: f.coin, chain })));
     const users = options.users ?? 6;
     for (let u = 1; u <= users; u++) {
       this.#setup.push({ type: 'RegisterUser', name: `user${u}` });
@@ -227,6 +249,29 @@ export class CommandGenerator {
       for (const coin of this.#coins) {
         const amount = poor ? Math.floor((RICH[coin] as number) / 5_000) : (RICH[coin] as number);
         this.#setup.push(this.#newDeposit(u, coin, amount));
+      }
+      // Every user but the poor one has a fund password; each has a deposit address on every
+      // chain, an external address of each chain in the book, and the next user's deposit address.
+      if (!poor) this.#setup.push({ type: 'SetFundPassword', userId: u, hash: `hash-${u}` });
+      for (const { coin, chain } of this.#chains) {
+        this.#setup.push({
+          type: 'AssignDepositAddress',
+          userId: u,
+          coin,
+          chain: chain.name,
+          ...depositAddress(coin, chain, u),
+        });
+      }
+    }
+    for (let u = 1; u <= users; u++) {
+      for (const { coin, chain } of this.#chains) {
+        for (const address of [
+          externalAddress(coin, chain, u),
+          bookForm(depositAddress(coin, chain, (u % users) + 1)),
+        ]) {
+          this.#setup.push({ type: 'AddWithdrawAddress', userId: u, coin, chain: chain.name, address });
+          this.#setup.push({ type: 'VerifyWithdrawAddress', userId: u, coin, address });
+        }
       }
     }
     this.#users = users;
@@ -237,10 +282,18 @@ export class CommandGenerator {
     const tied = this.#sameTime.shift();
     const cmd = tied ?? this.#setup.shift() ?? this.#random(view);
     this.#seq++;
-    // Mostly small steps, a quarter of them none; now and then a jump past dead-man deadlines.
+    // Mostly small steps, a quarter of them none; now and then a jump past dead-man deadlines,
+    // and rarely one of hours (past midnight for daily limits, past fund-password windows).
     if (tied === undefined) {
-      const r = this.#rng.next() % 100;
-      this.#time += r < 25 ? 0 : r < 26 ? this.#rng.int(20_000, 70_000) : this.#rng.int(1, 150);
+      const r = this.#rng.next() % 10_000;
+      this.#time +=
+        r < 2_500
+          ? 0
+          : r < 2_600
+            ? this.#rng.int(20_000, 70_000)
+            : r < 2_603
+              ? this.#rng.int(2, 30) * 3_600_000
+              : this.#rng.int(1, 150);
     }
     return { ...cmd, seq: this.#seq, time: this.#time } as SequencedCommand;
   }
@@ -273,8 +326,16 @@ export class CommandGenerator {
         return this.#cancelMalformed();
       case 'deposit':
         return this.#deposit();
+      case 'chainDeposit':
+        return this.#chainDeposit();
       case 'withdrawal':
         return this.#withdrawal(view);
+      case 'withdrawalStep':
+        return this.#withdrawalStep(view);
+      case 'fundPassword':
+        return this.#fundPassword();
+      case 'withdrawBook':
+        return this.#withdrawBook();
       case 'feePreference':
         return {
           type: 'SetFeePreference',
@@ -539,67 +600,178 @@ export class CommandGenerator {
     return { ...fresh, depositId: '', userId: this.#user(), coin: 'btc', amount: 100 };
   }
 
-  #withdrawal(view: GeneratorView): Command {
+  #chainPlan(): ChainPlan {
+    return this.#rng.pick(this.#chains);
+  }
+
+  /** Chain deposit reports: new outputs, rising confirmations, failures, repeats, conflicts and bad ones. */
+  #chainDeposit(): Command {
     const rng = this.#rng;
     const r = rng.next() % 100;
-    const known = this.#withdrawals.length > 0 ? rng.pick(this.#withdrawals) : undefined;
-    if (r < 40 || known === undefined) {
-      const userId = this.#user();
-      const coin = rng.chance(5) ? 'xwc' : rng.pick(this.#coins);
-      const available = view.balance(userId, coin)?.available ?? 0;
-      // Usually a fraction of what is free; sometimes more than that.
-      const amount = rng.chance(10)
-        ? available + rng.int(1, 1000)
-        : Math.max(1, Math.floor(available / rng.int(3, 50)));
-      const fee = rng.chance(30) ? 0 : rng.int(1, 10_000);
-      const plan = { id: `wd${++this.#withdrawalSerial}`, userId, coin, amount, fee };
-      this.#withdrawals.push(plan);
-      return { type: 'FreezeWithdrawal', withdrawalId: plan.id, userId, coin, amount, fee };
+    const known = this.#chainDeposits.length > 0 ? rng.pick(this.#chainDeposits) : undefined;
+    if (r < 35 || known === undefined) {
+      const { coin, chain } = this.#chainPlan();
+      const user = this.#user();
+      const plan: ChainDepositPlan = {
+        coin,
+        chain,
+        txHash: `tx${String(++this.#txSerial).padStart(10, '0')}`,
+        ...depositAddress(coin, chain, user),
+        amount: rng.int(1, Math.floor((RICH[coin] as number) / 20)),
+        confirmations: rng.chance(20) ? rng.int(chain.confirmations, chain.confirmations * 2) : rng.int(0, 2),
+      };
+      this.#chainDeposits.push(plan);
+      return this.#report(plan, plan.confirmations, rng.chance(3));
     }
-    if (r < 62) return { type: 'SettleWithdrawal', withdrawalId: known.id };
-    if (r < 82)
-      return {
-        type: 'ReleaseWithdrawal',
-        withdrawalId: known.id,
-        reason: rng.pick(['failed', 'cancelled'] as const),
-      };
-    if (r < 87)
-      return {
-        type: 'FreezeWithdrawal',
-        withdrawalId: known.id,
-        userId: known.userId,
-        coin: known.coin,
-        amount: known.amount,
-        fee: known.fee,
-      };
-    if (r < 91)
-      return {
-        type: 'FreezeWithdrawal',
-        withdrawalId: known.id,
-        userId: known.userId,
-        coin: known.coin,
-        amount: known.amount,
-        fee: known.fee + 1,
-      };
-    if (r < 94) return { type: 'SettleWithdrawal', withdrawalId: 'wd-unknown' };
-    if (r < 96) return { type: 'ReleaseWithdrawal', withdrawalId: known.id, reason: 'lost' as 'failed' };
-    if (r < 98)
-      return {
-        type: 'FreezeWithdrawal',
-        withdrawalId: `wd${this.#withdrawalSerial + 1}x`,
-        userId: this.#user(),
-        coin: 'btc',
-        amount: 100,
-        fee: -1,
-      };
+    if (r < 75) {
+      known.confirmations += rng.int(0, Math.max(1, Math.ceil(known.chain.confirmations / 3)));
+      return this.#report(known, known.confirmations, rng.chance(4));
+    }
+    if (r < 83) return this.#report(known, known.confirmations, false);
+    if (r < 87) return { ...this.#report(known, known.confirmations, false), amount: known.amount + 1 };
+    if (r < 90) return { ...this.#report(known, known.confirmations + 1, false), address: 'nobody-address' };
+    if (r < 92) return { ...this.#report(known, 1, false), chain: 'NOPE' };
+    if (r < 94)
+      return { ...this.#report(known, 1, false), txHash: rng.pick(['', 'short', 'has space here']) };
+    if (r < 96) return { ...this.#report(known, 1, false), output: rng.pick([-1, 0.5]) };
+    if (r < 98) return { ...this.#report(known, rng.pick([-1, 1.5]), false) };
+    return { ...this.#report(known, 1, false), coin: rng.pick(['doge', 'bchabc']) };
+  }
+
+  #report(plan: ChainDepositPlan, confirmations: number, failed: boolean): ReportDeposit {
     return {
-      type: 'FreezeWithdrawal',
-      withdrawalId: `wd${this.#withdrawalSerial + 1}y`,
-      userId: this.#user(),
-      coin: 'bchabc',
-      amount: 100,
-      fee: 0,
+      type: 'ReportDeposit',
+      coin: plan.coin,
+      chain: plan.chain.name,
+      txHash: plan.txHash,
+      output: 0,
+      address: plan.address,
+      memo: plan.memo,
+      amount: plan.amount,
+      confirmations,
+      failed,
     };
+  }
+
+  /** Withdraw requests: mostly valid (external or internal), some breaking one rule each. */
+  #withdrawal(view: GeneratorView): Command {
+    const rng = this.#rng;
+    const userId = this.#user();
+    const { coin, chain } = this.#chainPlan();
+    const available = view.balance(userId, coin)?.available ?? 0;
+    const internal = rng.chance(25);
+    const address = internal
+      ? bookForm(depositAddress(coin, chain, (userId % this.#users) + 1))
+      : externalAddress(coin, chain, userId);
+    const amount = rng.chance(10)
+      ? available + rng.int(1, 1000)
+      : Math.max(chain.minWithdraw, Math.floor(available / rng.int(3, 50)));
+    const good = {
+      type: 'RequestWithdrawal' as const,
+      userId,
+      coin,
+      address,
+      amount,
+      fee: internal && rng.chance(50) ? 0 : chain.withdrawFee,
+      itransfer: internal ? rng.chance(80) : rng.chance(10),
+    };
+    switch (rng.int(0, 15)) {
+      case 0:
+        return { ...good, fee: chain.withdrawFee + 1 };
+      case 1:
+        return { ...good, amount: Math.max(1, chain.minWithdraw - 1) };
+      case 2:
+        return { ...good, address: externalAddress(coin, chain, 99) };
+      case 3:
+        return { ...good, address: bookForm(depositAddress(coin, chain, userId)) };
+      case 4:
+        return rng.pick([
+          { ...good, userId: 999 },
+          { ...good, coin: rng.pick(['doge', 'hsr', '']) },
+          { ...good, amount: rng.pick([0, -1, 0.5]) },
+          { ...good, fee: rng.pick([-1, 0.5]) },
+          { ...good, itransfer: 'yes' as unknown as boolean },
+        ]);
+      default:
+        return good;
+    }
+  }
+
+  /** Moves a known withdrawal along (or tries a transition its state does not allow). */
+  #withdrawalStep(view: GeneratorView): Command {
+    const rng = this.#rng;
+    const ids = view.withdrawalIds();
+    if (ids.length === 0 || rng.chance(3))
+      return { type: 'ApproveWithdrawal', withdrawalId: rng.pick(['0', '999999', '']) };
+    // Mostly the latest ones, which are still moving.
+    const withdrawalId = ids[Math.max(0, ids.length - 1 - (rng.next() % Math.min(ids.length, 12)))] as string;
+    const state = view.withdrawalState(withdrawalId);
+    const r = rng.next() % 100;
+    const owner = this.#user();
+    const confirm = (confirmations: number): Command => ({
+      type: 'ConfirmWithdrawal',
+      withdrawalId,
+      confirmations,
+    });
+    const fail: Command = { type: 'FailWithdrawal', withdrawalId, reason: 'the transaction failed on chain' };
+    if (r < 8) {
+      return rng.pick<Command>([
+        { type: 'ApproveWithdrawal', withdrawalId },
+        { type: 'SendWithdrawal', withdrawalId },
+        {
+          type: 'MarkWithdrawalSent',
+          withdrawalId,
+          txHash: rng.pick(['', 'bad hash', `wtx${withdrawalId}xxxxxxxx`]),
+        },
+        confirm(rng.pick([1, 100, -1])),
+        { type: 'CancelWithdrawal', withdrawalId, userId: owner },
+        { type: 'FailWithdrawal', withdrawalId, reason: rng.pick(['', 'x'.repeat(201), 'stuck']) },
+      ]);
+    }
+    switch (state) {
+      case 'submitted':
+        return r < 70
+          ? { type: 'ApproveWithdrawal', withdrawalId }
+          : { type: 'CancelWithdrawal', withdrawalId };
+      case 'approved':
+        if (r < 75) return { type: 'SendWithdrawal', withdrawalId };
+        return r < 88
+          ? { type: 'CancelWithdrawal', withdrawalId, userId: owner }
+          : { type: 'CancelWithdrawal', withdrawalId };
+      case 'sending':
+        return r < 90
+          ? { type: 'MarkWithdrawalSent', withdrawalId, txHash: `wtx${withdrawalId.padStart(8, '0')}` }
+          : { ...fail, reason: 'could not be broadcast' };
+      case 'sent':
+      case 'confirmed':
+        return r < 85 ? confirm(rng.int(0, 25)) : fail;
+      default:
+        return r < 50 ? confirm(rng.int(1, 25)) : { type: 'CancelWithdrawal', withdrawalId };
+    }
+  }
+
+  /** Wrong fund passwords (five in a day lock withdrawals), and now and then a reset. */
+  #fundPassword(): Command {
+    const rng = this.#rng;
+    if (rng.chance(15))
+      return { type: 'SetFundPassword', userId: this.#user(), hash: rng.chance(10) ? '' : 'reset' };
+    return { type: 'RecordFundPasswordFailure', userId: rng.chance(5) ? 999 : this.#user() };
+  }
+
+  /** Withdrawal book changes: new external addresses (verified later or never), and bad ones. */
+  #withdrawBook(): Command {
+    const rng = this.#rng;
+    const userId = this.#user();
+    const { coin, chain } = this.#chainPlan();
+    const address = externalAddress(coin, chain, rng.int(100, 130));
+    const r = rng.next() % 100;
+    if (r < 45) return { type: 'AddWithdrawAddress', userId, coin, chain: chain.name, address };
+    if (r < 85) return { type: 'VerifyWithdrawAddress', userId, coin, address };
+    return rng.pick<Command>([
+      { type: 'AddWithdrawAddress', userId, coin, chain: chain.name, address: 'bad address!' },
+      { type: 'AddWithdrawAddress', userId, coin, chain: 'NOPE', address },
+      { type: 'AddWithdrawAddress', userId: 999, coin, chain: chain.name, address },
+    ]);
   }
 
   #marketStatus(): Command {
@@ -671,4 +843,21 @@ export class CommandGenerator {
     if (r < 70) return { type: 'RegisterUser', name: `user${this.#user()}` };
     return { type: 'RegisterUser', name: rng.pick(['', 'bad name', 'x'.repeat(65), 'ünï']) };
   }
+}
+
+/** The generator's deposit address of a user on a chain: an account and a memo on memo chains. */
+function depositAddress(coin: string, chain: ChainSpec, userId: number): { address: string; memo: string } {
+  return chain.memo
+    ? { address: `acct.${coin}`, memo: String(100 + userId) }
+    : { address: `dep-${coin}-${chain.name}-${userId}`, memo: '' };
+}
+
+/** A deposit address as a withdrawal book writes it. */
+function bookForm(a: { address: string; memo: string }): string {
+  return a.memo === '' ? a.address : `${a.address}_${a.memo}`;
+}
+
+/** An address outside the venue. */
+function externalAddress(coin: string, chain: ChainSpec, n: number): string {
+  return chain.memo ? `ext.${coin}_${n}` : `ext-${coin}-${chain.name}-${n}`;
 }

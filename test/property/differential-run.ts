@@ -27,6 +27,9 @@ export interface DifferentialStats {
   readonly results: Record<string, number>;
   readonly commandTypes: Record<string, number>;
   readonly cancelReasons: Record<string, number>;
+  /** States deposit and withdrawal records entered (from DepositUpdated and WithdrawalUpdated). */
+  readonly depositStates: Record<string, number>;
+  readonly withdrawalStates: Record<string, number>;
 }
 
 /**
@@ -37,6 +40,12 @@ export interface DifferentialStats {
 export const EXTENDED_VENUE: VenueConfig = {
   settings: { platformCoin: 'zb', platformFeeDiscount: 200_000, cancelAllAfterMs: 30_000 },
   coins: DEFAULT_VENUE.coins,
+  // Tight daily limits, and every withdrawal waiting for approval, so that both rules bite.
+  funds: (DEFAULT_VENUE.funds ?? []).map((f) => ({
+    ...f,
+    dailyWithdrawLimit: Math.floor(f.dailyWithdrawLimit / 200),
+    autoApproveLimit: 0,
+  })),
   markets: [
     ...DEFAULT_VENUE.markets,
     marketFromText(
@@ -55,6 +64,7 @@ interface Outcome {
   userId: number | null;
   duplicate: boolean;
   deadline: number | null;
+  withdrawalId: string | null;
   trades: (string | number)[][];
   cancels: [number, string][];
 }
@@ -92,6 +102,7 @@ function fromEngine(r: ApplyResult): Outcome {
     userId: r.userId ?? null,
     duplicate: r.duplicate === true,
     deadline: r.deadline ?? null,
+    withdrawalId: r.withdrawalId ?? null,
     trades,
     cancels,
   };
@@ -105,6 +116,7 @@ function fromReference(r: NaiveOutcome): Outcome {
     userId: r.userId ?? null,
     duplicate: r.duplicate === true,
     deadline: r.deadline ?? null,
+    withdrawalId: r.withdrawalId ?? null,
     trades: r.trades.map((t) => [
       t.tradeId,
       t.market,
@@ -220,6 +232,17 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
       `${where}: fee income, credits or withdrawals of ${coin}`,
     );
   }
+  for (const id of naive.withdrawalIds()) {
+    assert.equal(engine.funds.withdrawal(id)?.state, naive.withdrawalState(id), `${where}: withdrawal ${id}`);
+  }
+  assert.equal(
+    engine.funds.withdrawal(String(naive.withdrawalIds().length + 1)),
+    undefined,
+    `${where}: extra withdrawal`,
+  );
+  for (const id of naive.depositIds()) {
+    assert.equal(engine.funds.deposit(id)?.state, naive.depositState(id), `${where}: deposit ${id}`);
+  }
   assert.equal(engine.openOrderCount, naive.restingCount(), `${where}: number of resting orders`);
   for (const market of naive.marketNames()) {
     assert.equal(engine.lastPrice(market), naive.lastPrice(market), `${where}: last price of ${market}`);
@@ -272,6 +295,10 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
     bump(stats.results, a.result);
     bump(stats.commandTypes, cmd.type);
     for (const [, reason] of a.cancels) bump(stats.cancelReasons, reason);
+    for (const e of mine.events) {
+      if (e.type === 'DepositUpdated') bump(stats.depositStates, e.state);
+      if (e.type === 'WithdrawalUpdated') bump(stats.withdrawalStates, e.state);
+    }
     for (const t of theirs.trades) {
       const base = t.market.slice(0, t.market.indexOf('_'));
       const takerReceived = t.takerSide === 1 ? base : t.market.slice(t.market.indexOf('_') + 1);
@@ -318,6 +345,8 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
     [run.results, total.results],
     [run.commandTypes, total.commandTypes],
     [run.cancelReasons, total.cancelReasons],
+    [run.depositStates, total.depositStates],
+    [run.withdrawalStates, total.withdrawalStates],
   ] as const) {
     for (const [k, n] of Object.entries(from)) into[k] = (into[k] ?? 0) + n;
   }
@@ -334,5 +363,7 @@ export function emptyStats(): DifferentialStats {
     results: {},
     commandTypes: {},
     cancelReasons: {},
+    depositStates: {},
+    withdrawalStates: {},
   };
 }

@@ -2,8 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
+import { WITHDRAWAL_STATES } from '../../src/domain/chains.ts';
 import type { Command } from '../../src/domain/commands.ts';
 import { Engine } from '../../src/engine/engine.ts';
+import { EngineDriver, UNLIMITED_WITHDRAWALS } from '../fixtures/engine-driver.ts';
 import {
   EXTENDED_MARKETS,
   EXTENDED_VENUE,
@@ -61,9 +63,19 @@ describe('engine vs naive reference', () => {
       'INVALID_STATE',
       'UNKNOWN_COIN',
       'RETIRED_COIN_NAME',
+      'WITHDRAW_ADDRESS_UNVERIFIED',
+      'WRONG_WITHDRAW_FEE',
+      'BELOW_MIN_WITHDRAW',
+      'DAILY_WITHDRAW_LIMIT',
+      'FUND_PASSWORD_WRONG',
+      'FUND_PASSWORD_LOCKED',
     ]) {
       assert.ok((total.results[result] ?? 0) > 0, `no command ended ${result}`);
     }
+    for (const state of WITHDRAWAL_STATES)
+      assert.ok((total.withdrawalStates[state] ?? 0) > 0, `no withdrawal became ${state}`);
+    for (const state of ['confirming', 'credited', 'failed'])
+      assert.ok((total.depositStates[state] ?? 0) > 0, `no deposit became ${state}`);
     for (const reason of ['user', 'ioc', 'selfTrade', 'deadman'])
       assert.ok((total.cancelReasons[reason] ?? 0) > 0, `no order was cancelled for reason ${reason}`);
     assert.ok(total.trades > total.commands / 5, `only ${total.trades} trades`);
@@ -122,17 +134,15 @@ describe('engine bugs the differential runs found (minimal repros)', () => {
 
   test('cumulative credits past 2^53 − 1 units keep conservation exact', () => {
     // Net holdings never pass the cap, but the credited counter does after a withdrawal.
-    const engine = new Engine(DEFAULT_VENUE);
-    const results = replay(engine, [
-      { type: 'RegisterUser', name: 'alice' },
-      { type: 'CreditDeposit', depositId: 'd1', userId: 1, coin: 'xwc', amount: 2 ** 52, remark: '' },
-      { type: 'CreditDeposit', depositId: 'd2', userId: 1, coin: 'xwc', amount: 2 ** 52 - 1, remark: '' },
-      { type: 'FreezeWithdrawal', withdrawalId: 'w1', userId: 1, coin: 'xwc', amount: 2 ** 52, fee: 0 },
-      { type: 'SettleWithdrawal', withdrawalId: 'w1' },
-      { type: 'CreditDeposit', depositId: 'd3', userId: 1, coin: 'xwc', amount: 3, remark: '' },
-      { type: 'CreditDeposit', depositId: 'd4', userId: 1, coin: 'xwc', amount: 1, remark: '' },
-    ]);
-    assert.deepEqual(results.slice(0, 5), ['OK', 'OK', 'OK', 'OK', 'OK']);
-    engine.assertInvariants();
+    const d = new EngineDriver(UNLIMITED_WITHDRAWALS);
+    const alice = d.user('alice');
+    const credit = (depositId: string, amount: number): string =>
+      d.apply({ type: 'CreditDeposit', depositId, userId: alice, coin: 'xwc', amount, remark: '' }).result;
+    assert.equal(credit('d1', 2 ** 52), 'OK');
+    assert.equal(credit('d2', 2 ** 52 - 1), 'OK');
+    d.payOut(alice, 'xwc', 'ext.account_7', 2 ** 52);
+    assert.equal(credit('d3', 3), 'OK');
+    assert.equal(credit('d4', 1), 'OK');
+    d.engine.assertInvariants();
   });
 });

@@ -1,19 +1,30 @@
 /** @module naive-engine — a deliberately naive reference engine (linear scans, BigInt money). */
+import type { ChainSpec, CoinFunds, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type {
+  AddWithdrawAddress,
+  ApproveWithdrawal,
+  AssignDepositAddress,
   CancelAllOrdersAfter,
   CancelOrder,
+  CancelWithdrawal,
+  ConfirmWithdrawal,
   CreditDeposit,
-  FreezeWithdrawal,
+  FailWithdrawal,
+  MarkWithdrawalSent,
   OrderKind,
   PlaceOrder,
   PlaceOrderBatch,
+  RecordFundPasswordFailure,
   RegisterUser,
-  ReleaseWithdrawal,
+  ReportDeposit,
+  RequestWithdrawal,
+  SendWithdrawal,
   SequencedCommand,
   SetFeePreference,
+  SetFundPassword,
   SetMarketStatus,
-  SettleWithdrawal,
   Side,
+  VerifyWithdrawAddress,
 } from '../../src/domain/commands.ts';
 import type { CancelReason } from '../../src/domain/events.ts';
 import type { ResultName } from '../../src/domain/result-codes.ts';
@@ -33,6 +44,12 @@ const MAX_BATCH = 20;
 const CLIENT_ID = /^[A-Za-z0-9]{4,36}$/;
 const USER_NAME = /^[\w.@-]+$/;
 const RETIRED = new Set(['bchabc', 'bchsv', 'hsr', 'nxwc']);
+const DAY = 86_400_000;
+const ADDRESS = /^[A-Za-z0-9.:-]{1,100}$/;
+const MEMO = /^[A-Za-z0-9.-]{1,27}$/;
+const HASH = /^[A-Za-z0-9]{8,100}$/;
+const PASSWORD_WINDOW = 24 * 3_600_000;
+const PASSWORD_LOCK = 24 * 3_600_000;
 
 /** One fill as the reference saw it: the fields of the engine's TradeExecuted event. */
 export interface NaiveTrade {
@@ -63,6 +80,7 @@ export interface NaiveOutcome {
   readonly userId?: number;
   readonly duplicate?: boolean;
   readonly deadline?: number;
+  readonly withdrawalId?: string;
 }
 
 /** A resting order as the reference holds it, numbers converted for comparison. */
@@ -119,12 +137,39 @@ interface Order {
   readonly usePlatformCoin: boolean;
 }
 
-interface Withdrawal {
+interface Deposit {
   readonly userId: number;
   readonly coin: string;
+  readonly address: string;
+  readonly amount: bigint;
+  confirmations: number;
+  state: DepositState;
+  /** The receiving side of an internal transfer: not money from outside. */
+  readonly internal: boolean;
+}
+
+interface Withdrawal {
+  readonly id: string;
+  readonly userId: number;
+  readonly coin: string;
+  readonly chain: ChainSpec;
   readonly amount: bigint;
   readonly fee: bigint;
-  state: 'frozen' | 'settled' | 'released';
+  state: WithdrawalState;
+  txHash: string;
+  confirmations: number;
+  readonly internal: boolean;
+  readonly day: number;
+}
+
+interface Owned {
+  readonly userId: number;
+  readonly coin: string;
+  readonly chain: string;
+  readonly address: string;
+  /** Deposit addresses: the memo; book entries: ''. */
+  readonly memo: string;
+  verified: boolean;
 }
 
 interface Deadline {
@@ -158,8 +203,14 @@ export class NaiveEngine {
   readonly #users = new Map<number, User>();
   readonly #clientIds = new Map<string, number>();
   readonly #deadlines: Deadline[] = [];
-  readonly #deposits = new Map<string, { userId: number; coin: string; amount: bigint }>();
-  readonly #withdrawals = new Map<string, Withdrawal>();
+  readonly #fundsConfig: readonly CoinFunds[];
+  readonly #canDeposit = new Map<string, boolean>();
+  readonly #canWithdraw = new Map<string, boolean>();
+  readonly #deposits = new Map<string, Deposit>();
+  readonly #withdrawals: Withdrawal[] = [];
+  readonly #depositAddresses: Owned[] = [];
+  readonly #books: Owned[] = [];
+  readonly #passwords = new Map<number, { failures: number[]; lockedUntil: number }>();
   readonly #feeIncome = new Map<string, bigint>();
   readonly #credited = new Map<string, bigint>();
   readonly #withdrawn = new Map<string, bigint>();
@@ -174,12 +225,15 @@ export class NaiveEngine {
     this.#platformCoin = config.settings.platformCoin;
     this.#discount = BigInt(config.settings.platformFeeDiscount);
     this.#cancelAllAfterMs = config.settings.cancelAllAfterMs;
+    this.#fundsConfig = config.funds ?? [];
     for (const c of config.coins) {
       this.#decimals.set(c.name, c.unitDecimal);
       this.#coins.push(c.name);
       this.#feeIncome.set(c.name, 0n);
       this.#credited.set(c.name, 0n);
       this.#withdrawn.set(c.name, 0n);
+      this.#canDeposit.set(c.name, c.canDeposit);
+      this.#canWithdraw.set(c.name, c.canWithdraw);
     }
     for (const spec of config.markets) {
       const baseDec = this.#decimals.get(spec.base) as number;
@@ -207,12 +261,32 @@ export class NaiveEngine {
         return this.#feePreference(cmd);
       case 'CreditDeposit':
         return this.#deposit(cmd);
-      case 'FreezeWithdrawal':
-        return this.#freezeWithdrawal(cmd);
-      case 'SettleWithdrawal':
-        return this.#settleWithdrawal(cmd);
-      case 'ReleaseWithdrawal':
-        return this.#releaseWithdrawal(cmd);
+      case 'AssignDepositAddress':
+        return this.#assign(cmd);
+      case 'ReportDeposit':
+        return this.#report(cmd);
+      case 'AddWithdrawAddress':
+        return this.#addToBook(cmd);
+      case 'VerifyWithdrawAddress':
+        return this.#verify(cmd);
+      case 'SetFundPassword':
+        return this.#setPassword(cmd);
+      case 'RecordFundPasswordFailure':
+        return this.#passwordFailure(cmd);
+      case 'RequestWithdrawal':
+        return this.#request(cmd);
+      case 'ApproveWithdrawal':
+        return this.#approve(cmd);
+      case 'CancelWithdrawal':
+        return this.#cancelWithdrawal(cmd);
+      case 'SendWithdrawal':
+        return this.#send(cmd);
+      case 'MarkWithdrawalSent':
+        return this.#sent(cmd);
+      case 'ConfirmWithdrawal':
+        return this.#confirm(cmd);
+      case 'FailWithdrawal':
+        return this.#fail(cmd);
       case 'PlaceOrder':
         return this.#place(cmd);
       case 'PlaceOrderBatch':
@@ -275,83 +349,352 @@ export class NaiveEngine {
     return this.#ok();
   }
 
-  /** The checks deposits and withdrawal requests share, in the engine's order. */
-  #fundsCheck(reference: string, userId: number, coin: string, amount: number): ResultName | User {
-    if (typeof reference !== 'string' || reference.length < 1 || reference.length > 128)
-      return 'INVALID_PARAMETER';
+  /** User, then coin: the first checks of most funds commands. */
+  #userCoin(userId: number, coin: string): ResultName | User {
     const user = this.#users.get(userId);
     if (user === undefined) return 'USER_NOT_FOUND';
     if (!this.#decimals.has(coin)) return RETIRED.has(coin) ? 'RETIRED_COIN_NAME' : 'UNKNOWN_COIN';
-    if (!isPositiveSafe(amount)) return 'INVALID_AMOUNT';
     return user;
   }
 
+  #chain(coin: string, chain: string): ChainSpec | undefined {
+    return this.#fundsConfig.find((f) => f.coin === coin)?.chains.find((c) => c.name === chain);
+  }
+
+  /** Whether the wire-form `text` is an address of a chain (`<account>_<memo>` on memo chains). */
+  #addressForm(text: unknown, chain: ChainSpec): boolean {
+    if (typeof text !== 'string') return false;
+    if (!chain.memo) return ADDRESS.test(text);
+    const i = text.indexOf('_');
+    return i > 0 && ADDRESS.test(text.slice(0, i)) && MEMO.test(text.slice(i + 1));
+  }
+
+  #outsideHoldings(coin: string): bigint {
+    return (this.#credited.get(coin) as bigint) - (this.#withdrawn.get(coin) as bigint);
+  }
+
   #deposit(cmd: CreditDeposit): NaiveOutcome {
-    const user = this.#fundsCheck(cmd.depositId, cmd.userId, cmd.coin, cmd.amount);
+    const id = cmd.depositId;
+    if (typeof id !== 'string' || id.length < 1 || id.length > 128 || /^(chain|internal):/.test(id))
+      return this.#refuse('INVALID_PARAMETER');
+    const user = this.#userCoin(cmd.userId, cmd.coin);
     if (typeof user === 'string') return this.#refuse(user);
+    if (!isPositiveSafe(cmd.amount)) return this.#refuse('INVALID_AMOUNT');
     const amount = BigInt(cmd.amount);
-    const seen = this.#deposits.get(cmd.depositId);
+    const seen = this.#deposits.get(id);
     if (seen !== undefined) {
       const same = seen.userId === cmd.userId && seen.coin === cmd.coin && seen.amount === amount;
       return same ? this.#ok({ duplicate: true }) : this.#refuse('DUPLICATE_REFERENCE');
     }
-    const net = (this.#credited.get(cmd.coin) as bigint) - (this.#withdrawn.get(cmd.coin) as bigint);
-    if (net + amount > MAX_SAFE) return this.#refuse('VALUE_OUT_OF_RANGE');
-    this.#deposits.set(cmd.depositId, { userId: cmd.userId, coin: cmd.coin, amount });
+    if (this.#outsideHoldings(cmd.coin) + amount > MAX_SAFE) return this.#refuse('VALUE_OUT_OF_RANGE');
+    this.#deposits.set(id, {
+      userId: cmd.userId,
+      coin: cmd.coin,
+      address: '',
+      amount,
+      confirmations: 0,
+      state: 'credited',
+      internal: false,
+    });
     this.#credited.set(cmd.coin, (this.#credited.get(cmd.coin) as bigint) + amount);
     this.#funds(user, cmd.coin).available += amount;
     return this.#ok();
   }
 
-  #freezeWithdrawal(cmd: FreezeWithdrawal): NaiveOutcome {
-    const user = this.#fundsCheck(cmd.withdrawalId, cmd.userId, cmd.coin, cmd.amount);
+  #assign(cmd: AssignDepositAddress): NaiveOutcome {
+    const user = this.#userCoin(cmd.userId, cmd.coin);
     if (typeof user === 'string') return this.#refuse(user);
-    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return this.#refuse('INVALID_PARAMETER');
-    const amount = BigInt(cmd.amount);
-    const fee = BigInt(cmd.fee);
-    const seen = this.#withdrawals.get(cmd.withdrawalId);
-    if (seen !== undefined) {
-      const same =
-        seen.userId === cmd.userId && seen.coin === cmd.coin && seen.amount === amount && seen.fee === fee;
-      return same ? this.#ok({ duplicate: true }) : this.#refuse('DUPLICATE_REFERENCE');
+    const chain = this.#chain(cmd.coin, cmd.chain);
+    if (chain === undefined) return this.#refuse('INVALID_PARAMETER');
+    const shape =
+      typeof cmd.address === 'string' &&
+      typeof cmd.memo === 'string' &&
+      ADDRESS.test(cmd.address) &&
+      (chain.memo ? MEMO.test(cmd.memo) : cmd.memo === '');
+    if (!shape) return this.#refuse('INVALID_PARAMETER');
+    if (!this.#canDeposit.get(cmd.coin) || !chain.canDeposit) return this.#refuse('DEPOSIT_DISABLED');
+    const mine = this.#depositAddresses.find(
+      (a) => a.userId === cmd.userId && a.coin === cmd.coin && a.chain === chain.name,
+    );
+    if (mine !== undefined) {
+      const same = mine.address === cmd.address && mine.memo === cmd.memo;
+      return same ? this.#ok({ duplicate: true }) : this.#refuse('INVALID_STATE');
     }
-    const f = this.#funds(user, cmd.coin);
-    if (amount + fee > MAX_SAFE || f.available < amount + fee) return this.#refuse('INSUFFICIENT_BALANCE');
-    f.available -= amount + fee;
-    f.frozen += amount + fee;
-    this.#withdrawals.set(cmd.withdrawalId, {
+    if (this.#ownerOf(cmd.coin, chain.name, cmd.address, cmd.memo) !== undefined)
+      return this.#refuse('DUPLICATE_REFERENCE');
+    this.#depositAddresses.push({
       userId: cmd.userId,
       coin: cmd.coin,
-      amount,
-      fee,
-      state: 'frozen',
+      chain: chain.name,
+      address: cmd.address,
+      memo: cmd.memo,
+      verified: true,
     });
     return this.#ok();
   }
 
-  #settleWithdrawal(cmd: SettleWithdrawal): NaiveOutcome {
-    const w = this.#withdrawals.get(cmd.withdrawalId);
-    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
-    if (w.state === 'settled') return this.#ok({ duplicate: true });
-    if (w.state !== 'frozen') return this.#refuse('INVALID_STATE');
-    w.state = 'settled';
+  #ownerOf(coin: string, chain: string, address: string, memo: string): number | undefined {
+    return this.#depositAddresses.find(
+      (a) => a.coin === coin && a.chain === chain && a.address === address && a.memo === memo,
+    )?.userId;
+  }
+
+  #report(cmd: ReportDeposit): NaiveOutcome {
+    if (!this.#decimals.has(cmd.coin)) return this.#refuse('UNKNOWN_COIN');
+    const chain = this.#chain(cmd.coin, cmd.chain);
+    if (chain === undefined) return this.#refuse('INVALID_PARAMETER');
+    if (typeof cmd.txHash !== 'string' || !HASH.test(cmd.txHash)) return this.#refuse('INVALID_PARAMETER');
+    if (!Number.isSafeInteger(cmd.output) || cmd.output < 0) return this.#refuse('INVALID_PARAMETER');
+    if (!Number.isSafeInteger(cmd.confirmations) || cmd.confirmations < 0)
+      return this.#refuse('INVALID_PARAMETER');
+    if (typeof cmd.failed !== 'boolean') return this.#refuse('INVALID_PARAMETER');
+    if (!isPositiveSafe(cmd.amount)) return this.#refuse('INVALID_AMOUNT');
+    const owner = this.#ownerOf(cmd.coin, chain.name, cmd.address, cmd.memo);
+    if (owner === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    const key = `chain:${cmd.coin}/${chain.name}/${cmd.txHash}/${cmd.output}`;
+    const address = cmd.memo === '' ? cmd.address : `${cmd.address}_${cmd.memo}`;
+    const amount = BigInt(cmd.amount);
+    const seen = this.#deposits.get(key);
+    if (seen !== undefined) {
+      if (seen.address !== address || seen.amount !== amount) return this.#refuse('DUPLICATE_REFERENCE');
+      if (seen.state !== 'confirming') return this.#ok({ duplicate: true });
+      if (!cmd.failed && seen.confirmations === cmd.confirmations) return this.#ok({ duplicate: true });
+    }
+    let state: DepositState = 'confirming';
+    if (cmd.failed) state = 'failed';
+    else if (cmd.confirmations >= chain.confirmations) {
+      if (this.#outsideHoldings(cmd.coin) + amount > MAX_SAFE) return this.#refuse('VALUE_OUT_OF_RANGE');
+      state = 'credited';
+      this.#credited.set(cmd.coin, (this.#credited.get(cmd.coin) as bigint) + amount);
+      this.#funds(this.#users.get(owner) as User, cmd.coin).available += amount;
+    }
+    this.#deposits.set(key, {
+      userId: owner,
+      coin: cmd.coin,
+      address,
+      amount,
+      confirmations: cmd.confirmations,
+      state,
+      internal: false,
+    });
+    return this.#ok();
+  }
+
+  #addToBook(cmd: AddWithdrawAddress): NaiveOutcome {
+    const user = this.#userCoin(cmd.userId, cmd.coin);
+    if (typeof user === 'string') return this.#refuse(user);
+    const chain = this.#chain(cmd.coin, cmd.chain);
+    if (chain === undefined || !this.#addressForm(cmd.address, chain))
+      return this.#refuse('INVALID_PARAMETER');
+    const book = this.#books.filter((e) => e.userId === cmd.userId && e.coin === cmd.coin);
+    const seen = book.find((e) => e.address === cmd.address);
+    if (seen !== undefined)
+      return seen.chain === chain.name ? this.#ok({ duplicate: true }) : this.#refuse('DUPLICATE_REFERENCE');
+    if (book.length >= 20) return this.#refuse('INVALID_STATE');
+    this.#books.push({
+      userId: cmd.userId,
+      coin: cmd.coin,
+      chain: chain.name,
+      address: cmd.address,
+      memo: '',
+      verified: false,
+    });
+    return this.#ok();
+  }
+
+  #bookEntry(userId: number, coin: string, address: string): Owned | undefined {
+    return this.#books.find((e) => e.userId === userId && e.coin === coin && e.address === address);
+  }
+
+  #verify(cmd: VerifyWithdrawAddress): NaiveOutcome {
+    const user = this.#userCoin(cmd.userId, cmd.coin);
+    if (typeof user === 'string') return this.#refuse(user);
+    const entry = this.#bookEntry(cmd.userId, cmd.coin, cmd.address);
+    if (entry === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (entry.verified) return this.#ok({ duplicate: true });
+    entry.verified = true;
+    return this.#ok();
+  }
+
+  #setPassword(cmd: SetFundPassword): NaiveOutcome {
+    if (!this.#users.has(cmd.userId)) return this.#refuse('USER_NOT_FOUND');
+    if (typeof cmd.hash !== 'string' || cmd.hash.length < 1 || cmd.hash.length > 512)
+      return this.#refuse('INVALID_PARAMETER');
+    this.#passwords.set(cmd.userId, { failures: [], lockedUntil: 0 });
+    return this.#ok();
+  }
+
+  #passwordFailure(cmd: RecordFundPasswordFailure): NaiveOutcome {
+    if (!this.#users.has(cmd.userId)) return this.#refuse('USER_NOT_FOUND');
+    const p = this.#passwords.get(cmd.userId);
+    if (p === undefined || p.lockedUntil > this.#time) return this.#refuse('INVALID_STATE');
+    p.failures = [...p.failures.filter((t) => this.#time - t < PASSWORD_WINDOW), this.#time];
+    if (p.failures.length >= 5) {
+      p.lockedUntil = this.#time + PASSWORD_LOCK;
+      p.failures = [];
+    }
+    return this.#ok();
+  }
+
+  /** What the user withdrew of the coin on `day`: requests of that day not failed or cancelled. */
+  #usedOn(userId: number, coin: string, day: number): bigint {
+    let used = 0n;
+    for (const w of this.#withdrawals) {
+      if (
+        w.userId === userId &&
+        w.coin === coin &&
+        w.day === day &&
+        w.state !== 'failed' &&
+        w.state !== 'cancelled'
+      )
+        used += w.amount;
+    }
+    return used;
+  }
+
+  #request(cmd: RequestWithdrawal): NaiveOutcome {
+    const user = this.#userCoin(cmd.userId, cmd.coin);
+    if (typeof user === 'string') return this.#refuse(user);
+    if (!isPositiveSafe(cmd.amount)) return this.#refuse('INVALID_AMOUNT');
+    if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return this.#refuse('INVALID_PARAMETER');
+    if (typeof cmd.itransfer !== 'boolean') return this.#refuse('INVALID_PARAMETER');
+    const entry = this.#bookEntry(cmd.userId, cmd.coin, cmd.address);
+    if (entry === undefined || !entry.verified) return this.#refuse('WITHDRAW_ADDRESS_UNVERIFIED');
+    const chain = this.#chain(cmd.coin, entry.chain) as ChainSpec;
+    if (!this.#canWithdraw.get(cmd.coin) || !chain.canWithdraw) return this.#refuse('WITHDRAW_DISABLED');
+    const password = this.#passwords.get(cmd.userId);
+    if (password === undefined) return this.#refuse('FUND_PASSWORD_WRONG');
+    if (password.lockedUntil > this.#time) return this.#refuse('FUND_PASSWORD_LOCKED');
+    const i = cmd.address.indexOf('_');
+    const [to, memo] = chain.memo ? [cmd.address.slice(0, i), cmd.address.slice(i + 1)] : [cmd.address, ''];
+    const receiver = this.#ownerOf(cmd.coin, chain.name, to, memo);
+    if (receiver === cmd.userId) return this.#refuse('INVALID_PARAMETER');
+    const internal = cmd.itransfer && receiver !== undefined;
+    if (cmd.fee !== chain.withdrawFee && !(internal && cmd.fee === 0))
+      return this.#refuse('WRONG_WITHDRAW_FEE');
+    if (cmd.amount < chain.minWithdraw) return this.#refuse('BELOW_MIN_WITHDRAW');
+    const funds = this.#fundsConfig.find((f) => f.coin === cmd.coin) as CoinFunds;
+    const day = Math.floor(this.#time / DAY);
+    const amount = BigInt(cmd.amount);
+    if (this.#usedOn(cmd.userId, cmd.coin, day) + amount > BigInt(funds.dailyWithdrawLimit))
+      return this.#refuse('DAILY_WITHDRAW_LIMIT');
+    const fee = internal ? 0n : BigInt(chain.withdrawFee);
+    const f = this.#funds(user, cmd.coin);
+    if (amount + fee > MAX_SAFE || f.available < amount + fee) return this.#refuse('INSUFFICIENT_BALANCE');
+    const id = String(this.#withdrawals.length + 1);
+    const w: Withdrawal = {
+      id,
+      userId: cmd.userId,
+      coin: cmd.coin,
+      chain,
+      amount,
+      fee,
+      state: 'submitted',
+      txHash: '',
+      confirmations: 0,
+      internal,
+      day,
+    };
+    this.#withdrawals.push(w);
+    if (internal) {
+      f.available -= amount;
+      this.#funds(this.#users.get(receiver as number) as User, cmd.coin).available += amount;
+      w.state = 'succeeded';
+      this.#deposits.set(`internal:${id}`, {
+        userId: receiver as number,
+        coin: cmd.coin,
+        address: cmd.address,
+        amount,
+        confirmations: 0,
+        state: 'credited',
+        internal: true,
+      });
+    } else {
+      f.available -= amount + fee;
+      f.frozen += amount + fee;
+      if (amount <= BigInt(funds.autoApproveLimit)) w.state = 'approved';
+    }
+    return this.#ok({ withdrawalId: id });
+  }
+
+  #withdrawal(id: string): Withdrawal | undefined {
+    return this.#withdrawals.find((w) => w.id === id);
+  }
+
+  #releaseWithdrawal(w: Withdrawal, state: 'failed' | 'cancelled'): void {
     const f = this.#funds(this.#users.get(w.userId) as User, w.coin);
     f.frozen -= w.amount + w.fee;
+    f.available += w.amount + w.fee;
+    w.state = state;
+  }
+
+  #approve(cmd: ApproveWithdrawal): NaiveOutcome {
+    const w = this.#withdrawal(cmd.withdrawalId);
+    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.state === 'approved') return this.#ok({ duplicate: true });
+    if (w.state !== 'submitted') return this.#refuse('INVALID_STATE');
+    w.state = 'approved';
+    return this.#ok();
+  }
+
+  #cancelWithdrawal(cmd: CancelWithdrawal): NaiveOutcome {
+    const w = this.#withdrawal(cmd.withdrawalId);
+    if (w === undefined || (cmd.userId !== undefined && cmd.userId !== w.userId))
+      return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.state === 'cancelled') return this.#ok({ duplicate: true });
+    if (w.state !== 'submitted' && w.state !== 'approved') return this.#refuse('INVALID_STATE');
+    this.#releaseWithdrawal(w, 'cancelled');
+    return this.#ok();
+  }
+
+  #send(cmd: SendWithdrawal): NaiveOutcome {
+    const w = this.#withdrawal(cmd.withdrawalId);
+    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.state === 'sending') return this.#ok({ duplicate: true });
+    if (w.state !== 'approved') return this.#refuse('INVALID_STATE');
+    w.state = 'sending';
+    return this.#ok();
+  }
+
+  #sent(cmd: MarkWithdrawalSent): NaiveOutcome {
+    if (typeof cmd.txHash !== 'string' || !HASH.test(cmd.txHash)) return this.#refuse('INVALID_PARAMETER');
+    const w = this.#withdrawal(cmd.withdrawalId);
+    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.txHash === cmd.txHash) return this.#ok({ duplicate: true });
+    if (w.state !== 'sending') return this.#refuse('INVALID_STATE');
+    w.state = 'sent';
+    w.txHash = cmd.txHash;
+    return this.#ok();
+  }
+
+  #confirm(cmd: ConfirmWithdrawal): NaiveOutcome {
+    if (!Number.isSafeInteger(cmd.confirmations) || cmd.confirmations < 0)
+      return this.#refuse('INVALID_PARAMETER');
+    const w = this.#withdrawal(cmd.withdrawalId);
+    if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
+    if (w.state === 'succeeded') return this.#ok({ duplicate: true });
+    if (w.state !== 'sent' && w.state !== 'confirmed') return this.#refuse('INVALID_STATE');
+    if (w.confirmations === cmd.confirmations) return this.#ok({ duplicate: true });
+    w.confirmations = cmd.confirmations;
+    if (cmd.confirmations < w.chain.confirmations) {
+      w.state = cmd.confirmations === 0 ? 'sent' : 'confirmed';
+      return this.#ok();
+    }
+    w.state = 'succeeded';
+    this.#funds(this.#users.get(w.userId) as User, w.coin).frozen -= w.amount + w.fee;
     this.#feeIncome.set(w.coin, (this.#feeIncome.get(w.coin) as bigint) + w.fee);
     this.#withdrawn.set(w.coin, (this.#withdrawn.get(w.coin) as bigint) + w.amount);
     return this.#ok();
   }
 
-  #releaseWithdrawal(cmd: ReleaseWithdrawal): NaiveOutcome {
-    if (cmd.reason !== 'failed' && cmd.reason !== 'cancelled') return this.#refuse('INVALID_PARAMETER');
-    const w = this.#withdrawals.get(cmd.withdrawalId);
+  #fail(cmd: FailWithdrawal): NaiveOutcome {
+    if (typeof cmd.reason !== 'string' || cmd.reason.length < 1 || cmd.reason.length > 200)
+      return this.#refuse('INVALID_PARAMETER');
+    const w = this.#withdrawal(cmd.withdrawalId);
     if (w === undefined) return this.#refuse('UNKNOWN_REFERENCE');
-    if (w.state === 'released') return this.#ok({ duplicate: true });
-    if (w.state !== 'frozen') return this.#refuse('INVALID_STATE');
-    w.state = 'released';
-    const f = this.#funds(this.#users.get(w.userId) as User, w.coin);
-    f.frozen -= w.amount + w.fee;
-    f.available += w.amount + w.fee;
+    if (w.state === 'failed') return this.#ok({ duplicate: true });
+    if (w.state === 'succeeded' || w.state === 'cancelled') return this.#refuse('INVALID_STATE');
+    this.#releaseWithdrawal(w, 'failed');
     return this.#ok();
   }
 
@@ -750,6 +1093,25 @@ export class NaiveEngine {
     return this.#withdrawn.get(coin) ?? 0n;
   }
 
+  /** Withdrawal ids in creation order, and each one's state. */
+  withdrawalIds(): string[] {
+    return this.#withdrawals.map((w) => w.id);
+  }
+
+  withdrawalState(id: string): WithdrawalState | undefined {
+    return this.#withdrawal(id)?.state;
+  }
+
+  /** The state of a deposit record by its id (`chain:…`, `internal:…` or the operator's). */
+  depositState(id: string): DepositState | undefined {
+    return this.#deposits.get(id)?.state;
+  }
+
+  /** Every deposit record id, in creation order. */
+  depositIds(): string[] {
+    return [...this.#deposits.keys()];
+  }
+
   lastPrice(market: string): number {
     return toNumber(this.#market(market)?.lastPrice ?? 0n);
   }
@@ -832,8 +1194,10 @@ export class NaiveEngine {
       if (bestAsk >= 0n && bestBid >= bestAsk)
         throw new Error(`reference book ${m.spec.name} crossed: ${bestBid} ≥ ${bestAsk}`);
     }
-    for (const w of this.#withdrawals.values())
-      if (w.state === 'frozen') hold(w.userId, w.coin, w.amount + w.fee);
+    for (const w of this.#withdrawals) {
+      const ended = w.state === 'succeeded' || w.state === 'failed' || w.state === 'cancelled';
+      if (!ended) hold(w.userId, w.coin, w.amount + w.fee);
+    }
     for (const coin of this.#coins) {
       let held = this.#feeIncome.get(coin) as bigint;
       for (const user of this.#users.values()) {

@@ -9,9 +9,16 @@
  *
  *     market btc_usdt                         current market for the steps below
  *     alice has 10000 usdt                    credits a deposit (its business id is made up)
- *     alice deposits 1 btc id d1              credits deposit d1; outcome `ok`/`duplicate`/`refused X`
- *     alice withdraws 0.5 btc fee 0.0005 id w1   freezes amount + fee for withdrawal w1
- *     withdrawal w1 succeeds | fails | is cancelled
+ *     alice deposits 1 btc id d1              operator credit d1; outcome `ok`/`duplicate`/`refused X`
+ *     alice gets usdt address T1 [memo 7] [on TRC20]   records her deposit address (chain: the coin's first)
+ *     tx h1 pays 5 usdt to T1 [memo 7] [on TRC20] [with 3 confirmations]   the chain reports a deposit
+ *     tx h1 has 20 confirmations | tx h1 fails        the chain reports it again
+ *     alice books usdt address T9 [on TRC20]  adds the address to her withdrawal book, verified
+ *     alice adds usdt address T9 [on TRC20] | alice verifies usdt address T9
+ *     alice sets a fund password | alice enters a wrong fund password
+ *     alice withdraws 5 usdt fee 1 to T9 [itransfer]   withdrawal 1, 2, … in order of requests
+ *     withdrawal 1 is approved | is cancelled [by alice] | is being sent | is sent as tx h2
+ *     withdrawal 1 has 3 confirmations | withdrawal 1 fails
  *     alice buys 0.5 @ 30000 [postonly|ioc] [cid abc1] [acct 1] [in eth_usdt]  -> order a1
  *     alice sells batch [in eth_usdt]: 0.1 @ 30000, 0.2 @ 30100           -> orders a1 a2
  *     alice cancels a1 [in btc_usdt]          cancels by order label
@@ -42,6 +49,8 @@
  *     open orders alice [in btc_usdt]: a1 a2  (or `none`), oldest first
  *     last price btc_usdt: 30000.00           (or `none`)
  *     ledger usdt: users 9990 + fees 10 = deposits 10000 - withdrawals 0
+ *     withdrawal 1: approved                  its state (submitted, approved, sending, sent, …)
+ *     tx h1: confirming                       a chain deposit's state (confirming, credited, failed)
  *
  * After every step the runner calls `engine.assertInvariants()` (which includes conservation of
  * every coin); a refused action must also leave the state exactly as it was. At the end, the
@@ -55,9 +64,11 @@ import {
   type AcctType,
   type Command,
   type OrderKind,
+  type ReportDeposit,
   type Side,
 } from '../../src/domain/commands.ts';
 import type { EngineEvent, OrderStatus, TradeExecuted } from '../../src/domain/events.ts';
+import { chainDepositId } from '../../src/domain/chains.ts';
 import { formatUnits, parseDecimal } from '../../src/domain/money.ts';
 import { parseOrderNumbers } from '../../src/domain/order-input.ts';
 import { RESULTS, type ResultName } from '../../src/domain/result-codes.ts';
@@ -120,14 +131,50 @@ type Action =
       readonly id: string;
     }
   | {
+      readonly kind: 'address';
+      readonly user: string;
+      readonly coin: string;
+      readonly address: string;
+      readonly memo: string;
+      readonly chain: string | undefined;
+    }
+  | {
+      readonly kind: 'chainPays';
+      readonly tx: string;
+      readonly amount: string;
+      readonly coin: string;
+      readonly address: string;
+      readonly memo: string;
+      readonly chain: string | undefined;
+      readonly confirmations: number;
+    }
+  | { readonly kind: 'chainUpdate'; readonly tx: string; readonly confirmations: number | 'failed' }
+  | {
+      readonly kind: 'book';
+      readonly user: string;
+      readonly coin: string;
+      readonly address: string;
+      readonly chain: string | undefined;
+      readonly steps: 'add' | 'verify' | 'both';
+    }
+  | { readonly kind: 'fundPassword'; readonly user: string; readonly wrong: boolean }
+  | {
       readonly kind: 'withdraw';
       readonly user: string;
       readonly amount: string;
       readonly fee: string;
       readonly coin: string;
-      readonly id: string;
+      readonly address: string;
+      readonly itransfer: boolean;
     }
-  | { readonly kind: 'withdrawal'; readonly id: string; readonly to: 'settle' | 'failed' | 'cancelled' }
+  | {
+      readonly kind: 'withdrawal';
+      readonly id: string;
+      readonly step: 'approve' | 'cancel' | 'send' | 'sent' | 'confirm' | 'fail';
+      readonly user: string | undefined;
+      readonly tx: string;
+      readonly confirmations: number;
+    }
   | {
       readonly kind: 'order';
       readonly user: string;
@@ -188,7 +235,9 @@ type Expectation =
       readonly fees: string;
       readonly deposits: string;
       readonly withdrawals: string;
-    };
+    }
+  | { readonly kind: 'withdrawalState'; readonly id: string; readonly state: string }
+  | { readonly kind: 'depositState'; readonly tx: string; readonly state: string };
 
 /** One parsed step: an action with its expected outcome, a clock advance, or an expectation. */
 export type Step = { readonly line: number; readonly text: string } & (
@@ -223,6 +272,7 @@ const RESERVED = new Set([
   'timers',
   'operator',
   'withdrawal',
+  'tx',
 ]);
 const BOOK_HEADER = ['bid', 'price', 'ask'];
 const TRADES_HEADER = ['price', 'amount', 'taker', 'maker', 'taker fee', 'maker fee'];
@@ -409,15 +459,25 @@ export function parseScenario(text: string, file: string): Scenario {
       });
       continue;
     }
-    if ((m = /^withdrawal (\S+) (succeeds|fails|is cancelled)(?:\s|$)/.exec(text))) {
-      const { outcome } = splitOutcome(text, lineNo, fail);
-      const to = m[2] === 'succeeds' ? 'settle' : m[2] === 'fails' ? 'failed' : 'cancelled';
+    if ((m = /^withdrawal (\S+): (\S+)$/.exec(text))) {
       steps.push({
         ...here,
-        kind: 'action',
-        action: { kind: 'withdrawal', id: m[1] as string, to },
-        outcome,
+        kind: 'expect',
+        expectation: { kind: 'withdrawalState', id: m[1] as string, state: m[2] as string },
       });
+      continue;
+    }
+    if ((m = /^tx (\S+): (\S+)$/.exec(text))) {
+      steps.push({
+        ...here,
+        kind: 'expect',
+        expectation: { kind: 'depositState', tx: m[1] as string, state: m[2] as string },
+      });
+      continue;
+    }
+    if (text.startsWith('withdrawal ') || text.startsWith('tx ')) {
+      const { body, outcome } = splitOutcome(text, lineNo, fail);
+      steps.push({ ...here, kind: 'action', action: parseFundsAction(body, lineNo, fail), outcome });
       continue;
     }
     if ((m = /^operator (halts|resumes) (\S+)(?:\s|$)/.exec(text))) {
@@ -474,15 +534,33 @@ function parseUserAction(
   if ((m = /^\S+ deposits (\S+) (\S+) id (\S+)$/.exec(body))) {
     return { kind: 'deposit', user, amount: m[1] as string, coin: m[2] as string, id: m[3] as string };
   }
-  if ((m = /^\S+ withdraws (\S+) (\S+) fee (\S+) id (\S+)$/.exec(body))) {
+  if ((m = /^\S+ withdraws (\S+) (\S+) fee (\S+) to (\S+)( itransfer)?$/.exec(body))) {
     return {
       kind: 'withdraw',
       user,
       amount: m[1] as string,
       coin: m[2] as string,
       fee: m[3] as string,
-      id: m[4] as string,
+      address: m[4] as string,
+      itransfer: m[5] !== undefined,
     };
+  }
+  if ((m = /^\S+ gets (\S+) address (\S+)(?: memo (\S+))?(?: on (\S+))?$/.exec(body))) {
+    return {
+      kind: 'address',
+      user,
+      coin: m[1] as string,
+      address: m[2] as string,
+      memo: m[3] ?? '',
+      chain: m[4],
+    };
+  }
+  if ((m = /^\S+ (books|adds|verifies) (\S+) address (\S+)(?: on (\S+))?$/.exec(body))) {
+    const steps = m[1] === 'books' ? 'both' : m[1] === 'adds' ? 'add' : 'verify';
+    return { kind: 'book', user, coin: m[2] as string, address: m[3] as string, chain: m[4], steps };
+  }
+  if ((m = /^\S+ (sets a|enters a wrong) fund password$/.exec(body))) {
+    return { kind: 'fundPassword', user, wrong: m[1] !== 'sets a' };
   }
   if ((m = /^\S+ (buys|sells) batch(?: in (\S+))?: (.+)$/.exec(body))) {
     const orders = (m[3] as string).split(',').map((pair) => {
@@ -553,6 +631,72 @@ function parseUserAction(
     return { kind: 'feePreference', user, coin: m[1] as string, on: false };
   }
   return fail(lineNo, `not a step: '${words.join(' ')}'`);
+}
+
+/** `tx …` and `withdrawal …` actions: what the chain reports, and withdrawal steps. */
+function parseFundsAction(
+  body: string,
+  lineNo: number,
+  fail: (line: number, message: string) => never,
+): Action {
+  let m: RegExpExecArray | null;
+  if (
+    (m =
+      /^tx (\S+) pays (\S+) (\S+) to (\S+)(?: memo (\S+))?(?: on (\S+))?(?: with (\d+) confirmations?)?$/.exec(
+        body,
+      ))
+  ) {
+    return {
+      kind: 'chainPays',
+      tx: m[1] as string,
+      amount: m[2] as string,
+      coin: m[3] as string,
+      address: m[4] as string,
+      memo: m[5] ?? '',
+      chain: m[6],
+      confirmations: Number(m[7] ?? 0),
+    };
+  }
+  if ((m = /^tx (\S+) (?:has (\d+) confirmations?|(fails))$/.exec(body))) {
+    return {
+      kind: 'chainUpdate',
+      tx: m[1] as string,
+      confirmations: m[3] === undefined ? Number(m[2]) : 'failed',
+    };
+  }
+  const steps = {
+    'is approved': 'approve',
+    'is cancelled': 'cancel',
+    'is being sent': 'send',
+    fails: 'fail',
+  } as const;
+  if ((m = /^withdrawal (\S+) (is approved|is cancelled|is being sent|fails)(?: by (\S+))?$/.exec(body))) {
+    const step = steps[m[2] as keyof typeof steps];
+    if (m[3] !== undefined && step !== 'cancel') fail(lineNo, `only 'is cancelled' takes 'by <user>'`);
+    return { kind: 'withdrawal', id: m[1] as string, step, user: m[3], tx: '', confirmations: 0 };
+  }
+  if ((m = /^withdrawal (\S+) is sent as tx (\S+)$/.exec(body))) {
+    return {
+      kind: 'withdrawal',
+      id: m[1] as string,
+      step: 'sent',
+      user: undefined,
+      tx: m[2] as string,
+      confirmations: 0,
+    };
+  }
+  if ((m = /^withdrawal (\S+) has (\d+) confirmations?$/.exec(body))) {
+    const confirmations = Number(m[2]);
+    return {
+      kind: 'withdrawal',
+      id: m[1] as string,
+      step: 'confirm',
+      user: undefined,
+      tx: '',
+      confirmations,
+    };
+  }
+  return fail(lineNo, `not a step: '${body}'`);
 }
 
 function stripComment(raw: string): string {
@@ -693,6 +837,8 @@ class ScenarioRun {
   readonly #labelById = new Map<number, string>();
   /** Each order's latest state, from its events (closed orders leave the engine's memory). */
   readonly #orderStates = new Map<number, { status: OrderStatus; filled: number }>();
+  /** The latest report of each chain deposit, by transaction hash. */
+  readonly #txs = new Map<string, ReportDeposit>();
   /** Trades not yet checked by a `trades` expectation, per market. */
   readonly #pendingTrades = new Map<string, TradeExecuted[]>();
 
@@ -818,28 +964,93 @@ class ScenarioRun {
         );
         return;
       }
+      case 'address': {
+        const userId = this.#userId(action.user);
+        const chain = this.#chainName(action.coin, action.chain);
+        this.#expect(text, outcome, () =>
+          this.#apply({
+            type: 'AssignDepositAddress',
+            userId,
+            coin: action.coin,
+            chain,
+            address: action.address,
+            memo: action.memo,
+          }),
+        );
+        return;
+      }
+      case 'chainPays': {
+        const report = {
+          type: 'ReportDeposit' as const,
+          coin: action.coin,
+          chain: this.#chainName(action.coin, action.chain),
+          txHash: action.tx,
+          output: 0,
+          address: action.address,
+          memo: action.memo,
+          amount: this.#fundsUnits(action.amount, action.coin),
+          confirmations: action.confirmations,
+          failed: false,
+        };
+        this.#txs.set(action.tx, report);
+        this.#expect(text, outcome, () => this.#apply(report));
+        return;
+      }
+      case 'chainUpdate': {
+        const report = this.#txs.get(action.tx) ?? this.#fail(`tx ${action.tx} has not paid anything yet`);
+        const failed = action.confirmations === 'failed';
+        const confirmations = failed ? report.confirmations : (action.confirmations as number);
+        const next = { ...report, confirmations, failed };
+        this.#txs.set(action.tx, next);
+        this.#expect(text, outcome, () => this.#apply(next));
+        return;
+      }
+      case 'book': {
+        const userId = this.#userId(action.user);
+        const chain = this.#chainName(action.coin, action.chain);
+        const { coin, address } = action;
+        if (action.steps !== 'verify') {
+          this.#expect(text, action.steps === 'add' ? outcome : { kind: 'ok' }, () =>
+            this.#apply({ type: 'AddWithdrawAddress', userId, coin, chain, address }),
+          );
+        }
+        if (action.steps !== 'add') {
+          this.#expect(text, outcome, () =>
+            this.#apply({ type: 'VerifyWithdrawAddress', userId, coin, address }),
+          );
+        }
+        return;
+      }
+      case 'fundPassword': {
+        const userId = this.#userId(action.user);
+        this.#expect(text, outcome, () =>
+          this.#apply(
+            action.wrong
+              ? { type: 'RecordFundPasswordFailure', userId }
+              : { type: 'SetFundPassword', userId, hash: `scenario-hash-${action.user}` },
+          ),
+        );
+        return;
+      }
       case 'withdraw': {
         const userId = this.#userId(action.user);
         const amount = this.#fundsUnits(action.amount, action.coin);
         const fee = this.#fundsUnits(action.fee, action.coin);
         this.#expect(text, outcome, () =>
           this.#apply({
-            type: 'FreezeWithdrawal',
-            withdrawalId: action.id,
+            type: 'RequestWithdrawal',
             userId,
             coin: action.coin,
+            address: action.address,
             amount,
             fee,
+            itransfer: action.itransfer,
           }),
         );
         return;
       }
       case 'withdrawal':
-        this.#expect(text, outcome, () =>
-          action.to === 'settle'
-            ? this.#apply({ type: 'SettleWithdrawal', withdrawalId: action.id })
-            : this.#apply({ type: 'ReleaseWithdrawal', withdrawalId: action.id, reason: action.to }),
-        );
+        this.#expect(text, outcome, () => this.#apply(this.#withdrawalCommand(action)));
         return;
       case 'order':
         this.#placeOrder(action, outcome, text);
@@ -888,6 +1099,31 @@ class ScenarioRun {
         );
         return;
     }
+  }
+
+  #withdrawalCommand(action: Extract<Action, { kind: 'withdrawal' }>): Command {
+    const withdrawalId = action.id;
+    switch (action.step) {
+      case 'approve':
+        return { type: 'ApproveWithdrawal', withdrawalId };
+      case 'cancel':
+        return action.user === undefined
+          ? { type: 'CancelWithdrawal', withdrawalId }
+          : { type: 'CancelWithdrawal', withdrawalId, userId: this.#knownUser(action.user) };
+      case 'send':
+        return { type: 'SendWithdrawal', withdrawalId };
+      case 'sent':
+        return { type: 'MarkWithdrawalSent', withdrawalId, txHash: action.tx };
+      case 'confirm':
+        return { type: 'ConfirmWithdrawal', withdrawalId, confirmations: action.confirmations };
+      case 'fail':
+        return { type: 'FailWithdrawal', withdrawalId, reason: 'the transaction failed on chain' };
+    }
+  }
+
+  /** The chain a step names, or the coin's first (an unknown coin passes through for the engine to refuse). */
+  #chainName(coin: string, chain: string | undefined): string {
+    return chain ?? this.#engine.funds.coinFunds(coin)?.chains[0]?.name ?? '';
   }
 
   #placeOrder(action: Extract<Action, { kind: 'order' }>, outcome: Outcome, text: string): void {
@@ -1084,6 +1320,18 @@ class ScenarioRun {
       case 'ledger':
         this.#checkLedger(x);
         return;
+      case 'withdrawalState': {
+        const state = this.#engine.funds.withdrawal(x.id)?.state ?? 'unknown';
+        if (state !== x.state) this.#fail(`withdrawal ${x.id}: expected ${x.state}, got ${state}`);
+        return;
+      }
+      case 'depositState': {
+        const report = this.#txs.get(x.tx) ?? this.#fail(`tx ${x.tx} has not paid anything yet`);
+        const id = chainDepositId(report.coin, report.chain, report.txHash, report.output);
+        const state = this.#engine.funds.deposit(id)?.state ?? 'unknown';
+        if (state !== x.state) this.#fail(`tx ${x.tx}: expected ${x.state}, got ${state}`);
+        return;
+      }
     }
   }
 

@@ -28,6 +28,7 @@ function setUp(): {
       venue,
       token: TOKEN,
       snapshot: () => Promise.resolve('/tmp/snapshot'),
+      funds: { chains: [], simulator: undefined, syncChains: () => Promise.resolve() },
       keys: {
         issue: () => ({
           accessKey: `key-${String(++keys).padStart(8, '0')}`,

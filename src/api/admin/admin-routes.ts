@@ -1,15 +1,16 @@
 /**
  * @module admin-routes — the operator's HTTP API (used by the `bourse` CLI): users, API keys,
- * operator deposits, snapshots and market status. Every call needs the admin token that the
- * server writes into its data directory (`Authorization: Bearer <token>`).
+ * operator deposits, snapshots and market status, and the funds routes of funds-routes.ts. Every
+ * call needs the admin token that the server writes into its data directory
+ * (`Authorization: Bearer <token>`).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { KeyPermissions } from '../../domain/commands.ts';
 import { parseDecimal } from '../../domain/money.ts';
-import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import { checkCoinName } from '../../domain/specs.ts';
-import type { ApplyResult } from '../../engine/engine.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+import { fail, fromResult, userOf } from './admin-reply.ts';
+import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 
 /** Creates API key material: the secret is shown once; only its sealed hash is kept. */
 export interface KeyIssuer {
@@ -22,16 +23,11 @@ export interface AdminDeps {
   readonly keys: KeyIssuer;
   /** Takes a snapshot now; resolves with its path. */
   readonly snapshot: () => Promise<string | undefined>;
+  /** Addresses, fund passwords, withdrawals and the simulated chain. */
+  readonly funds: Omit<FundsAdminDeps, 'venue'>;
 }
 
 const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
-
-const fail = (result: ResultName, message?: string): ApiReply => ({
-  json: { code: RESULTS[result].code, message: message ?? RESULTS[result].message },
-});
-
-const fromResult = (r: ApplyResult, data: Record<string, unknown> = {}): ApiReply =>
-  r.result === 'OK' ? { json: { code: 1000, message: 'success', ...data } } : fail(r.result, r.message);
 
 function authorized(request: ApiRequest, token: string): boolean {
   const header = request.headers['authorization'];
@@ -61,11 +57,6 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       authorized(request, deps.token)
         ? handler(request)
         : { status: 401, json: { code: 1003, message: 'admin token required' } };
-  const userOf = (request: ApiRequest): number | ApiReply => {
-    const name = param(request, 'user') ?? '';
-    const userId = venue.engine.userId(name);
-    return userId ?? fail('USER_NOT_FOUND', `no user named '${name}'`);
-  };
 
   return [
     {
@@ -79,7 +70,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     {
       path: '/admin/keys/create',
       handler: guarded(async (request) => {
-        const userId = userOf(request);
+        const userId = userOf(venue, request);
         if (typeof userId !== 'number') return userId;
         const permissions = parsePermissions(param(request, 'perms') ?? '');
         if (permissions === undefined) {
@@ -101,7 +92,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     {
       path: '/admin/deposits/credit',
       handler: guarded(async (request) => {
-        const userId = userOf(request);
+        const userId = userOf(venue, request);
         if (typeof userId !== 'number') return userId;
         const coinName = param(request, 'coin') ?? '';
         const name = checkCoinName(coinName);
@@ -164,5 +155,6 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         },
       })),
     },
+    ...fundsAdminRoutes({ ...deps.funds, venue }).map((r) => ({ path: r.path, handler: guarded(r.handler) })),
   ];
 }

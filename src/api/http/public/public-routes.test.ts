@@ -516,7 +516,7 @@ describe('other public endpoints', () => {
     });
   });
 
-  test('/api/getFeeInfo (unsigned): every coin uppercase, an array of chains each', async () => {
+  test('/api/getFeeInfo (unsigned): every coin uppercase, an array of its chains with their fees', async () => {
     const v = venue();
     const body = (await v.get('/api/getFeeInfo')).json() as {
       code: number;
@@ -527,10 +527,18 @@ describe('other public endpoints', () => {
     assert.equal(body.message, 'success');
     assert.deepEqual(Object.keys(body.result), ['BTC', 'ETH', 'USDT', 'QC', 'ZB', 'BCH', 'BSV', 'HC', 'XWC']);
     assert.deepEqual(body.result['USDT'], [
-      { chainName: 'USDT', fee: 0, mainChainName: 'USDT', canDeposit: true, canWithdraw: true },
+      { chainName: 'ERC20', fee: 15, mainChainName: 'ETH', canDeposit: true, canWithdraw: true },
+      { chainName: 'TRC20', fee: 1, mainChainName: 'TRX', canDeposit: true, canWithdraw: true },
     ]);
-    const one = (await v.get('/api/getFeeInfo?currency=btc')).json() as { result: Record<string, unknown> };
-    assert.deepEqual(Object.keys(one.result), ['BTC']);
+    assert.deepEqual(body.result['BTC'], [
+      { chainName: 'BTC', fee: 0.0005, mainChainName: 'BTC', canDeposit: true, canWithdraw: true },
+    ]);
+    for (const currency of ['btc', 'BTC', 'Btc']) {
+      const one = (await v.get(`/api/getFeeInfo?currency=${currency}`)).json() as {
+        result: Record<string, unknown>;
+      };
+      assert.deepEqual(Object.keys(one.result), ['BTC'], currency);
+    }
     const retired = (await v.get('/api/getFeeInfo?currency=bchabc')).json() as {
       code: number;
       message: string;

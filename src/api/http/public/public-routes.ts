@@ -142,21 +142,24 @@ export function publicRoutes(deps: PublicRouteDeps): Route[] {
   };
 
   const feeInfo = (request: ApiRequest): ApiReply => {
+    const fundsOf = (coin: string) => engine.funds.coinFunds(coin);
     const currency = param(request, 'currency');
     if (currency === undefined || currency === '') {
       if (feeInfoCache === undefined || feeInfoCache.version !== md.configVersion) {
-        const body = { code: 1000, message: 'success', result: feeInfoResult(engine.coins()) };
+        const body = { code: 1000, message: 'success', result: feeInfoResult(engine.coins(), fundsOf) };
         feeInfoCache = { version: md.configVersion, bytes: Buffer.from(JSON.stringify(body)) };
       }
       return { body: feeInfoCache.bytes };
     }
-    const check = checkCoinName(currency);
+    // Coin names in any letter case, as on the other funds endpoints.
+    const name = currency.toLowerCase();
+    const check = checkCoinName(name);
     if (!check.ok) return resultReply(check.result, `parameter 'currency': ${check.message}`);
-    const coin = engine.coin(currency);
+    const coin = engine.coin(name);
     if (coin === undefined) {
       return resultReply('UNKNOWN_COIN', `unknown coin '${currency}' in parameter 'currency'`);
     }
-    return { json: { code: 1000, message: 'success', result: feeInfoResult([coin]) } };
+    return { json: { code: 1000, message: 'success', result: feeInfoResult([coin], fundsOf) } };
   };
 
   return [

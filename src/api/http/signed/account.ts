@@ -29,8 +29,8 @@ function getAccountInfo(ctx: SignedContext): ApiReply {
         coins,
         base: {
           username: engine.userName(userId) ?? '',
-          // Bourse has no trade password, Google authenticator or SMS check (yet).
-          trade_password_enabled: false,
+          // The fund password (safePwd) is the trade password; no Google authenticator or SMS check (yet).
+          trade_password_enabled: engine.funds.fundPassword(userId) !== undefined,
           auth_google_enabled: false,
           auth_mobile_enabled: false,
         },
@@ -89,6 +89,8 @@ const TYPE_DESC: Readonly<Record<BillType, string>> = {
   deposit: 'deposit',
   withdraw: 'withdrawal',
   withdrawFee: 'withdrawal fee',
+  transferOut: 'internal transfer out',
+  transferIn: 'internal transfer in',
   buy: 'buy',
   sell: 'sell',
   buyFee: 'buy fee',
@@ -104,6 +106,9 @@ function remarkOf(bill: BillRow): string {
     case 'withdraw':
     case 'withdrawFee':
       return `withdrawal ${bill.ref}`;
+    case 'transferOut':
+    case 'transferIn':
+      return `internal transfer (withdrawal ${bill.ref})`;
     default:
       return `order ${bill.ref}`;
   }

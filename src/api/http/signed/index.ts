@@ -1,12 +1,15 @@
-/** @module signed — the signed trade API (`/api/<method>`): trading, order queries and account endpoints, mounted by the HTTP server as `signedRoutes(deps)`. */
+/** @module signed — the signed trade API (`/api/<method>`): trading, order queries, account and funds endpoints, mounted by the HTTP server as `signedRoutes(deps)`. */
 import { Authenticator } from '../../auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from '../../auth/rate-limit.ts';
 import type { SecretSealer } from '../../auth/secret-sealing.ts';
 import type { Route, VenuePort } from '../types.ts';
 import { ACCOUNT_ENDPOINTS } from './account.ts';
+import { ADDRESS_ENDPOINTS } from './addresses.ts';
+import { FUND_RECORD_ENDPOINTS } from './fund-records.ts';
 import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
 import { signedRoute, type SignedEndpoint } from './pipeline.ts';
 import { TRADING_ENDPOINTS } from './trading.ts';
+import { WITHDRAW_ENDPOINTS } from './withdraw.ts';
 
 /** Default longest wait for the history store to catch up before a history read (ms). */
 export const DEFAULT_HISTORY_WAIT_MS = 250;
@@ -30,6 +33,9 @@ export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
   ...TRADING_ENDPOINTS,
   ...ORDER_QUERY_ENDPOINTS,
   ...ACCOUNT_ENDPOINTS,
+  ...ADDRESS_ENDPOINTS,
+  ...FUND_RECORD_ENDPOINTS,
+  ...WITHDRAW_ENDPOINTS,
 ];
 
 /**

@@ -17,13 +17,14 @@ import {
   type TradeRow,
   type TradesQuery,
   type WithdrawalRow,
+  type WithdrawalStepRow,
 } from '../../../store/history-store.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
- * Orders, trades and bills only (klines, deposit and withdrawal records stay empty: the signed
- * routes do not read them). Same ordering rules as the port: orders newest first by id, bills
+ * Orders, trades and bills only (klines, deposit and withdrawal records stay empty: the tests of
+ * the funds endpoints use the SQLite store). Same ordering rules as the port: orders newest first by id, bills
  * newest first by time then id (seq × 2^20 + event index).
  */
 export class MemoryHistoryStore implements HistoryStore {
@@ -209,6 +210,10 @@ export class MemoryHistoryStore implements HistoryStore {
   async withdrawals(_userId: number, query: FundsQuery = {}): Promise<Page<WithdrawalRow>> {
     const { pageIndex, pageSize } = pageBounds(query);
     return { rows: [], total: 0, pageIndex, pageSize };
+  }
+
+  async withdrawalSteps(): Promise<WithdrawalStepRow[]> {
+    return [];
   }
 
   async close(): Promise<void> {}

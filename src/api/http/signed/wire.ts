@@ -117,6 +117,36 @@ export function coinParam(engine: Engine, request: ApiRequest, name: string): Co
   return coin;
 }
 
+/**
+ * A coin parameter of the funds endpoints, in any letter case (ccxt sends `BTC`): not retired,
+ * known. `undefined` when absent and not `required`.
+ */
+export function fundsCoinParam(engine: Engine, request: ApiRequest, name: string, required: true): CoinSpec;
+export function fundsCoinParam(
+  engine: Engine,
+  request: ApiRequest,
+  name: string,
+  required: false,
+): CoinSpec | undefined;
+export function fundsCoinParam(
+  engine: Engine,
+  request: ApiRequest,
+  name: string,
+  required: boolean,
+): CoinSpec | undefined {
+  const given = optional(request, name);
+  if (given === undefined) return required ? refuse('INVALID_PARAMETER', `${name} is required`) : undefined;
+  const text = given.toLowerCase();
+  const check = checkCoinName(text);
+  if (!check.ok) refuse(check.result, `${name}: ${check.message}`);
+  return engine.coin(text) ?? refuse('UNKNOWN_COIN', `${name}: unknown coin ${echo(given)}`);
+}
+
+/** The address and record endpoints' success body: `{code:1000, message:{des, isSuc, datas}}`. */
+export function datasReply(datas: unknown): ApiReply {
+  return { json: { code: 1000, message: { des: 'success', isSuc: true, datas } } };
+}
+
 /** Which order a cancel or query names: exactly one of `id` (a positive integer) and `customerOrderId`. */
 export type OrderRef = { readonly orderId: number } | { readonly clientOrderId: string };
 

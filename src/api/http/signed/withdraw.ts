@@ -1,0 +1,127 @@
+/**
+ * @module withdraw — the signed withdrawal requests (moneyPerm): withdraw, and cancelWithdraw (a
+ * user's cancel before sending, named after the real API's legacy `<coin>_cancelwithdraw`).
+ * Both need the fund password, checked here with scrypt (never in the engine); a wrong one is
+ * journaled (RecordFundPasswordFailure) and the fifth within 24 hours locks withdrawals for 24
+ * hours.
+ */
+import { isPendingWithdrawal, type WithdrawalState } from '../../../domain/chains.ts';
+import type { RequestWithdrawal } from '../../../domain/commands.ts';
+import { parseDecimal } from '../../../domain/money.ts';
+import type { ResultName } from '../../../domain/result-codes.ts';
+import type { CoinSpec } from '../../../domain/specs.ts';
+import { echo } from '../../auth/authenticate.ts';
+import { verifyFundPassword } from '../../auth/fund-password.ts';
+import type { ApiReply } from '../types.ts';
+import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { choiceParam, fundsCoinParam, refuse, required } from './wire.ts';
+
+/** The real API's text for a locked fund password (zb-api-facts §3). */
+const LOCKED_TEXT = '您的资金安全密码已经被锁定，请等待24个小时后会自动解锁。';
+/** Longest receiveAddr read. */
+const MAX_ADDRESS_LENGTH = 200;
+
+/** A decimal parameter in the coin's units; `result` names a malformed one. */
+function units(
+  ctx: SignedContext,
+  name: string,
+  coin: CoinSpec,
+  result: ResultName,
+  positive: boolean,
+): number {
+  const text = required(ctx.request, name);
+  const value = parseDecimal(text, coin.unitDecimal);
+  if (value === undefined || (positive && value === 0)) {
+    refuse(
+      result,
+      `${name} ${echo(text)} must be a ${positive ? 'positive ' : ''}decimal with at most ${coin.unitDecimal} decimals`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Checks the fund password: FUND_PASSWORD_LOCKED (1004) while locked; a wrong one is journaled,
+ * then FUND_PASSWORD_WRONG (1005), or 1004 if it was the one that locked.
+ */
+async function checkFundPassword(ctx: SignedContext, password: string): Promise<void> {
+  const { engine, userId } = ctx;
+  const stored = engine.funds.fundPassword(userId);
+  if (stored === undefined) refuse('FUND_PASSWORD_WRONG', 'no fund password is set for this account');
+  const locked = (until: number): never =>
+    refuse('FUND_PASSWORD_LOCKED', `${LOCKED_TEXT} (locked until ${new Date(until).toISOString()})`);
+  if (stored.lockedUntil > ctx.venue.now()) locked(stored.lockedUntil);
+  if (await verifyFundPassword(password, stored.hash)) return;
+  await submitOrRefuse(ctx, { type: 'RecordFundPasswordFailure', userId });
+  const after = engine.funds.fundPassword(userId);
+  if (after !== undefined && after.lockedUntil > ctx.venue.now()) locked(after.lockedUntil);
+  const left = 5 - (after?.failures.length ?? 0);
+  refuse('FUND_PASSWORD_WRONG', `fund password wrong: ${left} more wrong within 24 hours lock withdrawals`);
+}
+
+/**
+ * `withdraw`: currency, amount, fees (the chain's fee exactly; 0 allowed for an internal
+ * transfer), receiveAddr (a verified address of the user's book, `<account>_<memo>` on memo
+ * chains), safePwd, [itransfer 0|1, default 0]. The request is checked whole against the state
+ * first, so that one refused anyway costs no password attempt; then the password; then it is
+ * journaled and applied. Reply `{"code":1000,"message":"success","id":"<withdrawal id>"}`.
+ */
+async function withdraw(ctx: SignedContext): Promise<ApiReply> {
+  const { request, engine, userId } = ctx;
+  const coin = fundsCoinParam(engine, request, 'currency', true);
+  const amount = units(ctx, 'amount', coin, 'INVALID_AMOUNT', true);
+  const fee = units(ctx, 'fees', coin, 'INVALID_PARAMETER', false);
+  const address = required(request, 'receiveAddr');
+  if (address.length > MAX_ADDRESS_LENGTH)
+    refuse('INVALID_PARAMETER', `receiveAddr is longer than ${MAX_ADDRESS_LENGTH} characters`);
+  const password = required(request, 'safePwd');
+  const itransfer = choiceParam(request, 'itransfer', ['0', '1'], '0') === '1';
+  const command: RequestWithdrawal = {
+    type: 'RequestWithdrawal',
+    userId,
+    coin: coin.name,
+    address,
+    amount,
+    fee,
+    itransfer,
+  };
+  const refusal = engine.funds.checkWithdrawal(command, ctx.venue.now());
+  if (refusal !== undefined) refuse(refusal.result, refusal.message);
+  await checkFundPassword(ctx, password);
+  const result = await submitOrRefuse(ctx, command);
+  return { json: { code: 1000, message: 'success', id: result.withdrawalId } };
+}
+
+const CANCELLABLE: readonly WithdrawalState[] = ['submitted', 'approved'];
+
+/**
+ * `cancelWithdraw`: downloadId (the withdrawal id), safePwd, [currency]. Cancels the user's
+ * withdrawal while it is not being sent yet; its funds come back. Reply `{"code":1000,"message":"success"}`.
+ */
+async function cancelWithdraw(ctx: SignedContext): Promise<ApiReply> {
+  const { request, engine, userId } = ctx;
+  const coin = fundsCoinParam(engine, request, 'currency', false);
+  const id = required(request, 'downloadId');
+  const password = required(request, 'safePwd');
+  const w = /^\d{1,15}$/.test(id) ? engine.funds.withdrawal(id) : undefined;
+  if (w === undefined || w.userId !== userId)
+    refuse('UNKNOWN_REFERENCE', `no withdrawal ${echo(id)} of this account`);
+  if (coin !== undefined && coin.name !== w.coin)
+    refuse('INVALID_PARAMETER', `withdrawal ${id} is of ${w.coin}, not ${coin.name}`);
+  if (!CANCELLABLE.includes(w.state)) {
+    refuse(
+      'INVALID_STATE',
+      isPendingWithdrawal(w.state)
+        ? `withdrawal ${id} is ${w.state}: it can no longer be cancelled`
+        : `withdrawal ${id} has ended (${w.state})`,
+    );
+  }
+  await checkFundPassword(ctx, password);
+  await submitOrRefuse(ctx, { type: 'CancelWithdrawal', withdrawalId: id, userId });
+  return { json: { code: 1000, message: 'success' } };
+}
+
+export const WITHDRAW_ENDPOINTS: readonly SignedEndpoint[] = [
+  { method: 'withdraw', permission: 'money', handler: withdraw },
+  { method: 'cancelWithdraw', permission: 'money', handler: cancelWithdraw },
+];
