@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RESULTS } from '../../../domain/result-codes.ts';
 import { SIGNED_ENDPOINTS } from './index.ts';
-import { SignedApiHarness, T0, type Credentials, type HistoryKind } from './test-venue.ts';
+import { SignedApiHarness, T0, type Credentials } from './test-venue.ts';
 
 type Json = Record<string, unknown>;
 
@@ -38,21 +38,24 @@ async function refused(
 }
 
 /** alice has usdt and zb, bob has btc; both have a key with every permission. */
-async function market(
-  history: HistoryKind,
-): Promise<{ h: SignedApiHarness; alice: Credentials; bob: Credentials; aliceId: number; bobId: number }> {
-  const h = new SignedApiHarness({ history });
+async function market(): Promise<{
+  h: SignedApiHarness;
+  alice: Credentials;
+  bob: Credentials;
+  aliceId: number;
+  bobId: number;
+}> {
+  const h = new SignedApiHarness();
   const aliceId = await h.venue.fund('alice', 'usdt', '100000');
   await h.venue.fund('alice', 'zb', '1000');
   const bobId = await h.venue.fund('bob', 'btc', '10');
   return { h, alice: await h.key(aliceId), bob: await h.key(bobId), aliceId, bobId };
 }
 
-/** The whole suite, on one history store. */
-function suite(kind: HistoryKind): void {
+describe('signed routes', () => {
   describe('order', () => {
     test('places a limit order: {code:1000, message:"success", id:"<string>"}', async () => {
-      const { h, alice, aliceId } = await market(kind);
+      const { h, alice, aliceId } = await market();
       const body = await h.call('order', alice, {
         currency: 'btc_usdt',
         tradeType: '1',
@@ -67,7 +70,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('orderType 1 PostOnly, 2 IOC, anything else limit; unknown extras ignored but signed', async () => {
-      const { h, alice, bob } = await market(kind);
+      const { h, alice, bob } = await market();
       await place(h, bob, { tradeType: '0', price: '30000', amount: '1' });
       const po = await h.call('order', alice, {
         currency: 'btc_usdt',
@@ -96,7 +99,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('bad input: 3005 (or the specific code) naming the parameter; nothing changes', async () => {
-      const { h, alice } = await market(kind);
+      const { h, alice } = await market();
       await h.venue.fund('carol', 'zb', '1');
       const good = { currency: 'btc_usdt', tradeType: '1', price: '30000', amount: '0.01' };
       const cases: [Record<string, string>, number, RegExp][] = [
@@ -140,7 +143,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('a halted market refuses with 1009', async () => {
-      const { h, alice } = await market(kind);
+      const { h, alice } = await market();
       await h.venue.must({ type: 'SetMarketStatus', market: 'btc_usdt', status: 'halted' });
       const body = (await h.call('order', alice, {
         currency: 'btc_usdt',
@@ -154,7 +157,7 @@ function suite(kind: HistoryKind): void {
 
   describe('orderMoreV2', () => {
     test('places every pair, ids as numbers in order; quoted decimals and spaces accepted', async () => {
-      const { h, alice, aliceId } = await market(kind);
+      const { h, alice, aliceId } = await market();
       const body = (await h.call('orderMoreV2', alice, {
         market: 'btc_usdt',
         tradeType: '1',
@@ -173,7 +176,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('any bad pair, or a batch the balance cannot cover, places nothing', async () => {
-      const { h, alice } = await market(kind);
+      const { h, alice } = await market();
       const pairs = (n: number): string => `[${Array.from({ length: n }, () => '[100,0.1]').join(',')}]`;
       const p = (tradeParams: string): Record<string, string> => ({
         market: 'btc_usdt',
@@ -217,7 +220,7 @@ function suite(kind: HistoryKind): void {
 
   describe('cancelOrder and getOrder through an order life', () => {
     test('open → partly filled → cancelled; records from engine and history', async () => {
-      const { h, alice, bob } = await market(kind);
+      const { h, alice, bob } = await market();
       const id = await place(h, alice, {
         tradeType: '1',
         price: '30000',
@@ -291,7 +294,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('fees paid with the platform coin show useZbFee', async () => {
-      const { h, alice, bob, aliceId } = await market(kind);
+      const { h, alice, bob, aliceId } = await market();
       await h.venue.fund('bob', 'usdt', '1000');
       await h.venue.must({ type: 'SetFeePreference', userId: aliceId, usePlatformCoin: true });
       // A zb price so that the fee can be converted.
@@ -307,7 +310,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('bad references and other users’ orders', async () => {
-      const { h, alice, bob } = await market(kind);
+      const { h, alice, bob } = await market();
       const id = await place(h, alice, { tradeType: '1', price: '100', amount: '0.1' });
       for (const method of ['cancelOrder', 'getOrder']) {
         await refused(h, bob, method, { currency: 'btc_usdt', id }, 3001, /order not found/);
@@ -355,7 +358,7 @@ function suite(kind: HistoryKind): void {
 
   describe('cancelAllOrdersAfter', () => {
     test('arms the dead-man switch and answers the deadline; the timer cancels the orders', async () => {
-      const { h, alice, aliceId } = await market(kind);
+      const { h, alice, aliceId } = await market();
       await place(h, alice, { tradeType: '1', price: '100', amount: '0.1' });
       const body = (await h.call('cancelAllOrdersAfter', alice, { currency: 'btc_usdt' })) as Json;
       assert.deepEqual(body, { code: 1000, message: 'success', deadline: h.venue.time + 60_000 });
@@ -370,7 +373,7 @@ function suite(kind: HistoryKind): void {
   describe('order lists', () => {
     /** alice: 12 buys and 3 sells resting, one buy filled, one cancelled. */
     async function history() {
-      const m = await market(kind);
+      const m = await market();
       const { h, alice, bob } = m;
       await h.venue.fund('alice', 'btc', '1');
       const buys: string[] = [];
@@ -514,7 +517,7 @@ function suite(kind: HistoryKind): void {
 
   describe('getAccountInfo', () => {
     test('every coin with balances as text, and the calling key’s permissions', async () => {
-      const { h, alice, aliceId } = await market(kind);
+      const { h, alice, aliceId } = await market();
       await place(h, alice, { tradeType: '1', price: '30000', amount: '0.1' });
       const body = (await h.call('getAccountInfo', alice)) as {
         result: { coins: Json[]; base: Json };
@@ -558,7 +561,7 @@ function suite(kind: HistoryKind): void {
 
   describe('getSpotBills', () => {
     test('bills newest first with signed changes and coin names; filters; page bounds', async () => {
-      const { h, alice, bob } = await market(kind);
+      const { h, alice, bob } = await market();
       await place(h, bob, { tradeType: '0', price: '30000', amount: '0.1' });
       await place(h, alice, { tradeType: '1', price: '30000', amount: '0.1' });
       const body = (await h.call('getSpotBills', alice)) as { result: Json[] } & Json;
@@ -626,7 +629,7 @@ function suite(kind: HistoryKind): void {
 
   describe('robustness', () => {
     test('random junk to every endpoint: a JSON reply, never an exception, nothing changes', async () => {
-      const { h, alice } = await market(kind);
+      const { h, alice } = await market();
       await place(h, alice, { tradeType: '1', price: '100', amount: '0.1' });
       const before = stateOf(h);
       let seed = 12345;
@@ -691,7 +694,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('a history store that lags: reads wait until it has caught up', async () => {
-      const { h, alice, bob } = await market(kind);
+      const { h, alice, bob } = await market();
       // Feed history late, as a real projection does.
       const venue = h.venue;
       venue.awaitHistory = false;
@@ -705,7 +708,7 @@ function suite(kind: HistoryKind): void {
     });
 
     test('an exception below the route is answered 1002 and logged, never thrown', async () => {
-      const { h, alice } = await market(kind);
+      const { h, alice } = await market();
       h.venue.history.listOrders = () => Promise.reject(new Error('disk on fire'));
       const body = (await h.call('getOrdersIgnoreTradeType', alice, { currency: 'btc_usdt' })) as Json;
       assert.deepEqual(body, {
@@ -715,7 +718,4 @@ function suite(kind: HistoryKind): void {
       assert.equal(h.logged.length, 1);
     });
   });
-}
-
-for (const kind of ['memory', 'sqlite'] as const)
-  describe(`signed routes on ${kind} history`, () => suite(kind));
+});

@@ -11,17 +11,13 @@ import { createSecretSealer, generateApiCredentials, type SecretSealer } from '.
 import { hmacMd5Hex, rawSignedString, decodedSignedString, secretHash } from '../../auth/signature.ts';
 import type { ApiRequest, ApiReply, RequestParam, Route, VenuePort } from '../types.ts';
 import { signedRoutes, type SignedRoutesDeps } from './index.ts';
-import { MemoryHistoryStore } from './memory-history.ts';
 
 export const T0 = 1_700_000_000_000;
-/** Which history store backs the venue: the SQLite adapter, or the in-memory test projection. */
-export type HistoryKind = 'sqlite' | 'memory';
 export const ALL_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
 
 /** A VenuePort over a real engine: submit stamps seq and time, applies, and feeds history before resolving. */
 export class TestVenue implements VenuePort {
   readonly engine = new Engine(DEFAULT_VENUE);
-  readonly history: HistoryStore;
   /** The venue's wall clock (ms); tests move it. */
   time = T0;
   /** Commands submitted (accepted or refused by the engine). */
@@ -32,9 +28,8 @@ export class TestVenue implements VenuePort {
   #deposits = 0;
   #historyFeed: Promise<unknown> = Promise.resolve();
 
-  constructor(history: HistoryKind = 'sqlite') {
-    this.history = history === 'sqlite' ? SqliteHistoryStore.open(':memory:') : new MemoryHistoryStore();
-  }
+  /** History in the real SQLite adapter, on an in-memory database. */
+  readonly history: HistoryStore = SqliteHistoryStore.open(':memory:');
 
   now(): number {
     return this.time;
@@ -92,13 +87,8 @@ export class SignedApiHarness {
   readonly routes: Map<string, Route>;
   readonly logged: unknown[] = [];
 
-  constructor(
-    options: Partial<Pick<SignedRoutesDeps, 'reqTimeWindowMs' | 'historyWaitMs'>> & {
-      history?: HistoryKind;
-    } = {},
-  ) {
-    const { history, ...deps } = options;
-    this.venue = new TestVenue(history);
+  constructor(deps: Partial<Pick<SignedRoutesDeps, 'reqTimeWindowMs' | 'historyWaitMs'>> = {}) {
+    this.venue = new TestVenue();
     this.limiter = new MemoryRateLimiter({ clock: () => this.venue.time });
     const routes = signedRoutes({
       venue: this.venue,
