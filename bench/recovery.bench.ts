@@ -17,7 +17,7 @@ import { SnapshotStore } from '../src/journal/snapshot-store.ts';
 import { encodeCommand } from '../src/sequencer/command-codec.ts';
 import { recover } from '../src/sequencer/recovery.ts';
 import { createEngine, DEFAULT_STREAM, generateStream } from './engine-stream.ts';
-import { seededRandom } from '../test/fixtures/seeded-random.ts';
+import { seededRandom } from '../src/store/trading-stream.ts';
 
 const RECORDS = Number(process.env['RECOVERY_RECORDS'] ?? 1_000_000);
 const OPEN_ORDERS = Number(process.env['RECOVERY_OPEN_ORDERS'] ?? 1_000_000);

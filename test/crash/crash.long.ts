@@ -21,7 +21,7 @@ import { decodeCommand } from '../../src/sequencer/command-codec.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
-import { seededRandom } from '../fixtures/seeded-random.ts';
+import { seededRandom } from '../../src/store/trading-stream.ts';
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20261121);
 const ROUNDS = Number(process.env['CRASH_ROUNDS'] ?? 20);

@@ -11,22 +11,15 @@ import type {
 } from '../../src/domain/commands.ts';
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
+import { seededUint32 } from '../../src/store/trading-stream.ts';
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same stream on every machine. */
+/** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
 export class Rng {
-  #state: number;
+  /** The next 32-bit unsigned integer. */
+  readonly next: () => number;
 
   constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-
-  /** The next 32-bit unsigned integer. */
-  next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
+    this.next = seededUint32(seed);
   }
 
   /** An integer in [lo, hi], both inclusive; the span must stay below 2^32. */
