@@ -3,13 +3,12 @@
  * fan-out, every 10 ms one `ws.send(text)` per subscribed channel per connection (the text
  * encoded and framed again for each socket, one write each), with messages of the sizes Bourse
  * sends for the same channels and no exchange behind it. Event-loop delay and CPU are measured and
- * reported over IPC as in ws-server-child.ts.
+ * reported over IPC (ws-child-stats.ts).
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { reportStatsOverIpc } from './ws-child-stats.ts';
 
 const TICK_MS = 10;
-const RESOLUTION_MS = 10;
 const level = (i: number): string => `[${30_000 + i}.00,0.5000]`;
 /** Messages of the sizes Bourse's channels send (ticker ~0.25 KB, depth 50 levels ~2.3 KB, …). */
 const PAYLOAD: Readonly<Record<string, string>> = {
@@ -37,32 +36,10 @@ setInterval(() => {
   for (const [ws, texts] of subscribed) for (const text of texts) ws.send(text);
 }, TICK_MS);
 
-const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-delay.enable();
-let cpu = process.cpuUsage();
-let since = performance.now();
-process.on('message', (message: { type: string }) => {
-  if (message.type === 'reset') {
-    delay.reset();
-    cpu = process.cpuUsage();
-    since = performance.now();
-  } else if (message.type === 'stats') {
-    const used = process.cpuUsage(cpu);
-    const ms = (ns: number): number => Number(Math.max(0, ns / 1e6 - RESOLUTION_MS).toFixed(2));
-    process.send?.({
-      type: 'stats',
-      lagP50Ms: ms(delay.percentile(50)),
-      lagP99Ms: ms(delay.percentile(99)),
-      lagMaxMs: ms(delay.max),
-      cpuShare: Number(((used.user + used.system) / 1000 / (performance.now() - since)).toFixed(3)),
-      rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
-      connections: subscribed.size,
-      dropped: 0,
-    });
-  } else if (message.type === 'stop') {
-    process.exit(0);
-  }
-});
+reportStatsOverIpc(
+  () => ({ connections: subscribed.size, dropped: 0 }),
+  () => undefined,
+);
 wss.on('listening', () => {
   const address = wss.address();
   process.send?.({
