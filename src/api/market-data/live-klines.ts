@@ -24,14 +24,8 @@ import type { AppliedItem } from './market-data.ts';
 /** Candles kept per market and interval: the kline channels' snapshot on subscribe. */
 export const LIVE_KLINE_CANDLES = 100;
 
-type Candle = [
-  start: number,
-  open: PriceTicks,
-  high: PriceTicks,
-  low: PriceTicks,
-  close: PriceTicks,
-  volume: Lots,
-];
+/** A candle being built: the store's row, mutable. */
+type Candle = [...KlineRow];
 
 /** One market's candles of one interval, oldest first. */
 class CandleSeries {
