@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -224,6 +224,101 @@ describe('FileJournal', () => {
     for (let i = 1; i < watermarks.length; i++)
       assert.ok((watermarks[i] as number) > (watermarks[i - 1] as number));
     assert.equal(watermarks.at(-1), seq);
+  });
+
+  describe('pipelined flushes', () => {
+    /**
+     * Holds every fdatasync until released, so the test decides in which order they complete.
+     * Each journal is opened and its first record made durable first, so that the segment exists.
+     */
+    async function withHeldSyncs(
+      options: Partial<JournalOptions>,
+      body: (journal: FileJournal, held: (() => void)[]) => Promise<void>,
+    ): Promise<void> {
+      const journal = FileJournal.open(tempDir(), options);
+      journal.append(1, payloadOf(1));
+      await journal.whenDurable(1);
+      const held: (() => void)[] = [];
+      const real = fs.fdatasync;
+      const m = mock.method(fs, 'fdatasync', (fd: number, callback: (error: Error | null) => void) => {
+        held.push(() => real(fd, callback));
+      });
+      try {
+        await body(journal, held);
+      } finally {
+        m.mock.restore();
+        for (const release of held) release();
+      }
+      await journal.close();
+      assert.equal(FileJournal.verify(journal.dir).records, journal.lastSeq);
+    }
+    const until = async (condition: () => boolean): Promise<void> => {
+      while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
+    };
+    const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
+
+    it('writes the next flush during the previous fdatasync; the watermark waits for both, in order', async () => {
+      await withHeldSyncs({}, async (journal, held) => {
+        const watermarks: number[] = [];
+        journal.onDurable((durableSeq) => watermarks.push(durableSeq));
+        for (let seq = 2; seq <= 10; seq++) journal.append(seq, payloadOf(seq));
+        await until(() => held.length === 1);
+        for (let seq = 11; seq <= 20; seq++) journal.append(seq, payloadOf(seq));
+        // The second flush is written and its fdatasync issued while the first is still running.
+        await until(() => held.length === 2);
+        assert.equal(journal.stats.writes, 3);
+        // A third flush waits: two syncs are in flight (pipelineDepth 2).
+        journal.append(21, payloadOf(21));
+        await settle();
+        assert.equal(journal.stats.writes, 3);
+        // The second sync completes first: nothing more is durable until the first completes too.
+        held[1]?.();
+        await settle();
+        assert.equal(journal.durableSeq, 1);
+        assert.deepEqual(watermarks, []);
+        held[0]?.();
+        await until(() => journal.durableSeq === 20);
+        assert.deepEqual(watermarks, [20]);
+        await until(() => held.length === 3);
+        held[2]?.();
+        await journal.whenDurable(21);
+        assert.deepEqual(watermarks, [20, 21]);
+      });
+    });
+
+    it('pipelineDepth 1 writes nothing while an fdatasync runs', async () => {
+      await withHeldSyncs({ pipelineDepth: 1 }, async (journal, held) => {
+        journal.append(2, payloadOf(2));
+        await until(() => held.length === 1);
+        journal.append(3, payloadOf(3));
+        await settle();
+        assert.equal(journal.stats.writes, 2);
+        held[0]?.();
+        await until(() => held.length === 2);
+        assert.equal(journal.stats.writes, 3);
+        held[1]?.();
+        await journal.whenDurable(3);
+      });
+    });
+
+    it('a flush that must start a new segment waits for every fdatasync on the old one', async () => {
+      await withHeldSyncs({ segmentBytes: 200 }, async (journal, held) => {
+        journal.append(2, Buffer.alloc(200, 2));
+        await until(() => held.length === 1);
+        journal.append(3, Buffer.alloc(8, 3));
+        await settle();
+        assert.equal(journal.stats.segmentsCreated, 1);
+        assert.equal(journal.stats.writes, 2);
+        held[0]?.();
+        // Then the new segment's header is synced (held too), then the record is written and synced.
+        await until(() => held.length === 2);
+        held[1]?.();
+        await until(() => held.length === 3);
+        assert.equal(journal.stats.segmentsCreated, 2);
+        held[2]?.();
+        await journal.whenDurable(3);
+      });
+    });
   });
 
   it('reports durability by watermark, listener and promise', async () => {

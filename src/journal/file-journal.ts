@@ -5,8 +5,13 @@
  *
  * Appends are buffered into a batch on the event loop; a batch is written with one `write` and
  * made durable with one `fdatasync`, both in libuv's thread pool, while the next batch
- * accumulates. Durability is reported as a watermark (`durableSeq`, `onDurable`, `whenDurable`):
- * a caller acknowledges a command only once the watermark has reached its sequence number.
+ * accumulates. Flushes are pipelined: once a flush's write is done, the next flush may be written
+ * and synced while the first one's fdatasync is still running (`pipelineDepth` syncs at most), so
+ * a record waits for about one fdatasync, not for the rest of the previous one plus its own.
+ * Durability is reported as a watermark (`durableSeq`, `onDurable`, `whenDurable`) that advances
+ * in order, over flushes whose own fdatasync has completed (an fdatasync covers everything written
+ * to the file before it was called): a caller acknowledges a command only once the watermark has
+ * reached its sequence number.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -50,6 +55,11 @@ export interface JournalOptions {
   /** …or this many records. */
   maxBatchRecords: number;
   /**
+   * Flushes whose fdatasync may run at the same time (1: each flush waits for the previous one's
+   * fdatasync). A flush that must start a new segment waits for every sync in flight.
+   */
+  pipelineDepth: number;
+  /**
    * `false` skips every fdatasync (and directory fsync): records are only written to the page
    * cache. For tests and benchmarks that say so explicitly; never for a real exchange.
    */
@@ -62,6 +72,7 @@ export const DEFAULT_JOURNAL_OPTIONS: Readonly<JournalOptions> = Object.freeze({
   closeBatchAtTurnEnd: true,
   maxBatchBytes: 1024 * 1024,
   maxBatchRecords: 16_384,
+  pipelineDepth: 2,
   fsync: true,
 });
 
@@ -141,6 +152,13 @@ interface Batch {
   timer: NodeJS.Timeout | null;
 }
 
+/** One write of batches, then its fdatasync. */
+interface Flush {
+  readonly batches: Batch[];
+  /** Its fdatasync has completed (it may still wait for an earlier flush's). */
+  synced: boolean;
+}
+
 interface Waiter {
   readonly seq: number;
   readonly resolve: () => void;
@@ -165,7 +183,10 @@ export class FileJournal {
   #pendingBytes = 0;
   #open: Batch | null = null;
   readonly #sealed: Batch[] = [];
-  #inFlight: Batch[] | null = null;
+  /** A flush's write is running (one at a time, in order). */
+  #writing = false;
+  /** Written flushes, oldest first, until they and every flush before them are synced. */
+  readonly #syncing: Flush[] = [];
   #immediate: NodeJS.Immediate | null = null;
   readonly #freeBuffers: Buffer[] = [];
   #failure: JournalFailedError | null = null;
@@ -542,35 +563,65 @@ export class FileJournal {
   }
 
   /**
-   * Starts the next flush if none is in flight. A flush carries every closed batch waiting
-   * (they all waited for the disk, so one fdatasync serves them all) and the open batch with
-   * them; alone, the open batch goes once its turn-end or delay trigger has fired.
+   * Starts the next flush if no write is running and the pipeline has room. A flush carries every
+   * closed batch waiting (they all waited for the disk, so one fdatasync serves them all) and the
+   * open batch with them; alone, the open batch goes once its turn-end or delay trigger has fired.
    */
   #pump(): void {
-    if (this.#inFlight !== null || this.#failure !== null) return;
+    if (this.#writing || this.#failure !== null) return;
+    const syncing = this.#syncing.length;
+    if (syncing >= this.#options.pipelineDepth) return;
     const open = this.#open;
     if (this.#sealed.length === 0 && (open === null || !open.due)) return;
+    // A roll closes the previous segment's fd: no fdatasync may still be running on it.
+    const rollDue = this.#fd === null || this.#fileSize >= this.#options.segmentBytes;
+    if (rollDue && syncing > 0) return;
     if (open !== null && this.#sealed.length < MAX_BATCHES_PER_WRITE) this.#seal(open);
-    const batches = this.#sealed.splice(0, MAX_BATCHES_PER_WRITE);
-    this.#inFlight = batches;
-    this.#flush(batches).then(
-      () => this.#flushed(batches),
+    const flush: Flush = { batches: this.#sealed.splice(0, MAX_BATCHES_PER_WRITE), synced: false };
+    this.#writing = true;
+    this.#write(flush.batches, rollDue).then(
+      (fd) => {
+        this.#writing = false;
+        if (this.#failure !== null) return;
+        this.#syncing.push(flush);
+        if (!this.#options.fsync) {
+          this.#synced(flush);
+          return;
+        }
+        fdatasync(fd).then(
+          () => {
+            this.#fsyncs++;
+            this.#synced(flush);
+          },
+          (error: unknown) => this.#fail(error),
+        );
+        // The next flush's write overlaps this fdatasync.
+        this.#pump();
+      },
       (error: unknown) => this.#fail(error),
     );
   }
 
-  /** One write (pwritev) of the batches and one fdatasync; a new segment first if due. */
-  async #flush(batches: Batch[]): Promise<void> {
-    const first = batches[0] as Batch;
-    if (this.#fd === null || this.#fileSize >= this.#options.segmentBytes) await this.#roll(first.firstSeq);
+  /** One write (pwritev) of the batches, after starting a new segment if due; resolves with its fd. */
+  async #write(batches: Batch[], roll: boolean): Promise<number> {
+    if (roll) await this.#roll((batches[0] as Batch).firstSeq);
     const fd = this.#fd as number;
     const bytes = await writeBatches(fd, batches, this.#fileSize);
     this.#writes++;
     this.#fileSize += bytes;
-    if (this.#options.fsync) {
-      await fdatasync(fd);
-      this.#fsyncs++;
-    }
+    return fd;
+  }
+
+  /** Marks a flush synced and reports every flush, oldest first, that is synced with all before it. */
+  #synced(flush: Flush): void {
+    if (this.#failure !== null) return;
+    flush.synced = true;
+    const syncing = this.#syncing;
+    let n = 0;
+    while (n < syncing.length && (syncing[n] as Flush).synced) n++;
+    if (n === 0) return;
+    const done = syncing.splice(0, n);
+    this.#flushed(n === 1 ? (done[0] as Flush).batches : done.flatMap((f) => f.batches));
   }
 
   /**
@@ -601,7 +652,6 @@ export class FileJournal {
   }
 
   #flushed(batches: Batch[]): void {
-    this.#inFlight = null;
     for (const batch of batches) {
       this.#batches++;
       this.#recordsWritten += batch.records;
@@ -669,6 +719,9 @@ function resolveOptions(options: Partial<JournalOptions>): JournalOptions {
   if (!(opts.maxBatchDelayMs >= 0)) throw new RangeError('journal maxBatchDelayMs must be ≥ 0');
   if (!(opts.maxBatchBytes > 0) || !(opts.maxBatchRecords >= 1)) {
     throw new RangeError('journal maxBatchBytes and maxBatchRecords must be positive');
+  }
+  if (!(Number.isInteger(opts.pipelineDepth) && opts.pipelineDepth >= 1)) {
+    throw new RangeError('journal pipelineDepth must be an integer ≥ 1');
   }
   if (!opts.closeBatchAtTurnEnd && !Number.isFinite(opts.maxBatchDelayMs)) {
     throw new RangeError('journal batches need a trigger: closeBatchAtTurnEnd or a finite maxBatchDelayMs');
