@@ -102,7 +102,8 @@ async function rebuildHistory(dataDir: string, io: CliIo, json: boolean): Promis
   for (const suffix of ['', '-wal', '-shm']) rmSync(temp + suffix, { force: true });
   const journal = FileJournal.open(paths.journal);
   const store = SqliteHistoryStore.open(temp);
-  const writer = new HistoryWriter(store, (m) => io.err(m));
+  // A rebuild drains the queue itself: nothing to gather.
+  const writer = new HistoryWriter(store, (m) => io.err(m), { gatherMs: 0 });
   const bar = progress(io, 'rebuild-history');
   const total = journal.durableSeq;
   try {

@@ -2,6 +2,14 @@
  * @module history-writer — feeds the history store from the sequencer's applied batches: a
  * bounded queue drained in store transactions, one at a time, off the engine's path.
  *
+ * Batches gather: while fewer than `gatherEntries` are queued, the writer waits `gatherMs` before
+ * sending them, so that a steady order flow is written in transactions of hundreds of entries
+ * instead of the few dozen of one journal flush. A transaction's fixed cost (BEGIN, COMMIT, the
+ * WAL pages of every index leaf it touched) is then shared: under 18k orders/s over HTTP the
+ * history thread's CPU fell from 36% to 28% of a core and the orders' p99 from 22–25 to 17–19 ms
+ * (bench/README.md, HTTP). The price: a query that must see history up to the last acknowledged
+ * command (getOrder of a finished order, the order lists, bills) waits up to `gatherMs` longer.
+ *
  * The queue's length is a backpressure signal: past its bound the sequencer refuses new commands
  * as busy rather than let memory grow. A store failure is logged and retried; it never touches
  * engine state, and the store's checkpoint makes a retry (or a restart) apply nothing twice.
@@ -17,19 +25,34 @@ export const HISTORY_BATCH_ENTRIES = 5_000;
 /** Queued entries beyond which the sequencer is told to refuse new commands. */
 export const HISTORY_QUEUE_BOUND_ENTRIES = 200_000;
 const RETRY_DELAY_MS = 500;
+/** Default wait for company when few entries are queued (ms). */
+export const HISTORY_GATHER_MS = 10;
+/** Queued entries from which a batch goes at once. */
+export const HISTORY_GATHER_ENTRIES = 2_000;
+
+export interface HistoryWriterOptions {
+  /** Default HISTORY_GATHER_MS; 0 writes whatever is queued at once. */
+  readonly gatherMs?: number;
+  /** Default HISTORY_GATHER_ENTRIES. */
+  readonly gatherEntries?: number;
+}
 
 export class HistoryWriter {
   readonly #store: HistorySink;
   readonly #log: (message: string) => void;
+  readonly #gatherMs: number;
+  readonly #gatherEntries: number;
   #queue: HistoryEntry[] = [];
   #head = 0;
   #running: Promise<void> | undefined;
   #idle: (() => void)[] = [];
   #written = 0;
 
-  constructor(store: HistorySink, log: (message: string) => void) {
+  constructor(store: HistorySink, log: (message: string) => void, options: HistoryWriterOptions = {}) {
     this.#store = store;
     this.#log = log;
+    this.#gatherMs = options.gatherMs ?? HISTORY_GATHER_MS;
+    this.#gatherEntries = options.gatherEntries ?? HISTORY_GATHER_ENTRIES;
   }
 
   /** Entries waiting to be written. */
@@ -63,6 +86,9 @@ export class HistoryWriter {
     // Let the current event-loop turn finish first, so replies and pushes go out before writes.
     await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.queued > 0) {
+      if (this.#gatherMs > 0 && this.queued < this.#gatherEntries) {
+        await new Promise<void>((resolve) => setTimeout(resolve, this.#gatherMs));
+      }
       const end = Math.min(this.#queue.length, this.#head + HISTORY_BATCH_ENTRIES);
       const entries = this.#queue.slice(this.#head, end);
       try {
