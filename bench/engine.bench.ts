@@ -399,42 +399,32 @@ async function streamBenchmark(): Promise<Record<string, unknown>> {
   const libSetup = translate(stream.setup, stream.setupOrderIds);
   const libOps = translate(stream.commands, stream.orderIds);
 
-  const bourseRun = async (): Promise<RunFigures & { events: number; engine: Engine }> => {
-    const engine = preparedEngine(stream);
+  /** Times `work` on `n` operations after a forced GC; its result comes back as `value`. */
+  const timed = async <T>(work: () => T): Promise<RunFigures & { value: T }> => {
     runGc();
     const u = usageNow();
-    const events = applyAll(engine, stream.commands);
+    const value = work();
     const d = usageSince(u);
     await settle();
-    const gc = gcBetween(u.wallMs, u.wallMs + d.wallMs);
     return {
       wall: (n / d.wallMs) * 1000,
       cpu: (n / d.cpuMs) * 1000,
       waitPercent: (100 * d.waitMs) / d.wallMs,
       othersCores: d.othersMs / d.wallMs,
-      gc,
-      events,
-      engine,
+      gc: gcBetween(u.wallMs, u.wallMs + d.wallMs),
+      value,
     };
+  };
+  const bourseRun = async (): Promise<RunFigures & { events: number; engine: Engine }> => {
+    const engine = preparedEngine(stream);
+    const run = await timed(() => applyAll(engine, stream.commands));
+    return { ...run, events: run.value, engine };
   };
   const libRun = async (): Promise<RunFigures & { refused: number; resting: number }> => {
     const book = newLibBook();
     libApplyAll(book, libSetup);
-    runGc();
-    const u = usageNow();
-    const refused = libApplyAll(book, libOps);
-    const d = usageSince(u);
-    await settle();
-    const gc = gcBetween(u.wallMs, u.wallMs + d.wallMs);
-    return {
-      wall: (n / d.wallMs) * 1000,
-      cpu: (n / d.cpuMs) * 1000,
-      waitPercent: (100 * d.waitMs) / d.wallMs,
-      othersCores: d.othersMs / d.wallMs,
-      gc,
-      refused,
-      resting: libResting(book),
-    };
+    const run = await timed(() => libApplyAll(book, libOps));
+    return { ...run, refused: run.value, resting: libResting(book) };
   };
 
   // Warm-up: one full run of each (the generator already ran the engine's code once). The replay

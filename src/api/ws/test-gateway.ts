@@ -15,6 +15,7 @@ import { Authenticator } from '../auth/authenticate.ts';
 import { createSecretSealer, generateApiCredentials } from '../auth/secret-sealing.ts';
 import { LiveKlines } from '../market-data/live-klines.ts';
 import { MarketData } from '../market-data/market-data.ts';
+import { creditCommand } from '../../../test/fixtures/engine-driver.ts';
 import { WsGateway, type WsGatewayOptions } from './ws-server.ts';
 
 /** 2023-11-14T22:13:20Z. */
@@ -97,15 +98,7 @@ export class WsHarness {
   user(name: string, deposits: readonly (readonly [string, string])[] = []): number {
     const userId = this.must({ type: 'RegisterUser', name }).userId as number;
     for (const [coin, amount] of deposits) {
-      const units = parseDecimal(amount, this.engine.coin(coin)?.unitDecimal ?? 8) as number;
-      this.must({
-        type: 'CreditDeposit',
-        depositId: `d${++this.#deposits}`,
-        userId,
-        coin,
-        amount: units,
-        remark: '',
-      });
+      this.must(creditCommand(this.engine, userId, coin, amount, `d${++this.#deposits}`));
     }
     return userId;
   }

@@ -14,6 +14,7 @@ import { SqliteHistoryStore } from '../../../store/sqlite-history-store.ts';
 import { MarketData } from '../../market-data/market-data.ts';
 import { createRequestHandler } from '../server.ts';
 import type { VenuePort } from '../types.ts';
+import { creditCommand } from '../../../../test/fixtures/engine-driver.ts';
 import { publicRoutes } from './public-routes.ts';
 
 /** 2023-11-14T22:13:20Z, a minute boundary + 20 s. */
@@ -73,16 +74,7 @@ export class TestVenue implements VenuePort {
       if (r.userId === undefined) throw new Error(`cannot register ${name}: ${r.result}`);
       userId = r.userId;
     }
-    const units = parseDecimal(amount, this.engine.coin(coin)?.unitDecimal ?? -1);
-    if (units === undefined) throw new Error(`bad amount ${amount} ${coin}`);
-    const d = this.run({
-      type: 'CreditDeposit',
-      depositId: `fund-${++this.#deposits}`,
-      userId,
-      coin,
-      amount: units,
-      remark: '',
-    });
+    const d = this.run(creditCommand(this.engine, userId, coin, amount, `fund-${++this.#deposits}`));
     if (d.result !== 'OK') throw new Error(`deposit refused: ${d.result}`);
     return userId;
   }

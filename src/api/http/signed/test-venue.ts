@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_VENUE } from '../../../config/default-venue.ts';
 import type { Command, KeyPermissions } from '../../../domain/commands.ts';
-import { parseDecimal } from '../../../domain/money.ts';
 import { Engine, type ApplyResult } from '../../../engine/engine.ts';
 import type { HistoryStore } from '../../../store/history-store.ts';
 import { SqliteHistoryStore } from '../../../store/sqlite-history-store.ts';
@@ -10,6 +9,7 @@ import { MemoryRateLimiter } from '../../auth/rate-limit.ts';
 import { createSecretSealer, generateApiCredentials, type SecretSealer } from '../../auth/secret-sealing.ts';
 import { hmacMd5Hex, rawSignedString, decodedSignedString, secretHash } from '../../auth/signature.ts';
 import type { ApiRequest, ApiReply, RequestParam, Route, VenuePort } from '../types.ts';
+import { creditCommand } from '../../../../test/fixtures/engine-driver.ts';
 import { signedRoutes, type SignedRoutesDeps } from './index.ts';
 
 export const T0 = 1_700_000_000_000;
@@ -60,16 +60,7 @@ export class TestVenue implements VenuePort {
 
   async fund(name: string, coin: string, amount: string): Promise<number> {
     const userId = await this.user(name);
-    const units = parseDecimal(amount, this.engine.coin(coin)?.unitDecimal ?? 8);
-    if (units === undefined) throw new Error(`bad amount ${amount}`);
-    await this.must({
-      type: 'CreditDeposit',
-      depositId: `d${++this.#deposits}`,
-      userId,
-      coin,
-      amount: units,
-      remark: '',
-    });
+    await this.must(creditCommand(this.engine, userId, coin, amount, `d${++this.#deposits}`));
     return userId;
   }
 }
