@@ -286,6 +286,14 @@ describe('FileJournal', () => {
       });
     });
 
+    it('refuses a pipelineDepth that is not an integer ≥ 1, and opens nothing', () => {
+      const dir = tempDir();
+      for (const pipelineDepth of [0, -1, 1.5, Number.NaN]) {
+        assert.throws(() => FileJournal.open(dir, { pipelineDepth }), /pipelineDepth must be an integer ≥ 1/);
+      }
+      assert.deepEqual(fs.readdirSync(dir), []);
+    });
+
     it('pipelineDepth 1 writes nothing while an fdatasync runs', async () => {
       await withHeldSyncs({ pipelineDepth: 1 }, async (journal, held) => {
         journal.append(2, payloadOf(2));
