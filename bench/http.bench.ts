@@ -9,6 +9,7 @@
  * the per-second samples) and latency percentiles, and Bourse's orders/s ÷ hello-world requests/s.
  * The last line is one JSON object. Rate limits are switched off (`--rate-limits=false`): the
  * spec's 60 requests/s per key would otherwise need 500+ keys for this load.
+ * `HTTP_BENCH_RUNS=orders` (say) makes only some runs, e.g. to profile the server under one load.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +21,9 @@ import { admin, createTrader, signedQuery, TEST_USER_AGENT } from '../test/fixtu
 
 const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? 100);
 const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? 10);
+/** Which runs to make (comma-separated: hello, orders, depth, ticker); default all. */
+const RUNS = new Set((process.env['HTTP_BENCH_RUNS'] ?? 'hello,orders,depth,ticker').split(','));
+const skipped = (): Promise<Figures | undefined> => Promise.resolve(undefined);
 
 interface Figures {
   readonly rps: number;
@@ -50,8 +54,10 @@ async function load(url: string, options: Partial<autocannon.Options> = {}): Pro
   };
 }
 
-const line = (name: string, f: Figures): string =>
-  `${name.padEnd(26)} ${String(f.rps).padStart(7)} req/s median (mean ${f.rpsMean}), latency p50 ${f.p50} ms, p99 ${f.p99} ms, errors ${f.errors + f.non2xx}`;
+const line = (name: string, f: Figures | undefined): string =>
+  f === undefined
+    ? `${name.padEnd(26)} not run`
+    : `${name.padEnd(26)} ${String(f.rps).padStart(7)} req/s median (mean ${f.rpsMean}), latency p50 ${f.p50} ms, p99 ${f.p99} ms, errors ${f.errors + f.non2xx}`;
 
 async function helloWorld(): Promise<Figures> {
   const code =
@@ -78,7 +84,7 @@ async function main(): Promise<void> {
       `${CONNECTIONS} connections, ${SECONDS} s per run, autocannon in this process, each server in its own`,
   );
   try {
-    const hello = await helloWorld();
+    const hello = RUNS.has('hello') ? await helloWorld() : undefined;
     console.log(line('hello world (node:http)', hello));
 
     const server = await startServer(join(root, 'data'), ['--rate-limits=false', '--snapshot-every', '0']);
@@ -106,18 +112,24 @@ async function main(): Promise<void> {
         load(`${server.base}/api/order`, {
           requests: [{ setupRequest: (req) => ({ ...req, path: `${paths[n++ % 2]}${Date.now()}` }) }],
         });
-      await load(`${server.base}/api/order`, {
-        duration: 2,
-        requests: [{ setupRequest: (req) => ({ ...req, path: `${paths[n++ % 2]}${Date.now()}` }) }],
-      });
-      const placed = await orders();
+      if (RUNS.has('orders')) {
+        await load(`${server.base}/api/order`, {
+          duration: 2,
+          requests: [{ setupRequest: (req) => ({ ...req, path: `${paths[n++ % 2]}${Date.now()}` }) }],
+        });
+      }
+      const placed = RUNS.has('orders') ? await orders() : undefined;
       console.log(line('signed orders (durable)', placed));
-      const depth = await load(`${server.base}/data/v1/depth?market=btc_usdt&size=10`);
+      const depth = RUNS.has('depth')
+        ? await load(`${server.base}/data/v1/depth?market=btc_usdt&size=10`)
+        : await skipped();
       console.log(line('public depth', depth));
-      const ticker = await load(`${server.base}/data/v1/ticker?market=btc_usdt`);
+      const ticker = RUNS.has('ticker')
+        ? await load(`${server.base}/data/v1/ticker?market=btc_usdt`)
+        : await skipped();
       console.log(line('public ticker', ticker));
       const state = await admin(server.base, server.token, '/admin/state', []);
-      const ratio = placed.rps / hello.rps;
+      const ratio = placed !== undefined && hello !== undefined ? placed.rps / hello.rps : NaN;
       console.log(
         `orders/s ÷ hello-world req/s = ${ratio.toFixed(2)} (journal at seq ${String(state.lastSeq)} after the runs)`,
       );
@@ -126,14 +138,14 @@ async function main(): Promise<void> {
           bench: 'http',
           connections: CONNECTIONS,
           seconds: SECONDS,
-          helloRps: hello.rps,
-          ordersRps: placed.rps,
-          ordersP50Ms: placed.p50,
-          ordersP99Ms: placed.p99,
-          ordersErrors: placed.errors + placed.non2xx,
-          depthRps: depth.rps,
-          tickerRps: ticker.rps,
-          ratioOrdersToHello: Number(ratio.toFixed(3)),
+          helloRps: hello?.rps,
+          ordersRps: placed?.rps,
+          ordersP50Ms: placed?.p50,
+          ordersP99Ms: placed?.p99,
+          ordersErrors: placed === undefined ? undefined : placed.errors + placed.non2xx,
+          depthRps: depth?.rps,
+          tickerRps: ticker?.rps,
+          ratioOrdersToHello: Number.isNaN(ratio) ? undefined : Number(ratio.toFixed(3)),
         }),
       );
     } finally {

@@ -34,6 +34,7 @@ import { FileJournal } from './journal/file-journal.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { recover } from './sequencer/recovery.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
+import { HistoryFollower } from './store/history-follower.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
 import { SqliteHistoryStore } from './store/sqlite-history-store.ts';
@@ -121,8 +122,15 @@ export async function startVenue(
     },
   });
   await writer.drain();
+  // From here on the history follows the journal's bytes on its own engine replica.
+  await historyWrites.close();
   engine.assertInvariants();
   log(`recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`);
+  const startState = engine.snapshot();
+  const follower = new HistoryFollower(
+    { path: paths.history, options: {}, snapshot: startState, stateHash: engine.stateHash(startState) },
+    log,
+  );
 
   const sequencer = new Sequencer(engine, journal, snapshots, {
     clock: Date.now,
@@ -142,8 +150,8 @@ export async function startVenue(
   );
   sequencer.onApplied((batch) => marketData.apply(batch));
   sequencer.onApplied(klines.apply);
-  sequencer.onApplied(writer.enqueue);
-  sequencer.addPressureSource(writer.overBound);
+  sequencer.onApplied(follower.enqueue);
+  sequencer.addPressureSource(follower.overBound);
 
   // The chain configuration is the genesis one: every coin and chain has its adapter.
   const chain = SimulatedChain.open(engine.funds.config(), paths.chain, log);
@@ -214,15 +222,16 @@ export async function startVenue(
       await http.close();
       await watcher.stop();
       await sequencer.close();
-      await writer.drain();
-      await historyWrites.close();
+      await follower.close().catch(() => undefined);
       await history.close();
     })());
-  sequencer.onFatal((error) => {
+  const fatal = (error: Error): void => {
     log(`fatal: ${error.message}; stopping so that a restart recovers from the journal`);
     process.exitCode = 1;
     void close().finally(() => process.exit(1));
-  });
+  };
+  sequencer.onFatal(fatal);
+  follower.onFatal(fatal);
   return { sequencer, http, ws, options, chain, watcher, close };
 }
 

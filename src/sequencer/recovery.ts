@@ -78,7 +78,7 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     replayed++;
     options.afterEach?.(seq, engine);
     if (options.onReplayed !== undefined) {
-      batch.push({ command, result });
+      batch.push({ command, result, payload });
       if (batch.length >= REPLAY_BATCH_COMMANDS) {
         await options.onReplayed(batch);
         batch = [];

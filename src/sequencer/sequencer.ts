@@ -33,12 +33,15 @@ export interface SequencerOptions {
 export interface AppliedCommand {
   readonly command: SequencedCommand;
   readonly result: ApplyResult;
+  /** The command as the journal holds it (see command-codec.ts): what a replica applies. */
+  readonly payload: Uint8Array;
 }
 
 export type AppliedListener = (batch: readonly AppliedCommand[]) => void;
 
 interface InFlight {
   readonly command: SequencedCommand;
+  readonly payload: Uint8Array;
   readonly resolve: (result: ApplyResult) => void;
   readonly reject: (error: Error) => void;
 }
@@ -139,7 +142,7 @@ export class Sequencer {
     this.#journal.append(sequenced.seq, payload);
     this.#lastSeq = sequenced.seq;
     return new Promise<ApplyResult>((resolve, reject) => {
-      this.#inFlight.push({ command: sequenced, resolve, reject });
+      this.#inFlight.push({ command: sequenced, payload, resolve, reject });
     });
   }
 
@@ -161,7 +164,7 @@ export class Sequencer {
         );
         return;
       }
-      batch.push({ command: entry.command, result });
+      batch.push({ command: entry.command, result, payload: entry.payload });
       resolved.push([entry, result]);
     }
     if (this.#head > 4096 && this.#head * 2 > this.#inFlight.length) {

@@ -1,5 +1,7 @@
 /**
- * @module history-worker — the history store's writes on a worker thread.
+ * @module history-worker — the history store's writes on a worker thread, for the history writer
+ * at start-up (recovery's catch-up); a running venue's history follows the journal instead
+ * (history-follower.ts).
  *
  * SQLite inserts (about five rows per order) and the WAL checkpoints' fsyncs took a quarter of
  * the event loop under an order load (bench/README.md, HTTP). `HistoryWorker` runs `applyBatch`

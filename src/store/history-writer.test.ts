@@ -30,6 +30,7 @@ function tradingEntries(): readonly HistoryEntry[] {
 const applied = (e: HistoryEntry): AppliedCommand => ({
   command: { seq: e.seq, time: e.time } as SequencedCommand,
   result: { result: 'OK', events: e.events } as ApplyResult,
+  payload: new Uint8Array(0),
 });
 
 /** The real store, with the size of every batch it was sent. */

@@ -6,7 +6,14 @@
  */
 import { DEFAULT_VENUE } from '../config/default-venue.ts';
 import type { ChainSpec } from '../domain/chains.ts';
-import { BUY, SELL, type Command, type OrderKind, type Side } from '../domain/commands.ts';
+import {
+  BUY,
+  SELL,
+  type Command,
+  type OrderKind,
+  type SequencedCommand,
+  type Side,
+} from '../domain/commands.ts';
 import { Engine, type ApplyResult } from '../engine/engine.ts';
 import type { WithdrawalView } from '../engine/funds.ts';
 import type { HistoryEntry } from './history-store.ts';
@@ -37,6 +44,8 @@ export function seededRandom(seed: number): () => number {
 export class EngineRecorder {
   readonly engine = new Engine(DEFAULT_VENUE);
   readonly entries: HistoryEntry[] = [];
+  /** The stamped commands, as a sequencer would have journaled them. */
+  readonly commands: SequencedCommand[] = [];
   #seq = 0;
   #time: number;
 
@@ -56,7 +65,9 @@ export class EngineRecorder {
   apply(cmd: Command, time: number = this.#time): ApplyResult {
     this.#time = time;
     const seq = ++this.#seq;
-    const result = this.engine.apply({ ...cmd, seq, time });
+    const sequenced = { ...cmd, seq, time } as SequencedCommand;
+    this.commands.push(sequenced);
+    const result = this.engine.apply(sequenced);
     this.entries.push({ seq, time, events: result.events });
     return result;
   }
