@@ -106,6 +106,39 @@ describe('HistoryFollower', () => {
     assert.ok((dump(path)['trades']?.length ?? 0) > 100, 'the stream traded');
   });
 
+  test('a store write that fails is retried until it succeeds; what arrives meanwhile joins the next round', async () => {
+    const { rec, snapshot, stateHash, path, refPath } = await prepared('retry', 600, 300);
+    const logs: string[] = [];
+    const follower = new HistoryFollower(
+      { path, options: { busyTimeoutMs: 20 }, snapshot, stateHash },
+      (m) => logs.push(m),
+      { gatherMs: 0 },
+    );
+    // Another connection holds the write lock: the follower's transactions fail as busy.
+    const blocker = new DatabaseSync(path);
+    blocker.exec('BEGIN EXCLUSIVE');
+    const retried = new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (logs.length > 0) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 5);
+    });
+    follower.enqueue(appliedRange(rec, snapshot.lastSeq, snapshot.lastSeq + 100));
+    await retried;
+    assert.match(logs[0] as string, /history store write failed \(retrying\): database is locked/);
+    // More commands arrive while the store is locked; they join the next round.
+    follower.enqueue(appliedRange(rec, snapshot.lastSeq + 100, rec.seq));
+    assert.equal(follower.writtenSeq, snapshot.lastSeq);
+    blocker.exec('ROLLBACK');
+    blocker.close();
+    await follower.drain();
+    await follower.close();
+    assert.equal(follower.writtenSeq, rec.seq);
+    assert.deepEqual(dump(path), dump(refPath));
+  });
+
   test("a replica whose state does not match the engine's stops the follower", async () => {
     const { snapshot, path } = await prepared('hash', 300, 200);
     const follower = new HistoryFollower(

@@ -12,12 +12,12 @@
  * a function of the state and the command). The replica's state hash is checked against the
  * engine's at the start.
  *
- * Store failures (a busy or full disk) are retried on the worker; the replica does not wait for
- * them. Commands sent but not yet written count towards a bound, past which the sequencer is
- * told to refuse new commands. A replica that fails (a command it cannot decode or apply, a
- * state that does not match) or a worker that dies is fatal to the follower: the history would
- * otherwise silently stop, so `onFatal` listeners are told, and the venue stops so that a restart
- * brings the history up to date from the journal.
+ * Store failures (a locked file, a full disk) are retried on the worker; commands that arrive
+ * meanwhile wait in its queue and go with the next round. Commands sent but not yet written count
+ * towards a bound, past which the sequencer is told to refuse new commands. A replica that fails
+ * (a command it cannot decode or apply, a state that does not match) or a worker that dies is
+ * fatal to the follower: the history would otherwise silently stop, so `onFatal` listeners are
+ * told, and the venue stops so that a restart brings the history up to date from the journal.
  */
 import { Worker } from 'node:worker_threads';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
@@ -59,7 +59,6 @@ export interface HistoryFollowerOptions {
   readonly gatherMs?: number;
   /** Commands from which a gathered buffer goes at once; default HISTORY_GATHER_ENTRIES. */
   readonly gatherCommands?: number;
-  readonly store?: SqliteHistoryStoreOptions;
 }
 
 const LENGTH_BYTES = 4;
@@ -89,11 +88,7 @@ export class HistoryFollower {
    * Starts the worker from the engine's snapshot (`snapshot.lastSeq`: everything up to it must
    * already be in the store). Commands are fed with `enqueue`, the sequencer's applied batches.
    */
-  constructor(
-    start: FollowerStart,
-    log: (message: string) => void,
-    options: Omit<HistoryFollowerOptions, 'store'> = {},
-  ) {
+  constructor(start: FollowerStart, log: (message: string) => void, options: HistoryFollowerOptions = {}) {
     this.#log = log;
     this.#gatherMs = options.gatherMs ?? HISTORY_GATHER_MS;
     this.#gatherCommands = options.gatherCommands ?? HISTORY_GATHER_ENTRIES;

@@ -457,6 +457,8 @@ export interface SqliteHistoryStoreOptions {
    * file, which must then be rebuilt from the journal. Fine for a rebuild into a temporary file.
    */
   readonly synchronous?: 'NORMAL' | 'OFF';
+  /** How long a statement waits for another connection's lock before it fails (ms, default 5000). */
+  readonly busyTimeoutMs?: number;
 }
 
 export class SqliteHistoryStore implements HistoryStore {
@@ -471,7 +473,7 @@ export class SqliteHistoryStore implements HistoryStore {
   }
 
   private constructor(path: string, options: SqliteHistoryStoreOptions) {
-    this.#db = new DatabaseSync(path, { timeout: 5_000 });
+    this.#db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5_000 });
     try {
       const cacheKiB = Math.max(1_024, Math.floor(options.cacheKiB ?? 65_536));
       const walPages = Math.max(100, Math.floor(options.walAutocheckpointPages ?? 10_000));
