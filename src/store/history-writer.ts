@@ -1,5 +1,6 @@
 /**
- * @module history-writer — feeds the history store from the sequencer's applied batches: a
+ * @module history-writer — feeds the history store from applied batches with their events (the
+ * replay at start-up and `bourse rebuild-history`; a running venue uses history-follower.ts): a
  * bounded queue drained in store transactions, one at a time, off the engine's path.
  *
  * Batches gather: while fewer than `gatherEntries` are queued, the writer waits `gatherMs` before
