@@ -22,7 +22,12 @@ import { admin, createTrader, signedQuery, TEST_USER_AGENT } from '../test/fixtu
 const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? 100);
 const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? 10);
 /** Which runs to make (comma-separated: hello, orders, depth, ticker); default all. */
-const RUNS = new Set((process.env['HTTP_BENCH_RUNS'] ?? 'hello,orders,depth,ticker').split(','));
+const ALL_RUNS = ['hello', 'orders', 'depth', 'ticker'];
+const RUNS = new Set((process.env['HTTP_BENCH_RUNS'] ?? ALL_RUNS.join(',')).split(','));
+const unknownRuns = [...RUNS].filter((run) => !ALL_RUNS.includes(run));
+if (unknownRuns.length > 0) {
+  throw new Error(`HTTP_BENCH_RUNS: unknown run ${unknownRuns.join(', ')}; runs are ${ALL_RUNS.join(', ')}`);
+}
 const skipped = (): Promise<Figures | undefined> => Promise.resolve(undefined);
 
 interface Figures {

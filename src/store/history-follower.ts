@@ -22,7 +22,7 @@
 import { Worker } from 'node:worker_threads';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
-import { HISTORY_GATHER_ENTRIES, HISTORY_GATHER_MS, HISTORY_QUEUE_BOUND_ENTRIES } from './history-writer.ts';
+import { HISTORY_GATHER_ENTRIES, HISTORY_GATHER_MS } from './history-writer.ts';
 import type { SqliteHistoryStoreOptions } from './sqlite-history-store.ts';
 
 /** What the follower's thread starts from. */
@@ -61,6 +61,8 @@ export interface HistoryFollowerOptions {
   readonly gatherCommands?: number;
 }
 
+/** Commands handed over but not yet written beyond which the sequencer is told to refuse new ones. */
+export const HISTORY_BOUND_COMMANDS = 200_000;
 const LENGTH_BYTES = 4;
 const INITIAL_BUFFER_BYTES = 64 * 1024;
 
@@ -117,7 +119,7 @@ export class HistoryFollower {
   }
 
   /** True while too many commands wait to be written (a sequencer pressure source). */
-  readonly overBound = (): boolean => this.behind > HISTORY_QUEUE_BOUND_ENTRIES;
+  readonly overBound = (): boolean => this.behind > HISTORY_BOUND_COMMANDS;
 
   /** Called once if the follower cannot go on (see the module comment). */
   onFatal(listener: (error: Error) => void): void {

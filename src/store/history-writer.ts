@@ -11,9 +11,9 @@
  * (bench/README.md, HTTP). The price: a query that must see history up to the last acknowledged
  * command (getOrder of a finished order, the order lists, bills) waits up to `gatherMs` longer.
  *
- * The queue's length is a backpressure signal: past its bound the sequencer refuses new commands
- * as busy rather than let memory grow. A store failure is logged and retried; it never touches
- * engine state, and the store's checkpoint makes a retry (or a restart) apply nothing twice.
+ * Its callers bound the queue by waiting for `drain()` (recovery does every 20,000 entries). A
+ * store failure is logged and retried; it never touches engine state, and the store's checkpoint
+ * makes a retry (or a restart) apply nothing twice.
  */
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import type { HistoryEntry, HistoryStore } from './history-store.ts';
@@ -23,8 +23,6 @@ export type HistorySink = Pick<HistoryStore, 'applyBatch'>;
 
 /** Entries written per store transaction at most. */
 export const HISTORY_BATCH_ENTRIES = 5_000;
-/** Queued entries beyond which the sequencer is told to refuse new commands. */
-export const HISTORY_QUEUE_BOUND_ENTRIES = 200_000;
 const RETRY_DELAY_MS = 500;
 /** Default wait for company when few entries are queued (ms). */
 export const HISTORY_GATHER_MS = 10;
@@ -60,9 +58,6 @@ export class HistoryWriter {
   get queued(): number {
     return this.#queue.length - this.#head;
   }
-
-  /** True while the queue is past its bound (a sequencer pressure source). */
-  readonly overBound = (): boolean => this.queued > HISTORY_QUEUE_BOUND_ENTRIES;
 
   /** Entries written since start. */
   get written(): number {
