@@ -1,21 +1,27 @@
 /**
- * @module http.bench — the HTTP API under load from autocannon on the same machine:
+ * @module http.bench — the HTTP API under load from a generator on the same machine (wrk by
+ * default, see GENERATOR):
  * 1. baseline: a bare node:http hello-world server;
  * 2. signed order placement (GET /api/order, ZB signature checked, journal with fdatasync group
  *    commit, reply after durability), buys and sells alternating on each connection so the book
  *    stays small and half the orders trade;
  * 3. public depth and ticker.
- * Each server runs in its own process; autocannon runs in this one. Reports requests/s (median of
- * the per-second samples) and latency percentiles, and Bourse's orders/s ÷ hello-world requests/s.
+ * Each server runs in its own process; the generator in its own (wrk) or in this one. Reports
+ * requests/s (wrk: its mean over the run; the others: the median of per-second samples), latency
+ * percentiles, and Bourse's orders/s ÷ hello-world requests/s. Every order's reply must carry
+ * code 1000 (wrk and lean check the bodies), or it counts as an error.
+ * Why wrk: on two cores the generator's CPU is taken from the server it measures; autocannon
+ * spends ~27 µs a request, a core at 37k/s, wrk a fraction of that (bench/README.md, session 5).
  * The last line is one JSON object. Rate limits are switched off (`--rate-limits=false`): the
  * spec's 60 requests/s per key would otherwise need 500+ keys for this load.
  * `HTTP_BENCH_RUNS=orders` (say) makes only some runs, e.g. to profile the server under one load.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { runLoad } from './http-load.ts';
 import { startServer } from '../test/fixtures/server-process.ts';
 import { admin, createTrader, signedQuery, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
 
@@ -29,6 +35,19 @@ if (unknownRuns.length > 0) {
   throw new Error(`HTTP_BENCH_RUNS: unknown run ${unknownRuns.join(', ')}; runs are ${ALL_RUNS.join(', ')}`);
 }
 const skipped = (): Promise<Figures | undefined> => Promise.resolve(undefined);
+const GENERATORS = ['wrk', 'lean', 'autocannon'];
+/**
+ * The load generator (HTTP_BENCH_GENERATOR): `wrk` (C, one thread; the default when installed:
+ * `npm run bench:setup`), `lean` (bench/http-load.ts, JavaScript) or `autocannon`.
+ */
+const GENERATOR = process.env['HTTP_BENCH_GENERATOR'] ?? (hasWrk() ? 'wrk' : 'lean');
+if (!GENERATORS.includes(GENERATOR)) {
+  throw new Error(`HTTP_BENCH_GENERATOR: ${GENERATOR}? generators are ${GENERATORS.join(', ')}`);
+}
+
+function hasWrk(): boolean {
+  return spawnSync('wrk', ['--version']).error === undefined;
+}
 
 interface Figures {
   readonly rps: number;
@@ -40,23 +59,135 @@ interface Figures {
   readonly total: number;
 }
 
-async function load(url: string, options: Partial<autocannon.Options> = {}): Promise<Figures> {
-  const result = await autocannon({
-    url,
+/** What a run sends: GET paths, cycled per connection, and (lean only) text every body must hold. */
+interface Load {
+  readonly paths: readonly string[];
+  readonly expectBody?: string;
+  readonly seconds?: number;
+}
+
+async function load(base: string, run: Load): Promise<Figures> {
+  if (GENERATOR === 'wrk') return wrk(base, run);
+  const { paths, expectBody, seconds = SECONDS } = run;
+  const url = new URL(base);
+  if (GENERATOR === 'autocannon') {
+    const result = await autocannon({
+      url: base,
+      connections: CONNECTIONS,
+      duration: seconds,
+      headers: { 'user-agent': TEST_USER_AGENT },
+      requests: paths.map((path) => ({ method: 'GET', path })),
+    });
+    return {
+      rps: result.requests.p50,
+      rpsMean: Math.round(result.requests.average),
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.errors + result.timeouts,
+      non2xx: result.non2xx,
+      total: result.requests.total,
+    };
+  }
+  const result = await runLoad({
+    host: url.hostname,
+    port: Number(url.port),
     connections: CONNECTIONS,
-    duration: SECONDS,
-    headers: { 'user-agent': TEST_USER_AGENT },
-    ...options,
+    seconds,
+    requests: paths.map((path) =>
+      Buffer.from(
+        `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: ${TEST_USER_AGENT}\r\n` +
+          'Connection: keep-alive\r\n\r\n',
+        'latin1',
+      ),
+    ),
+    ...(expectBody === undefined ? {} : { expectBody }),
   });
+  const latencies = result.latenciesUs.slice().sort();
+  const at = (p: number): number =>
+    Number(
+      ((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN) / 1000).toFixed(
+        1,
+      ),
+    );
   return {
-    rps: result.requests.p50,
-    rpsMean: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    total: result.requests.total,
+    rps: median(result.perSecond),
+    rpsMean: Math.round(result.completed / seconds),
+    p50: at(0.5),
+    p99: at(0.99),
+    errors: result.connectionErrors,
+    non2xx: result.badResponses,
+    total: result.completed,
   };
+}
+
+/**
+ * One wrk run (one thread, CONNECTIONS connections, the paths cycled): requests/s is wrk's mean
+ * over the run (wrk keeps no per-second counts), latencies are its percentiles. A Lua script
+ * prebuilds the requests and, with `expectBody`, counts bodies without that text as errors.
+ */
+async function wrk(base: string, { paths, expectBody, seconds = SECONDS }: Load): Promise<Figures> {
+  const lua = (text: string): string => JSON.stringify(text); // a JSON string is a valid Lua string here
+  const script = join(scratch, `wrk-${process.pid}-${Date.now()}.lua`);
+  writeFileSync(
+    script,
+    `local paths = { ${paths.map(lua).join(', ')} }
+local requests = {}
+local n = 0
+local bad = 0
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+init = function()
+  for k, path in ipairs(paths) do
+    requests[k] = wrk.format("GET", path, { ["User-Agent"] = ${lua(TEST_USER_AGENT)} })
+  end
+end
+request = function()
+  n = n % #requests + 1
+  return requests[n]
+end
+${
+  expectBody === undefined
+    ? ''
+    : `response = function(status, headers, body)
+  if not string.find(body, ${lua(expectBody)}, 1, true) then bad = bad + 1 end
+end`
+}
+done = function(summary, latency, requests)
+  local badBodies = 0
+  for _, t in ipairs(threads) do badBodies = badBodies + (t:get("bad") or 0) end
+  local e = summary.errors
+  io.write(string.format('WRK {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d,"non2xx":%d,"badBodies":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.timeout, e.status, badBodies))
+end
+`,
+  );
+  const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', script, base], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  rmSync(script, { force: true });
+  const m = /^WRK (\{.*\})$/m.exec(out);
+  if (code !== 0 || m === null) throw new Error(`wrk failed (exit ${code}): ${out}`);
+  const r = JSON.parse(m[1] as string) as Record<string, number>;
+  const num = (k: string): number => r[k] as number;
+  const rps = Math.round(num('requests') / (num('durationUs') / 1e6));
+  return {
+    rps,
+    rpsMean: rps,
+    p50: Number((num('p50Us') / 1000).toFixed(1)),
+    p99: Number((num('p99Us') / 1000).toFixed(1)),
+    errors: num('errors'),
+    non2xx: num('non2xx') + num('badBodies'),
+    total: num('requests'),
+  };
+}
+
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
 }
 
 const line = (name: string, f: Figures | undefined): string =>
@@ -75,18 +206,22 @@ async function helloWorld(): Promise<Figures> {
     }),
   );
   try {
-    await load(`http://127.0.0.1:${port}/api/order`, { duration: 2 });
-    return await load(`http://127.0.0.1:${port}/api/order`);
+    const base = `http://127.0.0.1:${port}`;
+    await load(base, { paths: ['/api/order'], seconds: 2 });
+    return await load(base, { paths: ['/api/order'] });
   } finally {
     child.kill();
   }
 }
 
+const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-http-'));
+/** Where wrk's scripts are written (inside the run's temporary directory). */
+const scratch = root;
+
 async function main(): Promise<void> {
-  const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-http-'));
   console.log(
     `bench:http — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg()[0]?.toFixed(2)}, ` +
-      `${CONNECTIONS} connections, ${SECONDS} s per run, autocannon in this process, each server in its own`,
+      `${CONNECTIONS} connections, ${SECONDS} s per run, load generator ${GENERATOR} in this process, each server in its own`,
   );
   try {
     const hello = RUNS.has('hello') ? await helloWorld() : undefined;
@@ -122,20 +257,21 @@ async function main(): Promise<void> {
           secret,
         )}`.replace(/&reqTime=\d+$/, '&reqTime='),
       );
-      const signedRequests = (): autocannon.Request[] =>
-        paths.map((path) => ({ method: 'GET', path: `${path}${Date.now()}` }));
-      const orders = (): Promise<Figures> => load(`${server.base}/api/order`, { requests: signedRequests() });
-      if (RUNS.has('orders')) {
-        await load(`${server.base}/api/order`, { duration: 2, requests: signedRequests() });
-      }
+      const signed = (seconds = SECONDS): Load => ({
+        paths: paths.map((path) => `${path}${Date.now()}`),
+        expectBody: '"code":1000',
+        seconds,
+      });
+      const orders = (): Promise<Figures> => load(server.base, signed());
+      if (RUNS.has('orders')) await load(server.base, signed(2));
       const placed = RUNS.has('orders') ? await orders() : undefined;
       console.log(line('signed orders (durable)', placed));
       const depth = RUNS.has('depth')
-        ? await load(`${server.base}/data/v1/depth?market=btc_usdt&size=10`)
+        ? await load(server.base, { paths: ['/data/v1/depth?market=btc_usdt&size=10'] })
         : await skipped();
       console.log(line('public depth', depth));
       const ticker = RUNS.has('ticker')
-        ? await load(`${server.base}/data/v1/ticker?market=btc_usdt`)
+        ? await load(server.base, { paths: ['/data/v1/ticker?market=btc_usdt'] })
         : await skipped();
       console.log(line('public ticker', ticker));
       const state = await admin(server.base, server.token, '/admin/state', []);
