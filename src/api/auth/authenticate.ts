@@ -1,11 +1,11 @@
 /** @module authenticate — checks a signed request: access key, signature, reqTime window, bound IPs, method name and the endpoint's permission. */
-import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { KeyPermissions } from '../../domain/commands.ts';
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
 import type { ApiRequest, VenuePort } from '../http/types.ts';
 import type { SecretSealer } from './secret-sealing.ts';
-import { verifyRequestSignature } from './signature.ts';
+import type { HmacMd5Key } from './hmac-md5.ts';
+import { signingKeyOf, verifyRequestSignature } from './signature.ts';
 
 /** Default allowed difference between `reqTime` and the server's clock, either way (ms). */
 export const DEFAULT_REQ_TIME_WINDOW_MS = 10_000;
@@ -75,7 +75,7 @@ export class Authenticator {
   readonly #sealer: SecretSealer;
   readonly #windowMs: number;
   readonly #maxCached: number;
-  readonly #secrets = new Map<string, { readonly sealed: string; readonly key: KeyObject }>();
+  readonly #secrets = new Map<string, { readonly sealed: string; readonly key: HmacMd5Key }>();
 
   constructor(venue: VenuePort, sealer: SecretSealer, options: AuthenticatorOptions = {}) {
     this.#venue = venue;
@@ -167,7 +167,7 @@ export class Authenticator {
    * The key's HMAC key (sha1hex(secret)) for its signatures, REST and WebSocket, unsealed once and
    * then cached; undefined when this server's master key cannot open it.
    */
-  signingKey(key: ApiKeyRecord): KeyObject | undefined {
+  signingKey(key: ApiKeyRecord): HmacMd5Key | undefined {
     const cached = this.#secrets.get(key.accessKey);
     if (cached !== undefined && cached.sealed === key.sealedSecret) return cached.key;
     const hash = this.#sealer.unseal(key.sealedSecret, key.accessKey);
@@ -177,7 +177,7 @@ export class Authenticator {
       const oldest = this.#secrets.keys().next();
       if (oldest.done !== true) this.#secrets.delete(oldest.value);
     }
-    const signingKey = createSecretKey(Buffer.from(hash, 'utf8'));
+    const signingKey = signingKeyOf(hash);
     this.#secrets.set(key.accessKey, { sealed: key.sealedSecret, key: signingKey });
     return signingKey;
   }

@@ -1,4 +1,3 @@
-import { createSecretKey } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RequestParam } from '../http/types.ts';
@@ -7,6 +6,7 @@ import {
   hmacMd5Hex,
   rawSignedString,
   secretHash,
+  signingKeyOf,
   signWsMessage,
   verifyRequestSignature,
   verifyWsSignature,
@@ -18,6 +18,16 @@ import {
 const API_KEY = 'a1b2c3d4-0000-1111-2222-333344445555';
 const SECRET = 'f0e1d2c3-aaaa-bbbb-cccc-ddddeeeeffff';
 const HASH = '733dba65420d5cc841e56874d788f66280a0cf48';
+
+/**
+ * verifyRequestSignature with HASH given as text (node:crypto's HMAC) and as the server's cached
+ * HmacMd5Key: the two must agree on every vector.
+ */
+function verifies(params: readonly RequestParam[], sign: string): boolean {
+  const withText = verifyRequestSignature(HASH, params, sign);
+  assert.equal(verifyRequestSignature(signingKeyOf(HASH), params, sign), withText);
+  return withText;
+}
 
 /** Params as a client sends them: decoded values, raw segments percent-encoded (encodeURIComponent). */
 function params(pairs: [string, string][], rawOf?: (name: string, value: string) => string): RequestParam[] {
@@ -51,10 +61,12 @@ describe('§4.3 test vectors', () => {
     );
     assert.equal(decodedSignedString(p), `accesskey=${API_KEY}&method=getAccountInfo`);
     assert.equal(hmacMd5Hex(HASH, decodedSignedString(p)), 'dc2c812c4367882fa1a0e552fb42a445');
-    assert.ok(verifyRequestSignature(HASH, p, 'dc2c812c4367882fa1a0e552fb42a445'));
-    // The same key as a KeyObject (what the server caches) signs identically.
-    const keyObject = createSecretKey(Buffer.from(HASH, 'utf8'));
-    assert.ok(verifyRequestSignature(keyObject, p, 'dc2c812c4367882fa1a0e552fb42a445'));
+    assert.ok(verifies(p, 'dc2c812c4367882fa1a0e552fb42a445'));
+    // The same key as an HmacMd5Key (what the server caches) signs identically.
+    const serverKey = signingKeyOf(HASH);
+    assert.equal(hmacMd5Hex(serverKey, decodedSignedString(p)), 'dc2c812c4367882fa1a0e552fb42a445');
+    assert.ok(verifyRequestSignature(serverKey, p, 'dc2c812c4367882fa1a0e552fb42a445'));
+    assert.ok(!verifyRequestSignature(serverKey, p, 'dc2c812c4367882fa1a0e552fb42a446'));
   });
 
   test('V2 order, parameters in any order, sign and reqTime anywhere', () => {
@@ -73,7 +85,7 @@ describe('§4.3 test vectors', () => {
       decodedSignedString(p),
       `accesskey=${API_KEY}&amount=0.0100&currency=btc_usdt&method=order&price=30000.00&tradeType=1`,
     );
-    assert.ok(verifyRequestSignature(HASH, p, '38536f70caa027022b2015f32c9e9293'));
+    assert.ok(verifies(p, '38536f70caa027022b2015f32c9e9293'));
   });
 
   const v3: [string, string][] = [
@@ -89,7 +101,7 @@ describe('§4.3 test vectors', () => {
   test('V3 withdraw: raw values (ccxt/Java) match the decoded string', () => {
     const p = params(v3);
     assert.equal(hmacMd5Hex(HASH, decodedSignedString(p)), '925e3b0e6155e5544c1e4970cb8fd7d9');
-    assert.ok(verifyRequestSignature(HASH, p, '925e3b0e6155e5544c1e4970cb8fd7d9'));
+    assert.ok(verifies(p, '925e3b0e6155e5544c1e4970cb8fd7d9'));
   });
 
   test('V3 withdraw: percent-encoded signing (Go/PHP) matches the raw segments', () => {
@@ -99,7 +111,7 @@ describe('§4.3 test vectors', () => {
       `accesskey=${API_KEY}&amount=1.5&currency=usdt&fees=1&method=withdraw` +
         '&receiveAddr=TXyz123abc_memo%201%262&safePwd=p%40ss%20w%2Frd%3D1',
     );
-    assert.ok(verifyRequestSignature(HASH, p, '5dc32576202d882c110ed2af3d0426e5'));
+    assert.ok(verifies(p, '5dc32576202d882c110ed2af3d0426e5'));
   });
 
   const v4: [string, string][] = [
@@ -116,16 +128,16 @@ describe('§4.3 test vectors', () => {
       decodedSignedString(p),
       `accesskey=${API_KEY}&market=btc_usdt&method=orderMoreV2&tradeParams=[[30000,0.01],[30100,0.02]]&tradeType=1`,
     );
-    assert.ok(verifyRequestSignature(HASH, p, '70b1d1d3472792be2f5ca1d61d0953dc'));
+    assert.ok(verifies(p, '70b1d1d3472792be2f5ca1d61d0953dc'));
   });
 
   test('V4 percent-encoded variant', () => {
-    assert.ok(verifyRequestSignature(HASH, params(v4), '5a44c11274c470f68f6e0f64e5e9aba0'));
+    assert.ok(verifies(params(v4), '5a44c11274c470f68f6e0f64e5e9aba0'));
   });
 
   test('V4 coinrust form: tradeParams raw on the wire, other values encoded', () => {
     const p = params(v4, (n, v) => `${n}=${n === 'tradeParams' ? v : encodeURIComponent(v)}`);
-    assert.ok(verifyRequestSignature(HASH, p, '70b1d1d3472792be2f5ca1d61d0953dc'));
+    assert.ok(verifies(p, '70b1d1d3472792be2f5ca1d61d0953dc'));
   });
 
   test('V5 getUnfinishedOrdersIgnoreTradeType', () => {
@@ -136,7 +148,7 @@ describe('§4.3 test vectors', () => {
       ['pageIndex', '1'],
       ['pageSize', '10'],
     ]);
-    assert.ok(verifyRequestSignature(HASH, p, 'e8fc9e4bc357d7d716443a9403f3bdbd'));
+    assert.ok(verifies(p, 'e8fc9e4bc357d7d716443a9403f3bdbd'));
   });
 });
 
@@ -152,27 +164,27 @@ describe('verification', () => {
   const good = '38536f70caa027022b2015f32c9e9293';
 
   test('uppercase hex sign is accepted', () => {
-    assert.ok(verifyRequestSignature(HASH, params(base), good.toUpperCase()));
+    assert.ok(verifies(params(base), good.toUpperCase()));
   });
 
   test('tampered value, extra parameter, dropped parameter, wrong secret: refused', () => {
     const tampered = base.map(([k, v]): [string, string] => [k, k === 'price' ? '30000.01' : v]);
-    assert.ok(!verifyRequestSignature(HASH, params(tampered), good));
-    assert.ok(!verifyRequestSignature(HASH, params([...base, ['postOnly', 'true']]), good));
-    assert.ok(!verifyRequestSignature(HASH, params(base.slice(1)), good));
+    assert.ok(!verifies(params(tampered), good));
+    assert.ok(!verifies(params([...base, ['postOnly', 'true']]), good));
+    assert.ok(!verifies(params(base.slice(1)), good));
     assert.ok(!verifyRequestSignature(secretHash('other'), params(base), good));
   });
 
   test('unknown extras are signed; tx is not', () => {
     const extra = params([...base, ['timeInForce', 'IOC']]);
     const sign = hmacMd5Hex(HASH, decodedSignedString(extra));
-    assert.ok(verifyRequestSignature(HASH, extra, sign));
-    assert.ok(verifyRequestSignature(HASH, params([...base, ['tx', 'anything']]), good));
+    assert.ok(verifies(extra, sign));
+    assert.ok(verifies(params([...base, ['tx', 'anything']]), good));
   });
 
   test('malformed signs are refused without throwing', () => {
     for (const s of ['', 'xyz', good.slice(1), `${good}0`, 'g'.repeat(32), '你'.repeat(32)]) {
-      assert.equal(verifyRequestSignature(HASH, params(base), s), false, s);
+      assert.equal(verifies(params(base), s), false, s);
     }
   });
 });
@@ -207,7 +219,9 @@ describe('WebSocket subscription signing (§10.8)', () => {
   test('sorted compact JSON vectors', () => {
     for (const [message, sign] of vectors) {
       assert.equal(signWsMessage(HASH, message), sign);
+      assert.equal(signWsMessage(signingKeyOf(HASH), message), sign);
       assert.ok(verifyWsSignature(HASH, { ...message, sign }, sign));
+      assert.ok(verifyWsSignature(signingKeyOf(HASH), { ...message, sign }, sign));
     }
     assert.equal(
       wsSignedText(vectors[0]![0]),
@@ -221,7 +235,9 @@ describe('WebSocket subscription signing (§10.8)', () => {
       wsSignedTextAllStrings(message),
       `{"accesskey":"${API_KEY}","amount":"0.01","channel":"btcusdt_order","event":"addChannel","price":"30000","tradeType":"1"}`,
     );
-    assert.ok(verifyWsSignature(HASH, message, 'b1385bfb064814572c2b9effae2a45bc'));
-    assert.ok(!verifyWsSignature(HASH, { ...message, price: 30001 }, 'b1385bfb064814572c2b9effae2a45bc'));
+    for (const key of [HASH, signingKeyOf(HASH)]) {
+      assert.ok(verifyWsSignature(key, message, 'b1385bfb064814572c2b9effae2a45bc'));
+      assert.ok(!verifyWsSignature(key, { ...message, price: 30001 }, 'b1385bfb064814572c2b9effae2a45bc'));
+    }
   });
 });
