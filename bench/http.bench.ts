@@ -221,7 +221,7 @@ const scratch = root;
 async function main(): Promise<void> {
   console.log(
     `bench:http — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load average ${loadavg()[0]?.toFixed(2)}, ` +
-      `${CONNECTIONS} connections, ${SECONDS} s per run, load generator ${GENERATOR} in this process, each server in its own`,
+      `${CONNECTIONS} connections, ${SECONDS} s per run, load generator ${GENERATOR}, each server in its own process`,
   );
   try {
     const hello = RUNS.has('hello') ? await helloWorld() : undefined;
