@@ -127,7 +127,7 @@ async function load(base: string, run: Load): Promise<Figures> {
  */
 async function wrk(base: string, { paths, expectBody, seconds = SECONDS }: Load): Promise<Figures> {
   const lua = (text: string): string => JSON.stringify(text); // a JSON string is a valid Lua string here
-  const script = join(scratch, `wrk-${process.pid}-${Date.now()}.lua`);
+  const script = join(root, `wrk-${process.pid}-${Date.now()}.lua`);
   writeFileSync(
     script,
     `local paths = { ${paths.map(lua).join(', ')} }
@@ -214,9 +214,8 @@ async function helloWorld(): Promise<Figures> {
   }
 }
 
+/** The run's temporary directory: the server's data and wrk's scripts. */
 const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-http-'));
-/** Where wrk's scripts are written (inside the run's temporary directory). */
-const scratch = root;
 
 async function main(): Promise<void> {
   console.log(
