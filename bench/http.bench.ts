@@ -273,7 +273,7 @@ async function main(): Promise<void> {
         ? await load(server.base, { paths: ['/data/v1/ticker?market=btc_usdt'] })
         : await skipped();
       console.log(line('public ticker', ticker));
-      const state = await admin(server.base, server.token, '/admin/state', []);
+      const state = await admin(server.adminBase, server.token, '/admin/state', []);
       const ratio = placed !== undefined && hello !== undefined ? placed.rps / hello.rps : NaN;
       console.log(
         `orders/s ÷ hello-world req/s = ${ratio.toFixed(2)} (journal at seq ${String(state.lastSeq)} after the runs)`,

@@ -14,4 +14,9 @@ reportStatsOverIpc(
   () => ({ connections: venue.ws.connections, dropped: venue.ws.dropped }),
   () => venue.close(),
 );
-process.send?.({ type: 'ready', base: `http://${venue.http.host}:${venue.http.port}` });
+const { admin } = venue;
+process.send?.({
+  type: 'ready',
+  base: `http://${venue.http.host}:${venue.http.port}`,
+  adminBase: admin.target.socket === undefined ? `http://${admin.target.host}:${admin.target.port}` : '',
+});

@@ -210,9 +210,9 @@ async function main(): Promise<void> {
   };
   const processes: ChildProcess[] = [server];
   try {
-    const { base } = await nextMessage<{ base: string }>(server, 'ready');
+    const { base, adminBase } = await nextMessage<{ base: string; adminBase: string }>(server, 'ready');
     const url = new URL(base);
-    const venue = { base, token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim() };
+    const venue = { base, adminBase, token: readFileSync(join(dataDir, 'admin.token'), 'utf8').trim() };
     const buyer = await createTrader(venue, 'buyer', [['usdt', '5000000000']]);
     const seller = await createTrader(venue, 'seller', [['btc', '10000000']]);
     const maker = await createTrader(venue, 'maker', [

@@ -5,12 +5,15 @@
  * Start-up order: options → data directory (genesis, admin token) → master key → journal,
  * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
  * sequencer → market data → chains (the simulated chain, and a first pass of the chain watcher)
- * → HTTP and WebSocket. The API opens only after recovery has finished.
+ * → HTTP and WebSocket, then the admin listener, then `listen.json` (where both listen). The API
+ * opens only after recovery has finished. The listen addresses are checked before anything is
+ * created on disk, so that a busy port is one line and no new data directory.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
+import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
 import {
   createSecretSealer,
   generateApiCredentials,
@@ -19,6 +22,13 @@ import {
 } from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
+import {
+  ListenError,
+  listenProblem,
+  probeListen,
+  type ListenRole,
+  type ListenTarget,
+} from './api/http/listen-probe.ts';
 import { publicRoutes } from './api/http/public/public-routes.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
 import { signedRoutes } from './api/http/signed/index.ts';
@@ -29,7 +39,20 @@ import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
 import { dataPaths, ensureAdminToken, ensureGenesis } from './config/data-dir.ts';
-import { describeOptions, loadOptions, type ServerOptions } from './config/options.ts';
+import {
+  newInstanceId,
+  removeListenFile,
+  tcpEndpoint,
+  writeListenFile,
+  type Endpoint,
+} from './config/listen-file.ts';
+import {
+  describeOptions,
+  loadOptions,
+  serverUsage,
+  wantsHelp,
+  type ServerOptions,
+} from './config/options.ts';
 import { FileJournal } from './journal/file-journal.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { recover } from './sequencer/recovery.ts';
@@ -45,6 +68,8 @@ const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () =>
 export interface RunningVenue {
   readonly sequencer: Sequencer;
   readonly http: RunningHttpServer;
+  /** The admin API's own listener (loopback TCP or a Unix socket). */
+  readonly admin: RunningAdminServer;
   readonly ws: WsGateway;
   readonly options: ServerOptions;
   /** The simulated chain every coin moves on, and the watcher that reports it to the engine. */
@@ -66,11 +91,39 @@ export function defaultMasterKeyFile(dataDir: string, env: NodeJS.ProcessEnv = p
   return join(base, 'bourse', `master-${id}.key`);
 }
 
-/** Starts a venue with `options`; resolves once it is recovered and listening. */
+const PUBLIC_ROLE: ListenRole = {
+  what: 'the public API',
+  port: '--port or BOURSE_PORT',
+  host: '--host or BOURSE_HOST',
+};
+
+/** Where the admin API listens: the Unix socket when one is set, else adminHost:adminPort. */
+const adminTarget = (options: ServerOptions): ListenTarget =>
+  options.adminSocket !== undefined
+    ? { socket: options.adminSocket }
+    : { host: options.adminHost, port: options.adminPort };
+
+/** True for loopback interfaces (127.0.0.0/8, ::1, localhost). */
+const isLoopback = (host: string): boolean => /^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(host);
+
+/** Throws a ListenError (one line) when the public or admin address cannot be listened on now. */
+async function refuseBusyAddresses(options: ServerOptions): Promise<void> {
+  const problem =
+    (await probeListen({ host: options.host, port: options.port }, PUBLIC_ROLE)) ??
+    (await probeListen(adminTarget(options), ADMIN_ROLE));
+  if (problem !== undefined) throw new ListenError(problem);
+}
+
+/**
+ * Starts a venue with `options`; resolves once it is recovered and listening. Rejects with a
+ * ListenError, before the data directory is touched, when an address is taken.
+ */
 export async function startVenue(
   options: ServerOptions,
   log: (message: string) => void,
 ): Promise<RunningVenue> {
+  await refuseBusyAddresses(options);
+  const instance = newInstanceId();
   const paths = dataPaths(options.dataDir);
   const genesis = ensureGenesis(paths.root);
   const adminToken = ensureAdminToken(paths.root);
@@ -184,23 +237,24 @@ export async function startVenue(
           })
         : UNLIMITED,
     }),
-    ...adminRoutes({
-      venue,
-      token: adminToken,
-      snapshot: () => sequencer.snapshot(),
-      funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
-      keys: {
-        issue: () => {
-          const c = generateApiCredentials();
-          return {
-            accessKey: c.accessKey,
-            secretKey: c.secret,
-            sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-          };
-        },
-      },
-    }),
   ];
+  const admins = adminRoutes({
+    venue,
+    token: adminToken,
+    instance,
+    snapshot: () => sequencer.snapshot(),
+    funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
+    keys: {
+      issue: () => {
+        const c = generateApiCredentials();
+        return {
+          accessKey: c.accessKey,
+          secretKey: c.secret,
+          sealedSecret: sealer.seal(c.secretHash, c.accessKey),
+        };
+      },
+    },
+  });
   const handler = createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log });
   const ws = new WsGateway({
     engine,
@@ -211,15 +265,44 @@ export async function startVenue(
     log,
   });
   sequencer.onApplied(ws.apply);
-  const http = await startHttpServer({ host: options.host, port: options.port, handler });
+  const http = await startHttpServer({ host: options.host, port: options.port, handler }).catch(
+    (error: unknown) => {
+      throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
+    },
+  );
   ws.attach(http.server);
+  const admin = await startAdminServer(adminTarget(options), createRequestHandler(admins, { log })).catch(
+    async (error: unknown) => {
+      await http.close();
+      throw error;
+    },
+  );
+  const publicAt = tcpEndpoint(http.host, http.port);
+  const adminAt: Endpoint =
+    admin.target.socket !== undefined
+      ? { socket: admin.target.socket }
+      : tcpEndpoint(admin.target.host, admin.target.port);
+  writeListenFile(paths.root, {
+    pid: process.pid,
+    instance,
+    startedAt: new Date().toISOString(),
+    public: publicAt,
+    admin: adminAt,
+  });
+  log(`admin API on ${'socket' in adminAt ? `the Unix socket ${adminAt.socket}` : adminAt.url}`);
+  if (!('socket' in adminAt) && !isLoopback(adminAt.host)) {
+    log(`warning: the admin API listens on ${adminAt.host}, not on loopback: keep that interface private`);
+  }
   log(`listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      // First, so that a CLI started during the stop is told no server runs here.
+      removeListenFile(paths.root, instance);
       await ws.close();
       await http.close();
+      await admin.close();
       await watcher.stop();
       await sequencer.close();
       await follower.close().catch(() => undefined);
@@ -232,11 +315,15 @@ export async function startVenue(
   };
   sequencer.onFatal(fatal);
   follower.onFatal(fatal);
-  return { sequencer, http, ws, options, chain, watcher, close };
+  return { sequencer, http, admin, ws, options, chain, watcher, close };
 }
 
 async function main(): Promise<void> {
   const log = (message: string): void => console.log(`${new Date().toISOString()} bourse: ${message}`);
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(serverUsage());
+    return;
+  }
   let options: ServerOptions;
   try {
     options = loadOptions(process.argv.slice(2), process.env);
@@ -256,7 +343,9 @@ async function main(): Promise<void> {
 
 if (import.meta.main) {
   main().catch((error: unknown) => {
-    console.error(`bourse: cannot start: ${(error as Error).stack ?? String(error)}`);
+    // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
+    const detail = error instanceof ListenError ? error.message : ((error as Error).stack ?? String(error));
+    console.error(`bourse: cannot start: ${detail}`);
     process.exit(1);
   });
 }

@@ -1,77 +1,317 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, describe, test } from 'node:test';
+import { tcpEndpoint, writeListenFile, type ListenRecord } from '../config/listen-file.ts';
 import { runCli, type OfflineCommands } from './bourse.ts';
+import { COMMANDS, ENVIRONMENT, flagsOf } from './commands.ts';
 
 const offline: OfflineCommands = {
   verify: () => Promise.reject(new Error('not called')),
   rebuildHistory: () => Promise.reject(new Error('not called')),
 };
 
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+const roots: string[] = [];
+after(() => {
+  for (const r of roots) rmSync(r, { recursive: true, force: true });
+});
+
+/** A fresh data directory holding an admin token. */
+function dataDir(): string {
+  const root = mkdtempSync(join(tmpdir(), 'bourse-cli-'));
+  roots.push(root);
+  const dir = join(root, 'data');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'admin.token'), `${'t'.repeat(64)}\n`, { mode: 0o600 });
+  return dir;
+}
+
+async function run(
+  argv: string[],
+  env: Record<string, string> = {},
+  readSecret?: (prompt: string) => Promise<string>,
+): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runCli(argv, { out: (l) => (out += `${l}\n`), err: (l) => (err += `${l}\n`) }, offline);
+  const code = await runCli(
+    argv,
+    {
+      out: (l) => (out += `${l}\n`),
+      err: (l) => (err += `${l}\n`),
+      ...(readSecret === undefined ? {} : { readSecret }),
+    },
+    offline,
+    env,
+  );
   return { code, out, err };
 }
 
-test('malformed command lines exit 2 with the problem and the usage, before any request', async () => {
-  for (const [argv, problem] of [
-    [['frobnicate'], /unknown command 'frobnicate'/],
-    [['user', 'create'], /user create needs <name>/],
-    [['deposit', 'credit', 'alice', 'usdt'], /needs <name> <coin> <amount>/],
-    [['key', 'create', 'alice', '--perms'], /--perms needs a value/],
-    [['user', 'create', 'x', '--bogus'], /unknown option --bogus/],
-    [['market', 'halt'], /market halt needs <market>/],
-    [['address', 'create', 'alice'], /address create needs <name> <coin>/],
-    [['address', 'create', 'alice', 'usdt', '--chain'], /--chain needs a value/],
-    [['withdraw-address', 'add', 'alice', 'usdt'], /withdraw-address add needs <name> <coin> <address>/],
-    [['withdraw-address', 'verify', 'alice'], /withdraw-address verify needs <name> <coin> <address>/],
-    [
-      ['withdraw-address', 'remove', 'alice', 'usdt', 'x'],
-      /unknown command 'withdraw-address remove alice usdt x'/,
-    ],
-    [['fund-password', 'set', 'alice'], /fund-password set needs <name> <password>/],
-    [['withdraw', 'approve'], /withdraw approve needs <id>/],
-    [['withdraw', 'reject'], /withdraw reject needs <id>/],
-    [['withdraw', 'show'], /withdraw show needs <id>/],
-    [['withdraw', 'list', '--pending=yes'], /--pending takes no value/],
-    [['chain', 'deposit', '0xabc'], /chain deposit needs <address> <amount>/],
-    [['chain', 'deposit', '0xabc', '1', '--memo'], /--memo needs a value/],
-    [['chain', 'fail'], /chain fail needs <hash>/],
-    [['chain', 'reorg'], /unknown command 'chain reorg'/],
-  ] as const) {
-    const r = await run([...argv, '--url', 'http://127.0.0.1:1']);
-    assert.equal(r.code, 2, argv.join(' '));
-    assert.match(r.err, problem);
-    assert.match(r.err, /usage: bourse/);
-  }
-  assert.equal((await run([])).code, 2);
-  assert.equal((await run(['--help'])).code, 0);
+/** An HTTP server that records every request and answers `/admin/instance` with `instance`. */
+async function fakeServer(instance: string): Promise<{
+  server: Server;
+  url: string;
+  seen: { path: string; headers: IncomingHttpHeaders }[];
+}> {
+  const seen: { path: string; headers: IncomingHttpHeaders }[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ path: req.url ?? '', headers: req.headers });
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      JSON.stringify(
+        req.url === '/admin/instance' ? { code: 1000, instance } : { code: 1000, lastSeq: 7, stateHash: 'h' },
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return { server, url: `http://127.0.0.1:${port}`, seen };
+}
+
+const record = (pid: number, adminPort: number, instance = 'a'.repeat(32)): ListenRecord => ({
+  pid,
+  instance,
+  startedAt: '2025-01-01T00:00:00.000Z',
+  public: tcpEndpoint('127.0.0.1', 8080),
+  admin: tcpEndpoint('127.0.0.1', adminPort),
 });
 
-test('a data directory without the admin token is a clear error', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bourse-cli-'));
-  try {
-    const r = await run(['user', 'create', 'alice', '--data', dir]);
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+  return Number(child.stdout.toString());
+}
+
+describe('command lines', () => {
+  test('malformed command lines exit 2 with the problem and the usage, before any request', async () => {
+    for (const [argv, problem] of [
+      [['frobnicate'], /unknown command 'frobnicate'/],
+      [['user', 'create'], /user create needs <name>/],
+      [['user', 'create', 'a', 'b'], /user create takes <name>: 'b' is one too many/],
+      [['deposit', 'credit', 'alice', 'usdt'], /needs <name> <coin> <amount>/],
+      [['key', 'create', 'alice', '--perms'], /--perms needs a value/],
+      [['key', 'create', 'alice', '--perms', 'asset', '--perms', 'money'], /--perms given twice/],
+      [['user', 'create', 'x', '--bogus'], /unknown option --bogus/],
+      [['user', 'create', 'x', '--perms', 'asset'], /user create does not take --perms/],
+      [['verify', '--url', 'http://127.0.0.1:1'], /verify does not take --url/],
+      [['market', 'halt'], /market halt needs <market>/],
+      [['market'], /market needs a command/],
+      [['address', 'create', 'alice'], /address create needs <name> <coin>/],
+      [['address', 'create', 'alice', 'usdt', '--chain'], /--chain needs a value/],
+      [['withdraw-address', 'add', 'alice', 'usdt'], /withdraw-address add needs <name> <coin> <address>/],
+      [['withdraw-address', 'verify', 'alice'], /withdraw-address verify needs <name> <coin> <address>/],
+      [
+        ['withdraw-address', 'remove', 'alice', 'usdt', 'x'],
+        /unknown command 'withdraw-address remove alice usdt x'/,
+      ],
+      [['withdraw', 'approve'], /withdraw approve needs <id>/],
+      [['withdraw', 'reject'], /withdraw reject needs <id>/],
+      [['withdraw', 'show'], /withdraw show needs <id>/],
+      [['withdraw', 'list', '--pending=yes'], /--pending takes no value/],
+      [['chain', 'deposit', '0xabc'], /chain deposit needs <address> <amount>/],
+      [['chain', 'deposit', '0xabc', '1', '--memo'], /--memo needs a value/],
+      [['chain', 'fail'], /chain fail needs <hash>/],
+      [['chain', 'reorg'], /unknown command 'chain reorg'/],
+      [
+        ['key', 'create', 'alice'],
+        /key create needs --perms: a comma list of asset \(account and bills\), entrust/,
+      ],
+      [
+        ['fund-password', 'set', 'alice', 'hunter22'],
+        /takes no password on the command line \(ps and the shell history/,
+      ],
+    ] as const) {
+      const r = await run([...argv], { BOURSE_DATA: '/nonexistent' });
+      assert.equal(r.code, 2, argv.join(' '));
+      assert.match(r.err, problem);
+      assert.match(r.err, /usage: bourse/);
+    }
+    assert.equal((await run([])).code, 2);
+    assert.equal((await run(['--help'])).code, 0);
+    assert.equal((await run(['help'])).code, 0);
+  });
+
+  test('--help for every command lists its arguments, every flag it takes and the environment', async () => {
+    for (const command of COMMANDS) {
+      for (const argv of [
+        [...command.name.split(' '), '--help'],
+        ['help', ...command.name.split(' ')],
+        [...command.name.split(' '), '-h'],
+      ]) {
+        const r = await run(argv);
+        assert.equal(r.code, 0, argv.join(' '));
+        assert.match(
+          r.out,
+          new RegExp(`^usage: bourse ${command.name} ${command.args.join(' ')}`.replace(/[[\]]/g, '\\$&')),
+        );
+        for (const flag of flagsOf(command))
+          assert.ok(r.out.includes(flag), `${command.name} --help: ${flag}`);
+        assert.ok(r.out.includes('BOURSE_DATA'), `${command.name} --help: BOURSE_DATA`);
+      }
+    }
+    const all = await run(['--help']);
+    for (const command of COMMANDS) assert.ok(all.out.includes(command.name), command.name);
+    for (const [name] of ENVIRONMENT) assert.ok(all.out.includes(name), name);
+    const group = await run(['withdraw', '--help']);
+    assert.equal(group.code, 0);
+    assert.match(group.out, /withdraw approve <id>/);
+  });
+});
+
+describe('finding the server', () => {
+  test('no listen.json: a clear message; BOURSE_PORT is named as a hint and never gets the token', async () => {
+    const dir = dataDir();
+    const fake = await fakeServer('x');
+    try {
+      const port = new URL(fake.url).port;
+      const r = await run(['state'], { BOURSE_DATA: dir, BOURSE_PORT: port });
+      assert.equal(r.code, 1);
+      assert.match(
+        r.err,
+        /no server is running on the data directory .* \(BOURSE_DATA\): it has no listen\.json/,
+      );
+      assert.match(r.err, new RegExp(`BOURSE_PORT=${port} is only a hint`));
+      assert.deepEqual(fake.seen, []);
+    } finally {
+      fake.server.close();
+    }
+  });
+
+  test('a data directory that does not exist is named, with where its name came from', async () => {
+    const r = await run(['state', '--data', '/nonexistent/bourse']);
     assert.equal(r.code, 1);
-    assert.match(r.err, /cannot read the admin token/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+    assert.match(r.err, /the data directory \/nonexistent\/bourse \(--data\) does not exist/);
+    const d = await run(['state'], {});
+    assert.match(d.err, /data \(the default\)/);
+  });
 
-test('an unreachable server is a clear error, not a crash', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bourse-cli-'));
-  try {
-    const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(dir, 'admin.token'), 'x\n');
-    const r = await run(['state', '--data', dir, '--url', 'http://127.0.0.1:1']);
+  test('a stale listen.json (its server is dead) is a clear message, and nothing is sent', async () => {
+    const dir = dataDir();
+    const fake = await fakeServer('a'.repeat(32));
+    try {
+      const pid = deadPid();
+      writeListenFile(dir, record(pid, Number(new URL(fake.url).port)));
+      const r = await run(['state', '--data', dir]);
+      assert.equal(r.code, 1);
+      assert.match(
+        r.err,
+        new RegExp(
+          `listen\\.json is stale: the server that wrote it \\(pid ${pid}, started .*\\) is not running`,
+        ),
+      );
+      assert.deepEqual(fake.seen, []);
+    } finally {
+      fake.server.close();
+    }
+  });
+
+  test('a live pid with another server at the address (pid and port reused): the token is not sent', async () => {
+    const dir = dataDir();
+    const fake = await fakeServer('b'.repeat(32));
+    try {
+      writeListenFile(dir, record(process.pid, Number(new URL(fake.url).port)));
+      const r = await run(['state', '--data', dir]);
+      assert.equal(r.code, 1);
+      assert.match(
+        r.err,
+        /does not answer at http:\/\/127\.0\.0\.1:\d+ \(another server does\).*The admin token was not sent/,
+      );
+      assert.deepEqual(
+        fake.seen.map((s) => [s.path, s.headers.authorization]),
+        [['/admin/instance', undefined]],
+      );
+    } finally {
+      fake.server.close();
+    }
+  });
+
+  test('the address the server wrote gets the token once it has answered as itself', async () => {
+    const dir = dataDir();
+    const fake = await fakeServer('a'.repeat(32));
+    try {
+      writeListenFile(dir, record(process.pid, Number(new URL(fake.url).port)));
+      const r = await run(['state'], { BOURSE_DATA: dir, BOURSE_PORT: '9999' });
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, 'seq 7, state hash h\n');
+      assert.match(r.err, /note: BOURSE_PORT=9999, but the server of .* listens on public port 8080/);
+      assert.deepEqual(
+        fake.seen.map((s) => [s.path, s.headers.authorization]),
+        [
+          ['/admin/instance', undefined],
+          ['/admin/state', `Bearer ${'t'.repeat(64)}`],
+        ],
+      );
+    } finally {
+      fake.server.close();
+    }
+  });
+
+  test('a listen.json others may write is not trusted', async () => {
+    const dir = dataDir();
+    writeListenFile(dir, record(process.pid, 1));
+    chmodSync(join(dir, 'listen.json'), 0o666);
+    const r = await run(['state', '--data', dir]);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /may be written by other users: not trusted/);
+  });
+
+  test('an explicit --url is the operator’s choice: it gets the token (no listen.json needed)', async () => {
+    const dir = dataDir();
+    const fake = await fakeServer('x');
+    try {
+      const r = await run(['state', '--data', dir, '--url', fake.url]);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(
+        fake.seen.map((s) => [s.path, s.headers.authorization]),
+        [['/admin/state', `Bearer ${'t'.repeat(64)}`]],
+      );
+      const bad = await run(['state', '--data', dir, '--url', 'ftp://x']);
+      assert.equal(bad.code, 1);
+      assert.match(bad.err, /--url 'ftp:\/\/x' must be http:\/\/<host>:<port> or unix:<socket path>/);
+    } finally {
+      fake.server.close();
+    }
+  });
+
+  test('an unreachable --url is a clear error, not a crash', async () => {
+    const r = await run(['state', '--data', dataDir(), '--url', 'http://127.0.0.1:1']);
     assert.equal(r.code, 1);
     assert.match(r.err, /cannot reach http:\/\/127\.0\.0\.1:1\/admin\/state/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
+});
+
+describe('fund-password set', () => {
+  test('the password comes from the secret reader, never from the arguments', async () => {
+    const dir = dataDir();
+    const fake = await fakeServer('x');
+    const bodies: string[] = [];
+    fake.server.prependListener('request', (req) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => bodies.push(text));
+    });
+    try {
+      const prompts: string[] = [];
+      const r = await run(['fund-password', 'set', 'alice', '--data', dir, '--url', fake.url], {}, (p) => {
+        prompts.push(p);
+        return Promise.resolve('s3cret pass');
+      });
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(prompts, ['fund password for alice']);
+      assert.deepEqual(bodies, ['user=alice&password=s3cret+pass']);
+      const cancelled = await run(
+        ['fund-password', 'set', 'alice', '--data', dir, '--url', fake.url],
+        {},
+        () => Promise.reject(new Error('cancelled: nothing was changed')),
+      );
+      assert.equal(cancelled.code, 1);
+      assert.match(cancelled.err, /cancelled/);
+      assert.equal(bodies.length, 1);
+    } finally {
+      fake.server.close();
+    }
+  });
 });

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
+  fchmodSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -41,10 +42,12 @@ export function dataPaths(root: string): DataPaths {
 }
 
 /** Writes a small file atomically (temp file, fsync, rename) with the given mode. */
-function writeAtomic(path: string, text: string, mode: number): void {
+export function writeAtomic(path: string, text: string, mode: number): void {
   const temp = `${path}.tmp`;
   const fd = openSync(temp, 'w', mode);
   try {
+    // A temp file left by a crash keeps its old mode: set it.
+    fchmodSync(fd, mode);
     writeSync(fd, text);
     fsyncSync(fd);
   } finally {

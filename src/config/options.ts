@@ -7,6 +7,12 @@ export interface ServerOptions {
   /** Interface to listen on. */
   readonly host: string;
   readonly port: number;
+  /** Interface of the admin listener (loopback by default: the admin API is for the operator). */
+  readonly adminHost: string;
+  /** Port of the admin listener (0: any free port, recorded in the data directory's listen.json). */
+  readonly adminPort: number;
+  /** A Unix socket for the admin API instead of adminHost:adminPort. */
+  readonly adminSocket: string | undefined;
   /** Directory for the journal, snapshots, history database, genesis and admin token. */
   readonly dataDir: string;
   /** File holding the master key that seals API secrets (kept outside the data directory). */
@@ -38,6 +44,9 @@ export interface ServerOptions {
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
+  adminHost: '127.0.0.1',
+  adminPort: 0,
+  adminSocket: undefined,
   dataDir: './data',
   masterKeyFile: undefined,
   snapshotEveryCommands: 1_000_000,
@@ -60,19 +69,78 @@ interface Setting {
   readonly kind: 'string' | 'int' | 'bool';
   readonly min?: number;
   readonly max?: number;
+  /** The value's placeholder in `--help` (default by kind). */
+  readonly value?: string;
+  /** What the setting does, for `--help` (one line; the default is added from DEFAULT_OPTIONS). */
+  readonly help: string;
 }
 
 const SETTINGS: readonly Setting[] = [
-  { key: 'host', flag: '--host', env: 'BOURSE_HOST', kind: 'string' },
-  { key: 'port', flag: '--port', env: 'BOURSE_PORT', kind: 'int', min: 0, max: 65_535 },
-  { key: 'dataDir', flag: '--data', env: 'BOURSE_DATA', kind: 'string' },
-  { key: 'masterKeyFile', flag: '--master-key-file', env: 'BOURSE_MASTER_KEY_FILE', kind: 'string' },
+  {
+    key: 'host',
+    flag: '--host',
+    env: 'BOURSE_HOST',
+    kind: 'string',
+    value: '<host>',
+    help: 'interface of the public API',
+  },
+  {
+    key: 'port',
+    flag: '--port',
+    env: 'BOURSE_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65_535,
+    help: 'port of the public API (0: any free port)',
+  },
+  {
+    key: 'adminHost',
+    flag: '--admin-host',
+    env: 'BOURSE_ADMIN_HOST',
+    kind: 'string',
+    value: '<host>',
+    help: 'interface of the admin API (keep it on loopback)',
+  },
+  {
+    key: 'adminPort',
+    flag: '--admin-port',
+    env: 'BOURSE_ADMIN_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65_535,
+    help: 'port of the admin API (0: any free port; the CLI reads it from <data>/listen.json)',
+  },
+  {
+    key: 'adminSocket',
+    flag: '--admin-socket',
+    env: 'BOURSE_ADMIN_SOCKET',
+    kind: 'string',
+    value: '<path>',
+    help: 'serve the admin API on this Unix socket instead of admin-host:admin-port',
+  },
+  {
+    key: 'dataDir',
+    flag: '--data',
+    env: 'BOURSE_DATA',
+    kind: 'string',
+    value: '<dir>',
+    help: 'data directory: journal, snapshots, history, chain, genesis, admin token, listen.json',
+  },
+  {
+    key: 'masterKeyFile',
+    flag: '--master-key-file',
+    env: 'BOURSE_MASTER_KEY_FILE',
+    kind: 'string',
+    value: '<file>',
+    help: 'file with the key that seals API secrets (BOURSE_MASTER_KEY may hold it as 64 hex digits)',
+  },
   {
     key: 'snapshotEveryCommands',
     flag: '--snapshot-every',
     env: 'BOURSE_SNAPSHOT_EVERY',
     kind: 'int',
     min: 0,
+    help: 'snapshot after this many commands (0: off)',
   },
   {
     key: 'snapshotEveryMinutes',
@@ -80,6 +148,7 @@ const SETTINGS: readonly Setting[] = [
     env: 'BOURSE_SNAPSHOT_MINUTES',
     kind: 'int',
     min: 0,
+    help: 'snapshot after this many minutes with activity (0: off)',
   },
   {
     key: 'keepSnapshots',
@@ -88,16 +157,30 @@ const SETTINGS: readonly Setting[] = [
     kind: 'int',
     min: 2,
     max: 1000,
+    help: 'snapshots kept by retention',
   },
-  { key: 'pruneJournal', flag: '--prune-journal', env: 'BOURSE_PRUNE_JOURNAL', kind: 'bool' },
+  {
+    key: 'pruneJournal',
+    flag: '--prune-journal',
+    env: 'BOURSE_PRUNE_JOURNAL',
+    kind: 'bool',
+    help: 'delete journal segments older than the oldest kept snapshot',
+  },
   {
     key: 'reqTimeWindowMs',
     flag: '--req-time-window-ms',
     env: 'BOURSE_REQ_TIME_WINDOW_MS',
     kind: 'int',
     min: 0,
+    help: "allowed difference between a signed request's reqTime and the server clock, ms",
   },
-  { key: 'strictUserAgent', flag: '--strict-user-agent', env: 'BOURSE_STRICT_USER_AGENT', kind: 'bool' },
+  {
+    key: 'strictUserAgent',
+    flag: '--strict-user-agent',
+    env: 'BOURSE_STRICT_USER_AGENT',
+    kind: 'bool',
+    help: 'refuse non-browser User-Agents (a missing one is always refused)',
+  },
   {
     key: 'groupCommitMaxDelayMs',
     flag: '--group-commit-ms',
@@ -105,8 +188,16 @@ const SETTINGS: readonly Setting[] = [
     kind: 'int',
     min: 0,
     max: 100,
+    help: 'longest wait before a journal batch is written, ms',
   },
-  { key: 'maxInFlightCommands', flag: '--max-in-flight', env: 'BOURSE_MAX_IN_FLIGHT', kind: 'int', min: 1 },
+  {
+    key: 'maxInFlightCommands',
+    flag: '--max-in-flight',
+    env: 'BOURSE_MAX_IN_FLIGHT',
+    kind: 'int',
+    min: 1,
+    help: 'commands not yet durable beyond which new ones are refused as busy',
+  },
   {
     key: 'ipRequestsPerMinute',
     flag: '--ip-requests-per-minute',
@@ -115,6 +206,7 @@ const SETTINGS: readonly Setting[] = [
     min: 1,
     // The in-memory limiter counts per second in 16 bits.
     max: 65_535,
+    help: 'trade-API requests per IP per minute, then a one-hour lock',
   },
   {
     key: 'keyRequestsPerSecond',
@@ -122,9 +214,46 @@ const SETTINGS: readonly Setting[] = [
     env: 'BOURSE_KEY_REQUESTS_PER_SECOND',
     kind: 'int',
     min: 1,
+    help: 'requests per API key per second',
   },
-  { key: 'rateLimits', flag: '--rate-limits', env: 'BOURSE_RATE_LIMITS', kind: 'bool' },
+  {
+    key: 'rateLimits',
+    flag: '--rate-limits',
+    env: 'BOURSE_RATE_LIMITS',
+    kind: 'bool',
+    help: '--rate-limits=false switches the rate limits off (load tests only)',
+  },
 ];
+
+/** The flags `npm start` takes, with their environment variables and defaults (`--help`). */
+export function serverUsage(): string {
+  const rows = SETTINGS.map((s) => {
+    const value =
+      s.kind === 'bool' ? '[=true|false]' : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
+    const fallback = DEFAULT_OPTIONS[s.key];
+    return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : String(fallback), s.help];
+  });
+  const width = (i: number): number => Math.max(...rows.map((r) => (r[i] as string).length));
+  const [w0, w1, w2] = [width(0), width(1), width(2)];
+  const head = ['flag', 'environment', 'default', 'meaning'];
+  return [
+    'usage: npm start -- [options]   (or: node src/main.ts [options])',
+    '',
+    'Starts the exchange: the public API on --host:--port, the admin API on its own listener',
+    '(--admin-host:--admin-port, or --admin-socket). Flags win over environment variables, which',
+    'win over the defaults. Where it listens is written to <data>/listen.json for the bourse CLI.',
+    '',
+    ...[head, ...rows].map(
+      (r) =>
+        `  ${(r[0] as string).padEnd(w0)}  ${(r[1] as string).padEnd(w1)}  ${(r[2] as string).padEnd(w2)}  ${r[3] as string}`,
+    ),
+    '',
+    `  --help${' '.repeat(w0 - 6)}  prints this help`,
+  ].join('\n');
+}
+
+/** True when `argv` asks for the usage (`--help` or `-h`) rather than a start. */
+export const wantsHelp = (argv: readonly string[]): boolean => argv.includes('--help') || argv.includes('-h');
 
 /**
  * Reads options from `env` then `argv` (flags win). Throws one Error listing every problem:
@@ -170,6 +299,14 @@ export function loadOptions(
     else if (s.kind === 'bool') set(s, '', flag);
     else if (i + 1 < argv.length) set(s, argv[++i] as string, flag);
     else problems.push(`${flag}: missing value`);
+  }
+  if (
+    values['adminSocket'] === undefined &&
+    values['adminPort'] !== 0 &&
+    values['adminPort'] === values['port'] &&
+    values['adminHost'] === values['host']
+  ) {
+    problems.push(`--admin-port: ${String(values['port'])} is the public port: the admin API needs its own`);
   }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
   return Object.freeze(values as unknown as ServerOptions);

@@ -227,6 +227,10 @@ export interface KeyPermissions {
   readonly lever: boolean;
 }
 
+/** What each permission grants (docs/api-keys.md, "Permissions"): for help texts and refusals. */
+export const KEY_PERMISSION_HELP =
+  'asset (account and bills), entrust (orders), money (addresses, deposits, withdrawals), lever (margin)';
+
 /**
  * Registers an API key. The secret travels sealed (encrypted by the gateway with the operator's
  * master key), so neither the journal nor snapshots hold it in plain sight.

@@ -153,7 +153,7 @@ test(`crash: ${ROUNDS} rounds of kill -9 under load (seed ${SEED})`, { timeout: 
     lastRecords = records;
 
     server = await startServer(dataDir, SERVER_FLAGS);
-    const state = await admin(server.base, server.token, '/admin/state', []);
+    const state = await admin(server.adminBase, server.token, '/admin/state', []);
     assert.equal(
       state.lastSeq,
       records,

@@ -47,7 +47,7 @@ before(async () => {
       ['price', String(30000 + (i % 5))],
       ['amount', '0.015'],
     ]);
-    if (i === 20) await admin(server.base, server.token, '/admin/snapshot', []);
+    if (i === 20) await admin(server.adminBase, server.token, '/admin/snapshot', []);
   }
   assert.equal(await server.stop(), 0);
 });

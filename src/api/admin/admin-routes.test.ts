@@ -27,6 +27,7 @@ function setUp(): {
     adminRoutes({
       venue,
       token: TOKEN,
+      instance: 'i'.repeat(32),
       snapshot: () => Promise.resolve('/tmp/snapshot'),
       funds: { chains: [], simulator: undefined, syncChains: () => Promise.resolve() },
       keys: {

@@ -1,11 +1,11 @@
 /**
  * @module admin-routes — the operator's HTTP API (used by the `bourse` CLI): users, API keys,
- * operator deposits, snapshots and market status, and the funds routes of funds-routes.ts. Every
- * call needs the admin token that the server writes into its data directory
- * (`Authorization: Bearer <token>`).
+ * operator deposits, snapshots and market status, and the funds routes of funds-routes.ts. Served
+ * on the admin listener only (admin-server.ts). Every call but `/admin/instance` needs the admin
+ * token that the server writes into its data directory (`Authorization: Bearer <token>`).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { KeyPermissions } from '../../domain/commands.ts';
+import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
 import { parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
@@ -20,6 +20,8 @@ export interface KeyIssuer {
 export interface AdminDeps {
   readonly venue: VenuePort;
   readonly token: string;
+  /** This start's id (listen.json's `instance`), answered without the token at `/admin/instance`. */
+  readonly instance: string;
   readonly keys: KeyIssuer;
   /** Takes a snapshot now; resolves with its path. */
   readonly snapshot: () => Promise<string | undefined>;
@@ -60,6 +62,12 @@ export function adminRoutes(deps: AdminDeps): Route[] {
 
   return [
     {
+      // Unguarded and harmless: lets the CLI check that the server at a listen.json address is
+      // the one that wrote the file before it sends the token there.
+      path: '/admin/instance',
+      handler: () => ({ json: { code: 1000, message: 'success', instance: deps.instance } }),
+    },
+    {
       path: '/admin/users/create',
       handler: guarded(async (request) => {
         const name = param(request, 'name') ?? '';
@@ -72,9 +80,18 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       handler: guarded(async (request) => {
         const userId = userOf(venue, request);
         if (typeof userId !== 'number') return userId;
-        const permissions = parsePermissions(param(request, 'perms') ?? '');
+        const perms = param(request, 'perms') ?? '';
+        // A key's permissions are chosen, never defaulted: a key with none would be useless, one
+        // with all would grant withdrawals nobody asked for.
+        if (perms === '') {
+          return fail('INVALID_PARAMETER', `perms is required: a comma list of ${KEY_PERMISSION_HELP}`);
+        }
+        const permissions = parsePermissions(perms);
         if (permissions === undefined) {
-          return fail('INVALID_PARAMETER', `perms must be a comma list of ${PERMISSION_NAMES.join(', ')}`);
+          return fail(
+            'INVALID_PARAMETER',
+            `perms '${perms.slice(0, 60)}' must be a comma list of ${PERMISSION_NAMES.join(', ')}`,
+          );
         }
         const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
         const { accessKey, secretKey, sealedSecret } = deps.keys.issue();
@@ -86,7 +103,8 @@ export function adminRoutes(deps: AdminDeps): Route[] {
           permissions,
           ips,
         });
-        return fromResult(r, r.result === 'OK' ? { accessKey, secretKey } : {});
+        const granted = PERMISSION_NAMES.filter((n) => permissions[n]);
+        return fromResult(r, r.result === 'OK' ? { accessKey, secretKey, permissions: granted, ips } : {});
       }),
     },
     {

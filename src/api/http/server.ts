@@ -269,6 +269,27 @@ function truncate(text: string): string {
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
 
+/**
+ * Answers a request the HTTP parser itself rejected (malformed, headers too large) with a small
+ * JSON body and closes the connection, never with an HTML page. A `clientError` listener.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const body = resultBody(
+    'INVALID_PARAMETER',
+    tooLarge ? 'request headers too large' : 'malformed HTTP request',
+  );
+  socket.end(
+    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
+}
+
 export interface HttpServerOptions {
   readonly host: string;
   /** 0 picks a free port (see `RunningHttpServer.port`). */
@@ -298,22 +319,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
   server.keepAliveTimeout = keepAlive;
   // Must exceed keepAliveTimeout, or a reused connection can time out between two requests.
   server.headersTimeout = keepAlive + 1_000;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const body = resultBody(
-      'INVALID_PARAMETER',
-      tooLarge ? 'request headers too large' : 'malformed HTTP request',
-    );
-    socket.end(
-      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
-        `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `Connection: close\r\n\r\n${body}`,
-    );
-  });
+  server.on('clientError', answerClientError);
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => reject(error);
     server.once('error', onError);

@@ -1,0 +1,446 @@
+/**
+ * @module commands — the `bourse` CLI's commands: for each, its arguments, flags and help, and the
+ * admin API call it makes (or the offline tool it runs). bourse.ts parses, checks and dispatches.
+ */
+import { KEY_PERMISSION_HELP } from '../domain/commands.ts';
+
+/** A flag's value placeholder (absent: a switch) and help line. */
+export interface FlagSpec {
+  readonly value?: string;
+  readonly help: string;
+  /** May be given several times (each value kept). */
+  readonly repeat?: boolean;
+}
+
+/** Every flag the CLI knows. The four last ones are common to all commands. */
+export const FLAGS: Readonly<Record<string, FlagSpec>> = {
+  '--perms': { value: '<list>', help: `required: a comma list of ${KEY_PERMISSION_HELP}` },
+  '--ip': { value: '<address>', repeat: true, help: 'bind the key to this client IP (repeat: up to 20)' },
+  '--ref': { value: '<id>', help: 'a reference: a second credit with it changes nothing (default: new)' },
+  '--chain': { value: '<chain>', help: "the chain, e.g. ERC20 or TRC20 (default: the coin's first)" },
+  '--memo': { value: '<memo>', help: 'the memo, on memo chains' },
+  '--pending': { help: 'only the withdrawals in progress' },
+  '--data': {
+    value: '<dir>',
+    help: "the server's data directory (default: $BOURSE_DATA, else ./data)",
+  },
+  '--url': {
+    value: '<url>',
+    help: 'the admin API, http://host:port or unix:<socket>, instead of the one in <data>/listen.json',
+  },
+  '--json': { help: 'machine-readable output (one JSON object)' },
+  '--help': { help: 'this help' },
+};
+
+/** Flags every online command takes (offline ones take all but --url). */
+export const COMMON_FLAGS = ['--data', '--url', '--json', '--help'] as const;
+
+/** The environment variables the CLI reads. */
+export const ENVIRONMENT: readonly (readonly [string, string])[] = [
+  ['BOURSE_DATA', 'the data directory when --data is not given'],
+  [
+    'BOURSE_PORT',
+    'the public port the server was started with: checked against listen.json, named when no server is found (the token is never sent to it)',
+  ],
+];
+
+/** One admin API call: the path, the form, and how a success is shown to a person. */
+export interface AdminCall {
+  readonly path: string;
+  readonly form: readonly (readonly [string, string])[];
+  readonly show: (body: Record<string, unknown>) => string;
+}
+
+/** The values of the flags given, by name. */
+export type FlagValues = ReadonlyMap<string, readonly string[]>;
+
+export interface CommandSpec {
+  /** The words that name it, e.g. `key create`. */
+  readonly name: string;
+  /** Positional arguments: `<x>` required, `[x]` optional. */
+  readonly args: readonly string[];
+  /** Its own flags (the common ones are added). */
+  readonly flags: readonly string[];
+  /** One line for the overview. */
+  readonly summary: string;
+  /** More lines for `bourse <command> --help`. */
+  readonly details: string;
+  /** A refusal for extra arguments, instead of the generic one. */
+  readonly extraArgs?: string;
+  /** A secret read from the terminal or standard input, never from the command line. */
+  readonly secret?: { readonly field: string; readonly prompt: (args: readonly string[]) => string };
+  /** The call, or a usage problem (a string). Absent for offline commands. */
+  readonly call?: (args: readonly string[], flags: FlagValues) => AdminCall | string;
+}
+
+const first = (flags: FlagValues, name: string): string | undefined => flags.get(name)?.[0];
+const optional = (flags: FlagValues, flag: string, field: string): [string, string][] => {
+  const value = first(flags, flag);
+  return value === undefined ? [] : [[field, value]];
+};
+
+/** Withdrawals as lines: id, user, amount and fee, chain, address, state, transaction. */
+function listWithdrawals(rows: readonly Record<string, unknown>[]): string {
+  if (rows.length === 0) return 'no withdrawals';
+  return rows
+    .map((w) => {
+      const tx = w.txHash === '' ? '' : ` tx ${String(w.txHash)} (${String(w.confirmations)} conf.)`;
+      const why = w.reason === '' ? '' : ` — ${String(w.reason)}`;
+      return (
+        `#${String(w.id)} ${String(w.user)}: ${String(w.amount)} ${String(w.coin)} (fee ${String(w.fee)}) ` +
+        `on ${String(w.chain)} to ${String(w.address)}${w.itransfer === true ? ' [internal]' : ''}: ` +
+        `${String(w.state)}${tx}${why}`
+      );
+    })
+    .join('\n');
+}
+
+/** A withdrawal's steps as lines: time, state, confirmations, transaction. */
+function listSteps(rows: readonly Record<string, unknown>[]): string {
+  if (rows.length === 0) return 'no steps recorded (yet)';
+  return rows
+    .map(
+      (x) =>
+        `${new Date(x.time as number).toISOString()} ${String(x.status)}` +
+        (x.txHash === '' ? '' : ` tx ${String(x.txHash)} (${String(x.confirmations)} conf.)`) +
+        (x.reason === '' ? '' : ` — ${String(x.reason)}`),
+    )
+    .join('\n');
+}
+
+const withdrawal = (verb: 'approve' | 'reject' | 'show', summary: string, details: string): CommandSpec => ({
+  name: `withdraw ${verb}`,
+  args: ['<id>'],
+  flags: [],
+  summary,
+  details,
+  call: ([id]) => ({
+    path: `/admin/withdrawals/${verb}`,
+    form: [['id', id as string]],
+    show: (b) =>
+      verb === 'show'
+        ? listSteps(b.steps as Record<string, unknown>[])
+        : `withdrawal ${id}: ${String(b.state)}${b.duplicate === true ? ' (already)' : ''}`,
+  }),
+});
+
+const marketStatus = (verb: 'halt' | 'resume'): CommandSpec => ({
+  name: `market ${verb}`,
+  args: ['<market>'],
+  flags: [],
+  summary: verb === 'halt' ? 'stop trading in a market' : 'restart trading in a halted market',
+  details:
+    verb === 'halt'
+      ? 'New orders in the market are refused (1009) until `market resume`; resting orders stay and can be cancelled.'
+      : 'Orders are accepted again in the market.',
+  call: ([market]) => ({
+    path: '/admin/markets/status',
+    form: [
+      ['market', market as string],
+      ['status', verb === 'halt' ? 'halted' : 'trading'],
+    ],
+    show: () => `market ${market} ${verb === 'halt' ? 'halted' : 'trading'}`,
+  }),
+});
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'user create',
+    args: ['<name>'],
+    flags: [],
+    summary: 'register a user',
+    details:
+      'A name is 1 to 32 letters, digits, or . _ @ -, unique regardless of letter case. The user has no key and no money yet.',
+    call: ([name]) => ({
+      path: '/admin/users/create',
+      form: [['name', name as string]],
+      show: (b) => `user ${name} created with id ${String(b.userId)}`,
+    }),
+  },
+  {
+    name: 'key create',
+    args: ['<name>'],
+    flags: ['--perms', '--ip'],
+    summary: 'create an API key for a user',
+    details:
+      `The permissions are never defaulted: --perms names them (e.g. --perms asset,entrust for a trading bot).\n` +
+      'The secret is printed once and never stored by the server: keep it.',
+    call: ([name], flags) => {
+      const perms = first(flags, '--perms');
+      if (perms === undefined) {
+        return `key create needs --perms: a comma list of ${KEY_PERMISSION_HELP} (e.g. --perms asset,entrust)`;
+      }
+      return {
+        path: '/admin/keys/create',
+        form: [
+          ['user', name as string],
+          ['perms', perms],
+          ...(flags.get('--ip') ?? []).map((ip): [string, string] => ['ip', ip]),
+        ],
+        show: (b) =>
+          `access key: ${String(b.accessKey)}\nsecret key: ${String(b.secretKey)}\n` +
+          `permissions: ${(b.permissions as string[]).join(', ')}` +
+          `${(b.ips as string[]).length === 0 ? '' : `\nbound to: ${(b.ips as string[]).join(', ')}`}\n` +
+          '(the secret is shown only now)',
+      };
+    },
+  },
+  {
+    name: 'deposit credit',
+    args: ['<name>', '<coin>', '<amount>'],
+    flags: ['--ref'],
+    summary: 'credit a user (an operator deposit)',
+    details:
+      "The amount is a decimal with at most the coin's decimals. Give --ref to make a retry safe: a credit with a reference already applied changes nothing.",
+    call: ([name, coin, amount], flags) => ({
+      path: '/admin/deposits/credit',
+      form: [
+        ['user', name as string],
+        ['coin', (coin as string).toLowerCase()],
+        ['amount', amount as string],
+        ...optional(flags, '--ref', 'ref'),
+      ],
+      show: (b) =>
+        b.duplicate === true
+          ? `deposit ${String(b.depositId)} was already applied: nothing changed`
+          : `credited ${amount} ${coin} to ${name} (${String(b.depositId)})`,
+    }),
+  },
+  {
+    name: 'address create',
+    args: ['<name>', '<coin>'],
+    flags: ['--chain'],
+    summary: "the user's deposit address (and memo) on a chain",
+    details: 'Created on the first call, the same one afterwards.',
+    call: ([name, coin], flags) => ({
+      path: '/admin/addresses/create',
+      form: [['user', name as string], ['coin', coin as string], ...optional(flags, '--chain', 'chain')],
+      show: (b) =>
+        `${name}'s ${String(b.coin)} deposit address on ${String(b.chain)}: ${String(b.address)}` +
+        (b.memo === '' ? '' : `\nmemo: ${String(b.memo)}  (deposits go to ${String(b.key)})`),
+    }),
+  },
+  ...(['add', 'verify'] as const).map((verb): CommandSpec => ({
+    name: `withdraw-address ${verb}`,
+    args: ['<name>', '<coin>', '<address>'],
+    flags: verb === 'add' ? ['--chain'] : [],
+    summary:
+      verb === 'add'
+        ? "add a withdrawal address to the user's book (<account>_<memo> on memo chains)"
+        : 'verify a withdrawal address: withdrawals may go to it',
+    details:
+      verb === 'add'
+        ? 'The address starts unverified: withdrawals to it are refused until `withdraw-address verify`.'
+        : 'The address must be in the book already (`withdraw-address add`).',
+    call: ([name, coin, address], flags) => ({
+      path: `/admin/withdraw-addresses/${verb}`,
+      form: [
+        ['user', name as string],
+        ['coin', coin as string],
+        ['address', address as string],
+        ...optional(flags, '--chain', 'chain'),
+      ],
+      show: (b) =>
+        verb === 'add'
+          ? `${b.duplicate === true ? 'already in' : 'added to'} ${name}'s withdrawal book: ${address} (${String(b.coin)} on ${String(b.chain)}); verify it with: bourse withdraw-address verify ${name} ${String(b.coin)} ${address}`
+          : `${address} is ${b.duplicate === true ? 'already ' : ''}verified: ${name} may withdraw ${String(b.coin)} to it`,
+    }),
+  })),
+  {
+    name: 'fund-password set',
+    args: ['<name>'],
+    flags: [],
+    summary: "set or reset the user's fund password (lifts a lock)",
+    details:
+      'The password is read from the terminal without echo (typed twice), or from the first line of standard input\n' +
+      '(e.g. `printf \'%s\\n\' "$PW" | bourse fund-password set alice`): never from the command line, where ps and\n' +
+      'the shell history would show it. 6 to 64 printable ASCII characters.',
+    extraArgs:
+      'fund-password set takes no password on the command line (ps and the shell history would show it): type it at the prompt, or give it on standard input',
+    secret: { field: 'password', prompt: ([name]) => `fund password for ${name}` },
+    call: ([name]) => ({
+      path: '/admin/fund-password/set',
+      form: [['user', name as string]],
+      show: () => `fund password of ${name} set`,
+    }),
+  },
+  {
+    name: 'withdraw list',
+    args: [],
+    flags: ['--pending'],
+    summary: 'withdrawals, oldest first',
+    details: 'Each with its id, user, amount and fee, chain, address, state and transaction.',
+    call: (_args, flags) => ({
+      path: '/admin/withdrawals/list',
+      form: flags.has('--pending') ? [['pending', '1']] : [],
+      show: (b) => listWithdrawals(b.withdrawals as Record<string, unknown>[]),
+    }),
+  },
+  withdrawal('approve', 'approve a withdrawal waiting for the operator', 'The chain watcher then sends it.'),
+  withdrawal('reject', 'reject (cancel) a withdrawal not sent yet', 'The frozen amount returns to the user.'),
+  withdrawal('show', 'every step of one withdrawal', 'From the history store: time, state, confirmations.'),
+  {
+    name: 'chain deposit',
+    args: ['<address>', '<amount>'],
+    flags: ['--memo', '--chain'],
+    summary: 'simulated chain: pay a deposit address; prints the hash',
+    details: 'The deposit is credited once the chain has mined its confirmations (`chain mine`).',
+    call: ([address, amount], flags) => ({
+      path: '/admin/chain/deposit',
+      form: [
+        ['address', address as string],
+        ['amount', amount as string],
+        ...optional(flags, '--memo', 'memo'),
+        ...optional(flags, '--chain', 'chain'),
+      ],
+      show: (b) =>
+        `${String(b.hash)}\n(${amount} ${String(b.coin)} on ${String(b.chain)}, pending: it is credited at ${String(b.required)} confirmations)`,
+    }),
+  },
+  {
+    name: 'chain mine',
+    args: ['[n]'],
+    flags: [],
+    summary: 'simulated chain: mine n blocks (default 1, at most 10000)',
+    details: 'Pending transactions go into the first block.',
+    call: ([blocks]) => ({
+      path: '/admin/chain/mine',
+      form: [['blocks', blocks ?? '1']],
+      show: (b) => `mined ${String(b.mined)} block(s): height ${String(b.height)}`,
+    }),
+  },
+  {
+    name: 'chain fail',
+    args: ['<hash>'],
+    flags: [],
+    summary: 'simulated chain: fail a transaction not final yet',
+    details: 'A failed deposit is never credited; a failed withdrawal returns its amount to the user.',
+    call: ([hash]) => ({
+      path: '/admin/chain/fail',
+      form: [['hash', hash as string]],
+      show: () => `transaction ${hash} failed`,
+    }),
+  },
+  marketStatus('halt'),
+  marketStatus('resume'),
+  {
+    name: 'snapshot',
+    args: [],
+    flags: [],
+    summary: 'write a snapshot now',
+    details: 'Prints the snapshot file.',
+    call: () => ({ path: '/admin/snapshot', form: [], show: (b) => `snapshot written: ${String(b.path)}` }),
+  },
+  {
+    name: 'state',
+    args: [],
+    flags: [],
+    summary: 'the journal position and state hash',
+    details: 'Two servers replaying the same journal show the same hash at the same position.',
+    call: () => ({
+      path: '/admin/state',
+      form: [],
+      show: (b) => `seq ${String(b.lastSeq)}, state hash ${String(b.stateHash)}`,
+    }),
+  },
+  {
+    name: 'verify',
+    args: [],
+    flags: [],
+    summary: 'check journal and snapshots, replay from scratch (server stopped)',
+    details:
+      'Checks every journal segment and snapshot, then replays the journal from genesis and compares the state hash with each snapshot.',
+  },
+  {
+    name: 'rebuild-history',
+    args: [],
+    flags: [],
+    summary: 'rebuild the history store from the journal (server stopped)',
+    details: 'Replays the journal from genesis into a new history database and swaps it in.',
+  },
+];
+
+/** The command named by the first words of `words`, with the remaining words as its arguments. */
+export function findCommand(words: readonly string[]): { command: CommandSpec; args: string[] } | undefined {
+  for (const length of [2, 1]) {
+    const command = COMMANDS.find((c) => c.name === words.slice(0, length).join(' '));
+    if (command !== undefined && command.name.split(' ').length === length) {
+      return { command, args: words.slice(length) };
+    }
+  }
+  return undefined;
+}
+
+/** The flags a command takes: its own and the common ones (offline commands: no --url). */
+export const flagsOf = (command: CommandSpec): string[] => [
+  ...command.flags,
+  ...COMMON_FLAGS.filter((f) => command.call !== undefined || f !== '--url'),
+];
+
+/** `name <args> [own flags]`, as in the overview. */
+export function synopsis(command: CommandSpec): string {
+  const own = command.flags.map((f) => {
+    const spec = FLAGS[f] as FlagSpec;
+    const text = spec.value === undefined ? f : `${f} ${spec.value}`;
+    return f === '--perms' ? text : `[${text}]${spec.repeat === true ? '...' : ''}`;
+  });
+  return [command.name, ...command.args, ...own].join(' ');
+}
+
+/** The overview: every command with its summary, the common flags, the environment. */
+export function overview(): string {
+  const lines = COMMANDS.map((c) => [synopsis(c), c.summary] as const);
+  const width = Math.min(56, Math.max(...lines.map(([s]) => s.length)));
+  return [
+    'usage: bourse <command> [options]      (bourse <command> --help: its arguments and flags)',
+    '',
+    ...lines.map(([s, summary]) =>
+      s.length > width ? `  ${s}\n  ${' '.repeat(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`,
+    ),
+    '',
+    'options of every command:',
+    ...COMMON_FLAGS.map((f) => flagLine(f)),
+    '',
+    'environment:',
+    ...ENVIRONMENT.map(([name, help]) => `  ${name.padEnd(20)}  ${help}`),
+    '',
+    'Online commands find the server by itself: the admin address in <data>/listen.json, written by the',
+    'server that runs on that data directory, and the admin token in <data>/admin.token.',
+  ].join('\n');
+}
+
+function flagLine(flag: string): string {
+  const spec = FLAGS[flag] as FlagSpec;
+  return `  ${(spec.value === undefined ? flag : `${flag} ${spec.value}`).padEnd(20)}  ${spec.help}`;
+}
+
+/** `bourse <command> --help`. */
+export function commandHelp(command: CommandSpec): string {
+  return [
+    `usage: bourse ${synopsis(command)} [options]`,
+    '',
+    `${command.summary[0]?.toUpperCase() ?? ''}${command.summary.slice(1)}.`,
+    command.details,
+    '',
+    'options:',
+    ...flagsOf(command).map(flagLine),
+    '',
+    'environment:',
+    ...ENVIRONMENT.filter(([name]) => command.call !== undefined || name === 'BOURSE_DATA').map(
+      ([name, help]) => `  ${name.padEnd(20)}  ${help}`,
+    ),
+  ].join('\n');
+}
+
+/** `bourse <group> --help`: the commands of a group (e.g. `withdraw`). */
+export function groupHelp(group: string): string | undefined {
+  const members = COMMANDS.filter((c) => c.name.split(' ')[0] === group);
+  if (members.length === 0) return undefined;
+  return [
+    `usage: bourse ${group} <${members.map((c) => c.name.split(' ')[1] ?? '').join('|')}> …`,
+    '',
+    ...members.map((c) => `  ${synopsis(c)}\n      ${c.summary}`),
+    '',
+    `bourse ${group} <command> --help: its arguments and flags`,
+  ].join('\n');
+}
