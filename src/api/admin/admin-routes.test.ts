@@ -186,7 +186,7 @@ describe('admin routes', () => {
           ['amount', '90071992547.40992'],
         ],
         3003,
-        /2\^53/,
+        /at most 8 decimals, at most 90071992\.54740991 btc/,
       ],
       // The venue may hold at most 2^53 − 1 units of a coin: the second credit would pass it.
       [

@@ -6,7 +6,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
-import { parseDecimal } from '../../domain/money.ts';
+import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
@@ -58,7 +58,14 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     (request: ApiRequest): ApiReply | Promise<ApiReply> =>
       authorized(request, deps.token)
         ? handler(request)
-        : { status: 401, json: { code: 1003, message: 'admin token required' } };
+        : {
+            status: 401,
+            json: {
+              code: 1003,
+              message:
+                "admin token required: 'Authorization: Bearer <token>', the token in the data directory's admin.token",
+            },
+          };
 
   return [
     {
@@ -122,7 +129,8 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         if (amount === undefined || amount <= 0) {
           return fail(
             'INVALID_AMOUNT',
-            `amount '${amountText}' must be a positive decimal with at most ${coin.unitDecimal} decimals, below 2^53 units`,
+            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
+              `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
           );
         }
         const ref = param(request, 'ref') ?? randomUUID();
@@ -158,7 +166,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       handler: guarded(async () => {
         const path = await deps.snapshot();
         return path === undefined
-          ? fail('GENERAL_ERROR', 'snapshot failed')
+          ? fail('GENERAL_ERROR', 'snapshot failed: the server log says why')
           : { json: { code: 1000, message: 'success', path } };
       }),
     },

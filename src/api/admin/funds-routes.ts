@@ -176,7 +176,11 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         if (typeof userId !== 'number') return userId;
         const password = param(request, 'password') ?? '';
         if (!FUND_PASSWORD.test(password)) {
-          return fail('INVALID_PARAMETER', 'the fund password must be 6 to 64 printable ASCII characters');
+          return fail(
+            'INVALID_PARAMETER',
+            `the fund password must be 6 to 64 printable ASCII characters (${password.length} given` +
+              `${/^[\x20-\x7e]*$/.test(password) ? '' : ', some not printable ASCII'})`,
+          );
         }
         return fromResult(
           await venue.submit({ type: 'SetFundPassword', userId, hash: await hashFundPassword(password) }),

@@ -318,4 +318,30 @@ describe('startHttpServer (real sockets)', () => {
       await server.close();
     }
   });
+
+  test('headers over the limit get a JSON 431 naming the limit', async () => {
+    const { handler } = echoServer();
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, handler });
+    try {
+      const { connect } = await import('node:net');
+      const { maxHeaderSize } = await import('node:http');
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = connect(server.port, '127.0.0.1', () =>
+          socket.write(`GET /echo HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(maxHeaderSize)}\r\n\r\n`),
+        );
+        let text = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (c: string) => (text += c));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      assert.match(reply, /^HTTP\/1\.1 431 /);
+      assert.ok(
+        reply.endsWith(`{"code":3005,"message":"request headers larger than ${maxHeaderSize} bytes"}`),
+        reply,
+      );
+    } finally {
+      await server.close();
+    }
+  });
 });

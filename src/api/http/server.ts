@@ -20,6 +20,7 @@
  */
 import {
   createServer,
+  maxHeaderSize,
   type IncomingMessage,
   type RequestListener,
   type Server,
@@ -281,7 +282,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const body = resultBody(
     'INVALID_PARAMETER',
-    tooLarge ? 'request headers too large' : 'malformed HTTP request',
+    tooLarge ? `request headers larger than ${maxHeaderSize} bytes` : 'malformed HTTP request',
   );
   socket.end(
     `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +

@@ -147,7 +147,7 @@ async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
   let startTime = startText === undefined ? undefined : parseDateTime('startDate', startText);
   let endTime = endText === undefined ? undefined : parseDateTime('endDate', endText) + 999;
   if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
-    refuse('INVALID_PARAMETER', 'startDate must not be after endDate');
+    refuse('INVALID_PARAMETER', `startDate ${startText} must not be after endDate ${endText}`);
   }
   const dataType =
     optional(request, 'dataType') === undefined ? undefined : choiceParam(request, 'dataType', ['0', '1']);

@@ -5,7 +5,7 @@ import type { OrderStatusFilter } from '../../../store/history-store.ts';
 import type { ApiReply } from '../types.ts';
 import { orderRecord, type OrderLike, type OrderRecord } from './order-record.ts';
 import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { choiceParam, intParam, marketParam, orderRefParam, refuse } from './wire.ts';
+import { choiceParam, intParam, marketParam, orderNotFound, orderRefParam } from './wire.ts';
 
 /** getOrders' fixed page size. */
 export const GET_ORDERS_PAGE_SIZE = 10;
@@ -39,7 +39,7 @@ async function getOrder(ctx: SignedContext): Promise<ApiReply> {
       : 'clientOrderId' in ref
         ? await ctx.venue.history.getOrderByClientId(userId, market.name, ref.clientOrderId)
         : undefined;
-  if (row === undefined) refuse('ORDER_NOT_FOUND');
+  if (row === undefined) orderNotFound(market.name, ref, false);
   return { json: orderRecord(engine, market, row) };
 }
 

@@ -7,7 +7,15 @@ import { MAX_BATCH_ORDERS, type OrderView } from '../../../engine/engine.ts';
 import { echo } from '../../auth/authenticate.ts';
 import type { ApiReply } from '../types.ts';
 import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { choiceParam, marketParam, optional, orderRefParam, refuse, required } from './wire.ts';
+import {
+  choiceParam,
+  marketParam,
+  optional,
+  orderNotFound,
+  orderRefParam,
+  refuse,
+  required,
+} from './wire.ts';
 import { CLIENT_ORDER_ID } from '../../../domain/commands.ts';
 
 /** Longest tradeParams text read: 20 pairs of two 40-character decimals with quotes and spaces fit well. */
@@ -146,7 +154,7 @@ function openOrderOf(
       : ctx.engine.orderIdForClientId(ctx.userId, market.name, ref.clientOrderId);
   const order = id === undefined ? undefined : ctx.engine.openOrder(id);
   if (order === undefined || order.userId !== ctx.userId || order.market !== market.name) {
-    refuse('ORDER_NOT_FOUND');
+    orderNotFound(market.name, ref, true);
   }
   return order;
 }

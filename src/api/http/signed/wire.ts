@@ -171,3 +171,13 @@ export function orderRefParam(request: ApiRequest): OrderRef {
   }
   return refuse('INVALID_PARAMETER', 'id or customerOrderId is required');
 }
+
+/** ORDER_NOT_FOUND (3001), naming the order asked for and its market (`open`: only open orders count). */
+export function orderNotFound(market: string, ref: OrderRef, open: boolean): never {
+  const which = 'orderId' in ref ? `id ${ref.orderId}` : `customerOrderId ${ref.clientOrderId}`;
+  return refuse(
+    'ORDER_NOT_FOUND',
+    `order not found: this account has no ${open ? 'open ' : ''}order with ${which} in ${market}` +
+      (open ? ' (finished, or never placed)' : ''),
+  );
+}
