@@ -225,6 +225,11 @@ const SETTINGS: readonly Setting[] = [
   },
 ];
 
+/** Every server flag with its environment variable (for checks that the docs list them all). */
+export const SERVER_FLAGS: readonly { readonly flag: string; readonly env: string }[] = SETTINGS.map(
+  ({ flag, env }) => ({ flag, env }),
+);
+
 /** The flags `npm start` takes, with their environment variables and defaults (`--help`). */
 export function serverUsage(): string {
   const rows = SETTINGS.map((s) => {
