@@ -217,7 +217,7 @@ describe('finding the server', () => {
       assert.equal(r.code, 1);
       assert.match(
         r.err,
-        /does not answer at http:\/\/127\.0\.0\.1:\d+ \(another server does\).*The admin token was not sent/,
+        /does not answer at http:\/\/127\.0\.0\.1:\d+ \(another server answers there\).*The admin token was not sent/,
       );
       assert.deepEqual(
         fake.seen.map((s) => [s.path, s.headers.authorization]),

@@ -124,17 +124,18 @@ export async function locateAdmin(
   }
   // The pid and the port may both have been reused since a crash: ask the address who it is
   // before the token goes there.
-  let instance: unknown;
+  let answer: string;
   try {
-    instance = (await postAdmin(target, '/admin/instance', [], undefined)).instance;
+    const body = await postAdmin(target, '/admin/instance', [], undefined);
+    answer = body.instance === record.instance ? '' : 'another server answers there';
   } catch (error) {
-    instance = (error as Error).message;
+    answer = (error as Error).message;
   }
-  if (instance !== record.instance) {
+  if (answer !== '') {
     return (
-      `the server that wrote ${file} (pid ${record.pid}, started ${record.startedAt}) does not answer at ${where}` +
-      `${typeof instance === 'string' && !/^[0-9a-f]{32}$/.test(instance) ? ` (${instance})` : ' (another server does)'}: ` +
-      `it is stopping, or the file is stale and the pid reused. The admin token was not sent. ${fix}`
+      `the server that wrote ${file} (pid ${record.pid}, started ${record.startedAt}) does not answer at ` +
+      `${where} (${answer}): it is stopping, or the file is stale and its pid reused. ` +
+      `The admin token was not sent. ${fix}`
     );
   }
   const token = readToken();
