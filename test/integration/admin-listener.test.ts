@@ -236,6 +236,10 @@ describe('starting', () => {
           ['--port', '0', '--admin-socket', '/nonexistent/dir/admin.sock'],
           /the directory \/nonexistent\/dir does not exist/,
         ],
+        [
+          ['--port', '0', '--admin-socket', `/tmp/${'s'.repeat(120)}.sock`],
+          /the path is 130 bytes long, and a socket path may have at most 10[37]/,
+        ],
       ] as const) {
         const root = tempRoot();
         const data = join(root, 'data');

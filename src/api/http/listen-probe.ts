@@ -77,10 +77,19 @@ function probeTcp(target: { host: string; port: number }, role: ListenRole): Pro
   });
 }
 
+/** The longest Unix socket path (bytes): sockaddr_un's 108 (104 on macOS) less the final NUL. */
+export const MAX_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107;
+
 async function probeSocket(path: string, role: ListenRole): Promise<string | undefined> {
   const target = { socket: path };
   const refuse = (why: string): string =>
     `cannot listen on the Unix socket ${path} for ${role.what}: ${why}; choose another with ${role.socket ?? role.port}`;
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    return refuse(
+      `the path is ${bytes} bytes long, and a socket path may have at most ${MAX_SOCKET_PATH_BYTES}`,
+    );
+  }
   try {
     if (!lstatSync(dirname(path)).isDirectory()) return refuse(`${dirname(path)} is not a directory`);
   } catch {
