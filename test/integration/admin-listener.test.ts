@@ -224,32 +224,45 @@ describe('starting', () => {
   test('a busy port is one line on stderr, before anything is created on disk', async () => {
     const busy: Server = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const port = String((busy.address() as { port: number }).port);
+    const port = (busy.address() as { port: number }).port;
     try {
-      for (const [flags, what] of [
+      const root = tempRoot();
+      const r = await runServer(root, ['--data', join(root, 'data'), '--port', String(port)]);
+      assert.equal(r.code, 1, r.err);
+      assert.equal(
+        r.err,
+        `bourse: cannot start: cannot listen on 127.0.0.1:${port} for the public API: the port is in use ` +
+          '(by another Bourse or another program); choose another with --port or BOURSE_PORT\n',
+      );
+      assert.deepEqual(readdirSync(root), [], 'no data directory, no master key');
+
+      // The same check in process, for each kind of address problem.
+      for (const [extra, what] of [
+        [{ adminPort: port }, /for the admin API: the port is in use .*--admin-port/],
         [
-          ['--port', port],
-          /cannot listen on 127\.0\.0\.1:\d+ for the public API: the port is in use .*; choose another with --port or BOURSE_PORT/,
+          { adminHost: '192.0.2.1' },
+          /cannot listen on 192\.0\.2\.1:0 for the admin API: this machine has no interface with that address; choose another with --admin-host/,
         ],
-        [['--port', '0', '--admin-port', port], /for the admin API: the port is in use .*--admin-port/],
+        [{ adminSocket: '/nonexistent/dir/admin.sock' }, /the directory \/nonexistent\/dir does not exist/],
         [
-          ['--port', '0', '--admin-socket', '/nonexistent/dir/admin.sock'],
-          /the directory \/nonexistent\/dir does not exist/,
-        ],
-        [
-          ['--port', '0', '--admin-socket', `/tmp/${'s'.repeat(120)}.sock`],
+          { adminSocket: `/tmp/${'s'.repeat(120)}.sock` },
           /the path is 130 bytes long, and a socket path may have at most 10[37]/,
         ],
       ] as const) {
-        const root = tempRoot();
-        const data = join(root, 'data');
-        const r = await runServer(root, ['--data', data, ...flags]);
-        assert.equal(r.code, 1, r.err);
-        const lines = r.err.trimEnd().split('\n');
-        assert.equal(lines.length, 1, r.err);
-        assert.match(lines[0] as string, /^bourse: cannot start: /);
-        assert.match(lines[0] as string, what);
-        assert.deepEqual(readdirSync(root), [], 'no data directory, no master key');
+        const data = join(tempRoot(), 'data');
+        const keyFile = join(tempRoot(), 'master.key');
+        const settings: ServerOptions = {
+          ...DEFAULT_OPTIONS,
+          port: 0,
+          dataDir: data,
+          masterKeyFile: keyFile,
+          ...extra,
+        };
+        await assert.rejects(
+          startVenue(settings, () => undefined),
+          (e: Error) => e instanceof ListenError && what.test(e.message),
+        );
+        assert.equal(existsSync(data), false, JSON.stringify(extra));
       }
     } finally {
       busy.close();

@@ -58,7 +58,7 @@ export function listenProblem(target: ListenTarget, role: ListenRole, error: unk
 
 /**
  * Resolves with undefined when `target` can be listened on now, or with the one-line problem.
- * A TCP port is bound and released at once (port 0 is always free). A Unix socket path is free
+ * A TCP port is bound and released at once (with port 0, that checks the interface). A Unix socket path is free
  * when nothing is there, or when a socket is there that nobody accepts on (left by a killed
  * server: the listener replaces it).
  */
@@ -67,7 +67,6 @@ export function probeListen(target: ListenTarget, role: ListenRole): Promise<str
 }
 
 function probeTcp(target: { host: string; port: number }, role: ListenRole): Promise<string | undefined> {
-  if (target.port === 0) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', (error) => resolve(listenProblem(target, role, error)));
