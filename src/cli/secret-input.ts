@@ -15,41 +15,46 @@ export interface SecretStreams {
 
 /**
  * Reads a new secret: on a terminal, prompts `<prompt>: ` and `<prompt> (again): ` without echo
- * and requires both to match; otherwise reads standard input to its end and takes its one line.
- * Rejects with an Error for the operator (mismatch, cancelled, empty, several lines).
+ * and requires both to match; otherwise takes the first line of standard input (reading stops
+ * there, so an input left open does not hang the CLI). Rejects with an Error for the operator
+ * (mismatch, cancelled, empty).
  */
 export async function readNewSecret(
   prompt: string,
   streams: SecretStreams = { input: process.stdin, output: process.stderr },
 ): Promise<string> {
-  if (streams.input.isTTY !== true) return oneLine(await readAll(streams.input));
+  if (streams.input.isTTY !== true) {
+    const line = await readFirstLine(streams.input);
+    if (line === '') throw new Error('standard input is empty: give the password on its first line');
+    return line;
+  }
   const first = await readHidden(`${prompt}: `, streams);
   const second = await readHidden(`${prompt} (again): `, streams);
   if (first !== second) throw new Error('the two entries differ: nothing was changed');
   return first;
 }
 
-/** The single line of `text` (a final newline is dropped). */
-function oneLine(text: string): string {
-  const line = text.replace(/\r?\n$/, '');
-  if (line === '') throw new Error('standard input is empty: give the password on its first line');
-  if (/[\r\n]/.test(line)) throw new Error('standard input holds several lines: give the password alone');
-  return line;
-}
-
-function readAll(input: NodeJS.ReadStream): Promise<string> {
+/** The first line of `input` (without its line end), or all of it when it has no line end. */
+function readFirstLine(input: NodeJS.ReadStream): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    input.on('data', (chunk: Buffer | string) => {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-      size += bytes.length;
-      if (size > MAX_SECRET_BYTES) {
-        input.destroy();
-        reject(new Error(`standard input is longer than ${MAX_SECRET_BYTES} bytes: give the password alone`));
-      } else chunks.push(bytes);
-    });
-    input.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    let text = '';
+    const done = (line: string): void => {
+      input.off('data', onData);
+      input.pause();
+      resolve(line.replace(/\r$/, ''));
+    };
+    const onData = (chunk: Buffer | string): void => {
+      text += chunk.toString();
+      const end = text.indexOf('\n');
+      if (end !== -1) done(text.slice(0, end));
+      else if (text.length > MAX_SECRET_BYTES) {
+        input.off('data', onData);
+        input.pause();
+        reject(new Error(`the first line of standard input is longer than ${MAX_SECRET_BYTES} bytes`));
+      }
+    };
+    input.on('data', onData);
+    input.once('end', () => done(text));
     input.once('error', reject);
   });
 }
