@@ -2,7 +2,7 @@
  * @module result-codes — the one registry of outcomes: each engine or gateway result name maps to
  * the interface's wire code and a clear message. docs/errors.md is kept in sync by a test.
  *
- * Codes follow ../shared/reference/zb-api-facts.md §3 so that existing clients classify them as
+ * Codes follow the real API's (docs/zb-reference.md §3) so that existing clients classify them as
  * they did against the real API (ccxt: 2009 → InsufficientFunds, 3001 → OrderNotFound, …).
  * A name is never reused for another meaning.
  */
