@@ -398,7 +398,7 @@ export function overview(): string {
       s.length > width ? `  ${s}\n  ${' '.repeat(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`,
     ),
     '',
-    'options of every command:',
+    'common options (verify and rebuild-history take no --url):',
     ...COMMON_FLAGS.map((f) => flagLine(f)),
     '',
     'environment:',
