@@ -99,8 +99,11 @@ const noScript = hasScript
     : 'skipped: the `script` command (util-linux) is not installed, so no terminal can be simulated';
 
 describe('fund-password set on a terminal', { skip: noScript }, () => {
-  /** Runs the CLI under `script`, typing each answer after its prompt appears; resolves with what the terminal showed. */
-  function onTerminal(answers: string[]): Promise<{ code: number | null; screen: string }> {
+  /**
+   * Runs the CLI under `script`, typing each answer after its prompt appears (`ahead`: all of them
+   * after the first prompt, as a fast typist does); resolves with what the terminal showed.
+   */
+  function onTerminal(answers: string[], ahead = false): Promise<{ code: number | null; screen: string }> {
     const command = [process.execPath, CLI, ...ARGS, '--url', url].map((a) => `'${a}'`).join(' ');
     return new Promise((resolve) => {
       const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -109,7 +112,10 @@ describe('fund-password set on a terminal', { skip: noScript }, () => {
       child.stdout.on('data', (c: Buffer) => {
         screen += c.toString();
         // Answer a prompt only once it is shown: the terminal is in no-echo mode by then.
-        const shown = screen.split('fund password for alice').length - 1;
+        const shown =
+          ahead && screen.includes('fund password for alice')
+            ? answers.length
+            : screen.split('fund password for alice').length - 1;
         while (prompts < shown && prompts < answers.length) child.stdin.write(`${answers[prompts++]}\r`);
       });
       child.once('exit', (code) => {
@@ -127,6 +133,14 @@ describe('fund-password set on a terminal', { skip: noScript }, () => {
     assert.match(r.screen, /fund password for alice \(again\): /);
     assert.ok(!r.screen.includes('Tr0ub4dor'), `the password was echoed: ${r.screen}`);
     assert.deepEqual(bodies, ['user=alice&password=Tr0ub4dor%263']);
+  });
+
+  test('typed ahead of the second prompt: still no echo, both lines read', async () => {
+    bodies.length = 0;
+    const r = await onTerminal(['ahead-of-time', 'ahead-of-time'], true);
+    assert.equal(r.code, 0, r.screen);
+    assert.ok(!r.screen.includes('ahead-of-time'), `the password was echoed: ${r.screen}`);
+    assert.deepEqual(bodies, ['user=alice&password=ahead-of-time']);
   });
 
   test('two different entries change nothing', async () => {

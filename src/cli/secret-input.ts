@@ -28,10 +28,9 @@ export async function readNewSecret(
     if (line === '') throw new Error('standard input is empty: give the password on its first line');
     return line;
   }
-  const first = await readHidden(`${prompt}: `, streams);
-  const second = await readHidden(`${prompt} (again): `, streams);
+  const [first, second] = await readHiddenLines([`${prompt}: `, `${prompt} (again): `], streams);
   if (first !== second) throw new Error('the two entries differ: nothing was changed');
-  return first;
+  return first as string;
 }
 
 /** The first line of `input` (without its line end), or all of it when it has no line end. */
@@ -59,26 +58,42 @@ function readFirstLine(input: NodeJS.ReadStream): Promise<string> {
   });
 }
 
-/** One line typed on the terminal with echo off (raw mode): Enter ends it, Backspace edits, Ctrl-C or Ctrl-D cancels. */
-function readHidden(prompt: string, { input, output }: SecretStreams): Promise<string> {
-  output.write(prompt);
+/**
+ * Lines typed on the terminal with echo off, one after each prompt. Raw mode (no echo) is on
+ * before the first prompt shows and stays on until the last line, so that nothing typed early is
+ * echoed. Enter ends a line, Backspace edits, Ctrl-C or Ctrl-D cancels.
+ */
+function readHiddenLines(prompts: readonly string[], { input, output }: SecretStreams): Promise<string[]> {
   input.setRawMode(true);
   input.resume();
+  output.write(prompts[0] ?? '');
   return new Promise((resolve, reject) => {
+    const lines: string[] = [];
     let text = '';
+    let afterCr = false;
     const finish = (error?: Error): void => {
       input.off('data', onData);
       input.setRawMode(false);
       input.pause();
-      output.write('\n');
-      if (error === undefined) resolve(text);
+      if (error === undefined) resolve(lines);
       else reject(error);
     };
     const onData = (chunk: Buffer | string): void => {
       for (const ch of chunk.toString()) {
-        if (ch === '\r' || ch === '\n') return finish();
-        if (ch === '\u0003' || ch === '\u0004') return finish(new Error('cancelled: nothing was changed'));
-        if (ch === '\u007f' || ch === '\b') text = text.slice(0, -1);
+        // A terminal that sends CR LF for Enter ends one line, not two.
+        const skip = afterCr && ch === '\n';
+        afterCr = ch === '\r';
+        if (skip) continue;
+        if (ch === '\r' || ch === '\n') {
+          lines.push(text);
+          text = '';
+          output.write('\n');
+          if (lines.length === prompts.length) return finish();
+          output.write(prompts[lines.length] ?? '');
+        } else if (ch === '\u0003' || ch === '\u0004') {
+          output.write('\n');
+          return finish(new Error('cancelled: nothing was changed'));
+        } else if (ch === '\u007f' || ch === '\b') text = text.slice(0, -1);
         else if (text.length < MAX_SECRET_BYTES) text += ch;
       }
     };
