@@ -14,6 +14,7 @@ import {
   segmentName,
   type JournalOptions,
 } from './file-journal.ts';
+import { runJournalContract } from './journal.case.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -117,53 +118,24 @@ function assertCorrupt(dir: string, file: string, offset: number): void {
   );
 }
 
-describe('FileJournal', () => {
-  it('round-trips records through close and reopen, and reads from any seq', async () => {
-    const dir = tempDir();
-    await writeJournal(dir, 200);
-    const journal = FileJournal.open(dir);
-    assert.deepEqual(journal.recovery, { lastSeq: 200, truncatedBytes: 0, segments: 1, tail: null });
-    assert.equal(journal.durableSeq, 200);
-    const all = readAll(journal);
-    assert.equal(all.length, 200);
-    for (const [i, record] of all.entries()) {
-      assert.equal(record.seq, i + 1);
-      assert.deepEqual(record.payload, payloadOf(i + 1));
-    }
-    assert.deepEqual(
-      readAll(journal, 150).map((r) => r.seq),
-      Array.from({ length: 51 }, (_, i) => 150 + i),
-    );
-    assert.equal(readAll(journal, 201).length, 0);
-    await journal.close();
-  });
+runJournalContract('file', async () => {
+  const dir = tempDir();
+  // Small segments, so that retention has whole segments to remove.
+  return { open: async () => FileJournal.open(dir, { segmentBytes: 1024 }) };
+});
 
+describe('FileJournal', () => {
   it('uses the documented framing (records written by hand read back)', async () => {
     const dir = tempDir();
     writeSegment(dir, 1, [1, 2, 3]);
     const journal = FileJournal.open(dir);
+    assert.deepEqual(journal.recovery, { lastSeq: 3, truncatedBytes: 0, segments: 1, tail: null });
     assert.equal(journal.lastSeq, 3);
     assert.deepEqual(
       readAll(journal).map((r) => r.payload),
       [1, 2, 3].map(payloadOf),
     );
     await journal.close();
-  });
-
-  it('reopening continues the sequence; a wrong seq is refused and changes nothing', async () => {
-    const dir = tempDir();
-    await writeJournal(dir, 10);
-    const journal = FileJournal.open(dir);
-    assert.throws(() => journal.append(10, Buffer.from('repeat')), RangeError);
-    assert.throws(() => journal.append(12, Buffer.from('gap')), RangeError);
-    assert.equal(journal.pending, 0);
-    journal.append(11, payloadOf(11));
-    await journal.close();
-    assert.throws(() => journal.append(12, payloadOf(12)), /closed/);
-    const reopened = FileJournal.open(dir);
-    assert.equal(reopened.lastSeq, 11);
-    assert.equal(readAll(reopened).length, 11);
-    await reopened.close();
   });
 
   it('group commit: appends of one event-loop turn share one write and one fdatasync', async () => {
@@ -353,17 +325,6 @@ describe('FileJournal', () => {
     await journal.whenDurable(51);
     assert.deepEqual(seen, [50]);
     await journal.close();
-  });
-
-  it('close() flushes what is pending', async () => {
-    const dir = tempDir();
-    const journal = FileJournal.open(dir);
-    for (let seq = 1; seq <= 30; seq++) journal.append(seq, payloadOf(seq));
-    const never = assert.rejects(journal.whenDurable(31), /closed/);
-    await journal.close();
-    await never;
-    assert.equal(journal.durableSeq, 30);
-    assert.equal(FileJournal.verify(dir).lastSeq, 30);
   });
 
   it('rolls segments, names them by first seq, and reads across them', async () => {

@@ -1,8 +1,14 @@
 /**
  * @module ports — what the sequencer needs from the outside: a journal, a snapshot store, a clock.
- * Adapters (src/journal/*, and later JetStream) implement these structurally.
+ * Adapters (src/journal/*: local files or a JetStream stream) implement these structurally.
  */
 import type { EngineSnapshot } from '../engine/snapshot.ts';
+
+/** One journal record: its sequence number and the opaque bytes stored for it. */
+export interface JournalRecord {
+  readonly seq: number;
+  readonly payload: Uint8Array;
+}
 
 /** An append-only, sequence-numbered log with group-committed durability. */
 export interface JournalPort {
@@ -16,9 +22,12 @@ export interface JournalPort {
   onDurable(listener: (durableSeq: number) => void): void;
   /** Called once if writing or syncing fails: nothing after it is acknowledged. */
   onError(listener: (error: Error) => void): void;
-  /** Records from `fromSeq` to the end, in order. */
-  read(fromSeq: number): Iterable<{ seq: number; payload: Uint8Array }>;
-  /** Deletes whole segments whose records all precede `seq`; returns what it removed. */
+  /**
+   * Records from `fromSeq` to the durable end, in order: synchronously from local files, or
+   * asynchronously from a stream over the network.
+   */
+  read(fromSeq: number): Iterable<JournalRecord> | AsyncIterable<JournalRecord>;
+  /** Deletes stored records (whole segments, or a stream's prefix) that all precede `seq`; returns what it removed. */
   removeSegmentsBefore(seq: number): string[];
   close(): Promise<void>;
 }

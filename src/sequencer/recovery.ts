@@ -6,7 +6,7 @@ import type { VenueConfig } from '../domain/specs.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { decodeCommand } from './command-codec.ts';
-import type { JournalPort, SnapshotPort } from './ports.ts';
+import type { JournalPort, JournalRecord, SnapshotPort } from './ports.ts';
 import type { AppliedCommand } from './sequencer.ts';
 
 /** How many replayed commands are handed to `onReplayed` at a time. */
@@ -67,7 +67,8 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
   const started = Date.now();
   let replayed = 0;
   let batch: AppliedCommand[] = [];
-  for (const { seq, payload } of journal.read(snapshotSeq + 1)) {
+  /** Applies one record; returns a full batch for `onReplayed` when one is due. */
+  const replay = ({ seq, payload }: JournalRecord): AppliedCommand[] | undefined => {
     if (seq !== engine.lastSeq + 1) {
       throw new Error(
         `the journal continues at seq ${seq} but the state is at ${engine.lastSeq}: records are missing`,
@@ -77,16 +78,28 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     const result = engine.apply(command);
     replayed++;
     options.afterEach?.(seq, engine);
-    if (options.onReplayed !== undefined) {
-      batch.push({ command, result, payload });
-      if (batch.length >= REPLAY_BATCH_COMMANDS) {
-        await options.onReplayed(batch);
-        batch = [];
-      }
-    }
     if (replayed % PROGRESS_EVERY_COMMANDS === 0) {
       const rate = Math.round(replayed / Math.max(0.001, (Date.now() - started) / 1000));
       log(`replay ${replayed}/${total} (${Math.floor((replayed * 100) / total)}%, ${rate} commands/s)`);
+    }
+    if (options.onReplayed === undefined) return undefined;
+    batch.push({ command, result, payload });
+    if (batch.length < REPLAY_BATCH_COMMANDS) return undefined;
+    const full = batch;
+    batch = [];
+    return full;
+  };
+  const records = journal.read(snapshotSeq + 1);
+  // A local journal is read synchronously: `for await` would cost a microtask per record.
+  if (Symbol.asyncIterator in records) {
+    for await (const record of records) {
+      const full = replay(record);
+      if (full !== undefined) await options.onReplayed?.(full);
+    }
+  } else {
+    for (const record of records) {
+      const full = replay(record);
+      if (full !== undefined) await options.onReplayed?.(full);
     }
   }
   if (batch.length > 0) await options.onReplayed?.(batch);
