@@ -327,8 +327,15 @@ function trade(
 
 // ───────────────────────────── the suite ─────────────────────────────
 
-/** Runs the history store contract against stores made by `createStore`. */
-export function runHistoryStoreContract(name: string, createStore: CreateHistoryStore): void {
+/**
+ * Runs the history store contract against stores made by `createStore`; `skip` names why the
+ * adapter's service is not there (the suite is then reported skipped).
+ */
+export function runHistoryStoreContract(
+  name: string,
+  createStore: CreateHistoryStore,
+  options: { skip?: string | false } = {},
+): void {
   const withStore = async (body: (store: HistoryStore) => Promise<void>): Promise<void> => {
     const store = await createStore();
     try {
@@ -348,7 +355,7 @@ export function runHistoryStoreContract(name: string, createStore: CreateHistory
     return shared;
   };
 
-  describe(`history store contract: ${name}`, () => {
+  describe(`history store contract: ${name}`, { skip: options.skip ?? false }, () => {
     it('starts empty', () =>
       withStore(async (store) => {
         assert.equal(await store.checkpoint(), 0);
