@@ -58,9 +58,9 @@ import { SnapshotStore } from './journal/snapshot-store.ts';
 import { recover } from './sequencer/recovery.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
 import { HistoryFollower } from './store/history-follower.ts';
+import { describeHistoryLocation, historyLocation, openHistoryStore } from './store/history-location.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
-import { SqliteHistoryStore } from './store/sqlite-history-store.ts';
 
 /** The limiter when limits are switched off (`--rate-limits=false`, for load tests). */
 const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () => ({ allowed: true }) };
@@ -143,9 +143,11 @@ export async function startVenue(
   const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
   if (journal.recovery.truncatedBytes > 0) log(`journal: ${journal.recovery.tail}`);
   const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => log(`snapshots: ${p}`) });
-  const history = SqliteHistoryStore.open(paths.history);
+  const historyPlace = historyLocation(options.historyUrl, paths.history);
+  const history = await openHistoryStore(historyPlace, log);
+  log(`history store: ${describeHistoryLocation(historyPlace)}`);
   // Writes go through a worker thread with its own connection; reads stay on `history`.
-  const historyWrites = new HistoryWorker(paths.history);
+  const historyWrites = new HistoryWorker(historyPlace);
   const writer = new HistoryWriter(historyWrites, log);
   const historyAt = await history.checkpoint();
 
@@ -181,7 +183,7 @@ export async function startVenue(
   log(`recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`);
   const startState = engine.snapshot();
   const follower = new HistoryFollower(
-    { path: paths.history, options: {}, snapshot: startState, stateHash: engine.stateHash(startState) },
+    { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
     log,
   );
 

@@ -28,7 +28,8 @@ export interface CliIo {
 /** The commands that work on a stopped server's data directory. */
 export interface OfflineCommands {
   verify(dataDir: string, io: CliIo, json: boolean): Promise<number>;
-  rebuildHistory(dataDir: string, io: CliIo, json: boolean): Promise<number>;
+  /** `historyUrl`: a PostgreSQL history store; without it, SQLite in the data directory. */
+  rebuildHistory(dataDir: string, io: CliIo, json: boolean, historyUrl?: string): Promise<number>;
 }
 
 interface Parsed {
@@ -124,9 +125,9 @@ export async function runCli(
   const data = chooseDataDir(flags.get('--data')?.[0], env);
 
   if (command.call === undefined) {
-    return command.name === 'verify'
-      ? offline.verify(data.dir, io, json)
-      : offline.rebuildHistory(data.dir, io, json);
+    if (command.name === 'verify') return offline.verify(data.dir, io, json);
+    const historyUrl = flags.get('--history-url')?.[0] ?? env['BOURSE_HISTORY_URL'];
+    return offline.rebuildHistory(data.dir, io, json, historyUrl);
   }
   const call = command.call(args, flags);
   if (typeof call === 'string') return usage(io, call, command);

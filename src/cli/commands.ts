@@ -20,6 +20,10 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--chain': { value: '<chain>', help: "the chain, e.g. ERC20 or TRC20 (default: the coin's first)" },
   '--memo': { value: '<memo>', help: 'the memo, on memo chains' },
   '--pending': { help: 'only the withdrawals in progress' },
+  '--history-url': {
+    value: '<postgres-url>',
+    help: 'the history store on PostgreSQL, postgres://user@host:port/db[?schema=name] (default: $BOURSE_HISTORY_URL, else SQLite in the data directory)',
+  },
   '--data': {
     value: '<dir>',
     help: "the server's data directory (default: $BOURSE_DATA, else ./data)",
@@ -38,6 +42,7 @@ export const COMMON_FLAGS = ['--data', '--url', '--json', '--help'] as const;
 /** The environment variables the CLI reads. */
 export const ENVIRONMENT: readonly (readonly [string, string])[] = [
   ['BOURSE_DATA', 'the data directory when --data is not given'],
+  ['BOURSE_HISTORY_URL', 'rebuild-history: the PostgreSQL history store when --history-url is not given'],
   [
     'BOURSE_PORT',
     'the public port the server was started with: checked against listen.json, named when no server is found (the token is never sent to it)',
@@ -354,9 +359,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'rebuild-history',
     args: [],
-    flags: [],
+    flags: ['--history-url'],
     summary: 'rebuild the history store from the journal (server stopped)',
-    details: 'Replays the journal from genesis into a new history database and swaps it in.',
+    details:
+      'Replays the journal from genesis into a new history store and swaps it in: the SQLite file in the data directory, or, with --history-url, a PostgreSQL schema (built beside the live one, swapped in one transaction).',
   },
 ];
 

@@ -1,8 +1,8 @@
 /**
  * @module offline — CLI commands that work on a stopped server's data directory:
  * `bourse verify` (every segment and snapshot checked, then a replay from scratch compared with
- * each snapshot's state hash) and `bourse rebuild-history` (the history store rebuilt from the
- * journal and swapped in atomically).
+ * each snapshot's state hash) and `bourse rebuild-history` (the history store, SQLite or
+ * PostgreSQL, rebuilt from the journal and swapped in atomically).
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dataPaths, readGenesis } from '../config/data-dir.ts';
@@ -10,6 +10,8 @@ import { FileJournal } from '../journal/file-journal.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import { recover } from '../sequencer/recovery.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from '../store/history-writer.ts';
+import type { HistoryStore } from '../store/history-store.ts';
+import { PgHistoryStore, redactUrl } from '../store/pg-history-store.ts';
 import { SqliteHistoryStore } from '../store/sqlite-history-store.ts';
 import type { CliIo, OfflineCommands } from './bourse.ts';
 
@@ -96,16 +98,30 @@ async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number
   return problems.length === 0 ? 0 : 1;
 }
 
-async function rebuildHistory(dataDir: string, io: CliIo, json: boolean): Promise<number> {
+/**
+ * Rebuilds the history store from the journal, from genesis, into a fresh store beside the live
+ * one, then swaps it in whole: the SQLite file by rename, a PostgreSQL schema by dropping the old
+ * one and renaming the new one in one transaction. `historyUrl` names a PostgreSQL store
+ * (`--history-url`, BOURSE_HISTORY_URL); without it, the SQLite file in the data directory.
+ */
+async function rebuildHistory(
+  dataDir: string,
+  io: CliIo,
+  json: boolean,
+  historyUrl?: string,
+): Promise<number> {
   const paths = dataPaths(dataDir);
-  const temp = `${paths.history}.rebuild`;
-  for (const suffix of ['', '-wal', '-shm']) rmSync(temp + suffix, { force: true });
+  if (historyUrl !== undefined) {
+    try {
+      PgHistoryStore.schemaOf(historyUrl);
+    } catch (error) {
+      io.err(`rebuild-history: ${(error as Error).message}`);
+      return 2;
+    }
+  }
   const journal = FileJournal.open(paths.journal);
-  const store = SqliteHistoryStore.open(temp);
-  // A rebuild drains the queue itself: nothing to gather.
-  const writer = new HistoryWriter(store, (m) => io.err(m), { gatherMs: 0 });
-  const bar = progress(io, 'rebuild-history');
-  const total = journal.durableSeq;
+  let target: string;
+  let result: { records: number; entries: number } | undefined;
   try {
     if (journal.firstSeq > 1) {
       io.err(
@@ -113,6 +129,49 @@ async function rebuildHistory(dataDir: string, io: CliIo, json: boolean): Promis
       );
       return 1;
     }
+    if (historyUrl === undefined) {
+      target = paths.history;
+      const temp = `${paths.history}.rebuild`;
+      for (const suffix of ['', '-wal', '-shm']) rmSync(temp + suffix, { force: true });
+      result = await replayInto(SqliteHistoryStore.open(temp), journal, dataDir, io);
+      for (const suffix of ['-wal', '-shm']) rmSync(paths.history + suffix, { force: true });
+      if (existsSync(temp)) renameSync(temp, paths.history);
+    } else {
+      const schema = PgHistoryStore.schemaOf(historyUrl);
+      const temp = `${schema}_rebuild`;
+      target = `${redactUrl(historyUrl)} (schema ${schema})`;
+      await PgHistoryStore.dropSchema(historyUrl, temp);
+      result = await replayInto(
+        await PgHistoryStore.open(historyUrl, { schema: temp }),
+        journal,
+        dataDir,
+        io,
+      );
+      await PgHistoryStore.replaceSchema(historyUrl, temp, schema);
+    }
+  } catch (error) {
+    io.err(`rebuild-history: ${(error as Error).message}; the history store was not replaced`);
+    return 1;
+  } finally {
+    await journal.close();
+  }
+  if (json) io.out(JSON.stringify(result));
+  else io.out(`rebuild-history: ${result.records} journal records replayed into ${target}`);
+  return 0;
+}
+
+/** Replays the whole journal through a fresh engine into `store`, then closes the store. */
+async function replayInto(
+  store: HistoryStore,
+  journal: FileJournal,
+  dataDir: string,
+  io: CliIo,
+): Promise<{ records: number; entries: number }> {
+  // A rebuild drains the queue itself: nothing to gather.
+  const writer = new HistoryWriter(store, (m) => io.err(m), { gatherMs: 0 });
+  const bar = progress(io, 'rebuild-history');
+  const total = journal.durableSeq;
+  try {
     await recover({
       genesis: readGenesis(dataDir),
       journal,
@@ -128,13 +187,8 @@ async function rebuildHistory(dataDir: string, io: CliIo, json: boolean): Promis
     await writer.drain();
   } finally {
     await store.close();
-    await journal.close();
   }
-  for (const suffix of ['-wal', '-shm']) rmSync(paths.history + suffix, { force: true });
-  if (existsSync(temp)) renameSync(temp, paths.history);
-  if (json) io.out(JSON.stringify({ records: total, entries: writer.written }));
-  else io.out(`rebuild-history: ${total} journal records replayed into ${paths.history}`);
-  return 0;
+  return { records: total, entries: writer.written };
 }
 
 export const offlineCommands: OfflineCommands = { verify, rebuildHistory };

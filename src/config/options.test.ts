@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_OPTIONS, loadOptions } from './options.ts';
+import { DEFAULT_OPTIONS, describeOptions, loadOptions } from './options.ts';
 
 test('defaults: 127.0.0.1:8080 with data under ./data', () => {
   const o = loadOptions([], {});
@@ -35,5 +35,21 @@ test('every problem is reported at once', () => {
       /--keep-snapshots: 1 is outside 2/.test(e.message) &&
       /--data: missing value/.test(e.message) &&
       /BOURSE_PRUNE_JOURNAL: expected true or false/.test(e.message),
+  );
+});
+
+test('--history-url (BOURSE_HISTORY_URL) names a PostgreSQL history store; its password stays out of the log', () => {
+  assert.equal(loadOptions([], {}).historyUrl, undefined);
+  const o = loadOptions(['--history-url', 'postgres://bourse:s3cret@db:5432/venue?schema=h'], {});
+  assert.equal(o.historyUrl, 'postgres://bourse:s3cret@db:5432/venue?schema=h');
+  assert.equal(loadOptions([], { BOURSE_HISTORY_URL: 'postgresql://db/v' }).historyUrl, 'postgresql://db/v');
+  assert.match(describeOptions(o), /historyUrl=postgres:\/\/bourse:\*\*\*@db:5432\/venue/);
+  assert.doesNotMatch(describeOptions(o), /s3cret/);
+  assert.throws(
+    () => loadOptions(['--history-url', 'mysql://u:pw@db/v'], {}),
+    (e: Error) =>
+      /--history-url: expected postgres:\/\/user@host:port\/database, got 'mysql:\/\/u:\*\*\*@db\/v'/.test(
+        e.message,
+      ),
   );
 });

@@ -39,6 +39,11 @@ export interface ServerOptions {
   readonly keyRequestsPerSecond: number;
   /** Apply the trade API's rate limits at all (off only for benchmarks and load tests). */
   readonly rateLimits: boolean;
+  /**
+   * The history store on PostgreSQL (postgres://user@host:port/db, `?schema=` optional); none:
+   * SQLite in the data directory (docs/history-store.md).
+   */
+  readonly historyUrl: string | undefined;
 }
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
@@ -60,6 +65,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   ipRequestsPerMinute: 10_000,
   keyRequestsPerSecond: 60,
   rateLimits: true,
+  historyUrl: undefined,
 });
 
 interface Setting {
@@ -223,6 +229,14 @@ const SETTINGS: readonly Setting[] = [
     kind: 'bool',
     help: '--rate-limits=false switches the rate limits off (load tests only)',
   },
+  {
+    key: 'historyUrl',
+    flag: '--history-url',
+    env: 'BOURSE_HISTORY_URL',
+    kind: 'string',
+    value: '<postgres-url>',
+    help: 'the history store on PostgreSQL (postgres://user@host:port/db[?schema=name]); none: SQLite in --data',
+  },
 ];
 
 /** Every server flag with its environment variable (for checks that the docs list them all). */
@@ -313,11 +327,20 @@ export function loadOptions(
   ) {
     problems.push(`--admin-port: ${String(values['port'])} is the public port: the admin API needs its own`);
   }
+  const url = values['historyUrl'];
+  if (typeof url === 'string' && !/^postgres(ql)?:\/\/[^/]/.test(url)) {
+    problems.push(`--history-url: expected postgres://user@host:port/database, got '${redactPassword(url)}'`);
+  }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
   return Object.freeze(values as unknown as ServerOptions);
 }
 
 /** The options as `name=value` lines for the start-up log. */
 export function describeOptions(options: ServerOptions): string {
-  return SETTINGS.map((s) => `${s.key}=${String(options[s.key] ?? '(none)')}`).join(' ');
+  return SETTINGS.map((s) => `${s.key}=${redactPassword(String(options[s.key] ?? '(none)'))}`).join(' ');
+}
+
+/** A URL's password replaced, for logs and messages. */
+function redactPassword(text: string): string {
+  return text.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }

@@ -11,8 +11,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Engine } from '../engine/engine.ts';
 import { decodeCommand } from '../sequencer/command-codec.ts';
 import type { FollowerReply, FollowerRequest, FollowerStart } from './history-follower.ts';
-import type { HistoryEntry } from './history-store.ts';
-import { SqliteHistoryStore } from './sqlite-history-store.ts';
+import type { HistoryEntry, HistoryStore } from './history-store.ts';
+import { openHistoryStore } from './history-location.ts';
 
 const RETRY_DELAY_MS = 500;
 
@@ -21,7 +21,12 @@ const port = parentPort;
 const reply = (message: FollowerReply): void => port.postMessage(message);
 
 const start = workerData as FollowerStart;
-const store = SqliteHistoryStore.open(start.path, start.options);
+// PostgreSQL connects asynchronously: requests queue up meanwhile, and the first round waits.
+let store: HistoryStore | undefined;
+const opening = openHistoryStore(start.store).then(
+  (opened) => void (store = opened),
+  (error: unknown) => fatal(`the history store cannot be opened: ${(error as Error).message}`),
+);
 const engine = Engine.restore(start.snapshot);
 const queue: FollowerRequest[] = [];
 let running = false;
@@ -64,7 +69,8 @@ function apply(request: Extract<FollowerRequest, { type: 'commands' }>, into: Hi
 
 async function run(): Promise<void> {
   running = true;
-  while (queue.length > 0 && !failed) {
+  await opening;
+  while (queue.length > 0 && !failed && store !== undefined) {
     const round = queue.splice(0);
     const entries: HistoryEntry[] = [];
     let closing = false;

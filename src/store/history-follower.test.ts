@@ -79,10 +79,14 @@ describe('HistoryFollower', () => {
   test('a replica started from a snapshot writes the same history as the events themselves', async () => {
     const { rec, snapshot, stateHash, path, refPath } = await prepared('same', 3_000, 700);
     const logs: string[] = [];
-    const follower = new HistoryFollower({ path, options: {}, snapshot, stateHash }, (m) => logs.push(m), {
-      gatherMs: 2,
-      gatherCommands: 50,
-    });
+    const follower = new HistoryFollower(
+      { store: { kind: 'sqlite', path }, snapshot, stateHash },
+      (m) => logs.push(m),
+      {
+        gatherMs: 2,
+        gatherCommands: 50,
+      },
+    );
     let fatal: Error | undefined;
     follower.onFatal((e) => (fatal = e));
     // Uneven batches, as group commits hand them over, some of them while earlier ones are written.
@@ -110,7 +114,7 @@ describe('HistoryFollower', () => {
     const { rec, snapshot, stateHash, path, refPath } = await prepared('retry', 600, 300);
     const logs: string[] = [];
     const follower = new HistoryFollower(
-      { path, options: { busyTimeoutMs: 20 }, snapshot, stateHash },
+      { store: { kind: 'sqlite', path, options: { busyTimeoutMs: 20 } }, snapshot, stateHash },
       (m) => logs.push(m),
       { gatherMs: 0 },
     );
@@ -142,7 +146,7 @@ describe('HistoryFollower', () => {
   test("a replica whose state does not match the engine's stops the follower", async () => {
     const { snapshot, path } = await prepared('hash', 300, 200);
     const follower = new HistoryFollower(
-      { path, options: {}, snapshot, stateHash: 'not-the-hash' },
+      { store: { kind: 'sqlite', path }, snapshot, stateHash: 'not-the-hash' },
       () => undefined,
     );
     const fatal = new Promise<Error>((resolve) => follower.onFatal(resolve));
@@ -153,16 +157,23 @@ describe('HistoryFollower', () => {
 
   test('a gap in the commands handed over, or bytes that are not a command, stop the follower', async () => {
     const { rec, snapshot, stateHash, path } = await prepared('gap', 300, 200);
-    const gap = new HistoryFollower({ path, options: {}, snapshot, stateHash }, () => undefined);
+    const gap = new HistoryFollower(
+      { store: { kind: 'sqlite', path }, snapshot, stateHash },
+      () => undefined,
+    );
     let gapError: Error | undefined;
     gap.onFatal((e) => (gapError = e));
     gap.enqueue(appliedRange(rec, snapshot.lastSeq + 1, snapshot.lastSeq + 3));
     assert.match(gapError?.message ?? '', /does not follow/);
     await gap.close().catch(() => undefined);
 
-    const garbled = new HistoryFollower({ path, options: {}, snapshot, stateHash }, () => undefined, {
-      gatherMs: 0,
-    });
+    const garbled = new HistoryFollower(
+      { store: { kind: 'sqlite', path }, snapshot, stateHash },
+      () => undefined,
+      {
+        gatherMs: 0,
+      },
+    );
     const fatal = new Promise<Error>((resolve) => garbled.onFatal(resolve));
     const [first] = appliedRange(rec, snapshot.lastSeq, snapshot.lastSeq + 1);
     garbled.enqueue([{ ...(first as AppliedCommand), payload: Uint8Array.of(0x99, 1, 2) }]);

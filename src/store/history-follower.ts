@@ -23,12 +23,12 @@ import { Worker } from 'node:worker_threads';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import { HISTORY_GATHER_ENTRIES, HISTORY_GATHER_MS } from './history-writer.ts';
-import type { SqliteHistoryStoreOptions } from './sqlite-history-store.ts';
+import type { HistoryLocation } from './history-location.ts';
 
 /** What the follower's thread starts from. */
 export interface FollowerStart {
-  readonly path: string;
-  readonly options: SqliteHistoryStoreOptions;
+  /** The store the follower writes (its thread opens its own connection). */
+  readonly store: HistoryLocation;
   readonly snapshot: EngineSnapshot;
   /** The engine's state hash for `snapshot`: the replica must match it. */
   readonly stateHash: string;

@@ -15,7 +15,7 @@ describe('HistoryWorker', () => {
   test('applies batches on its thread; the main connection reads them; a bad batch is refused', async () => {
     const path = join(dir, 'history.sqlite');
     const reader = SqliteHistoryStore.open(path);
-    const worker = new HistoryWorker(path);
+    const worker = new HistoryWorker({ kind: 'sqlite', path });
     try {
       const r = new EngineRecorder(1_763_769_600_000);
       const alice = r.fundedUser('alice', { usdt: 10_000_000_000_000, btc: 100_000_000 });
@@ -45,7 +45,7 @@ describe('HistoryWorker', () => {
   });
 
   test('a store that cannot open rejects the batch instead of hanging', async () => {
-    const worker = new HistoryWorker(join(dir, 'no-such-dir', 'history.sqlite'));
+    const worker = new HistoryWorker({ kind: 'sqlite', path: join(dir, 'no-such-dir', 'history.sqlite') });
     await assert.rejects(worker.applyBatch([]), /unable to open|exited|no such/i);
     await worker.close();
   });

@@ -5,8 +5,9 @@
  *
  * SQLite inserts (about five rows per order) and the WAL checkpoints' fsyncs took a quarter of
  * the event loop under an order load (bench/README.md, HTTP). `HistoryWorker` runs `applyBatch`
- * on its own thread with its own connection to the same file; reads stay on the main thread's
- * connection, which in WAL mode sees each batch once it commits. Nothing about ordering changes:
+ * on its own thread with its own connection to the same store (SQLite file or PostgreSQL
+ * database); reads stay on the main thread's connection, which sees each batch once it commits
+ * (SQLite in WAL mode, PostgreSQL at its default isolation). Nothing about ordering changes:
  * the history writer still sends one batch at a time and waits for it.
  *
  * A worker that fails to start or dies rejects the batches in flight (the writer logs and
@@ -15,7 +16,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ApplyBatchResult, HistoryEntry } from './history-store.ts';
-import type { SqliteHistoryStoreOptions } from './sqlite-history-store.ts';
+import type { HistoryLocation } from './history-location.ts';
 
 /** What the main thread sends: a batch to apply, or a request to close. */
 export type HistoryWorkerRequest =
@@ -33,16 +34,14 @@ interface Pending {
 }
 
 export class HistoryWorker {
-  readonly #path: string;
-  readonly #options: SqliteHistoryStoreOptions;
+  readonly #location: HistoryLocation;
   readonly #pending = new Map<number, Pending>();
   #worker: Worker | undefined;
   #nextId = 1;
   #closed = false;
 
-  constructor(path: string, options: SqliteHistoryStoreOptions = {}) {
-    this.#path = path;
-    this.#options = options;
+  constructor(location: HistoryLocation) {
+    this.#location = location;
   }
 
   /** Applies the entries in one store transaction on the worker (see HistoryStore.applyBatch). */
@@ -73,7 +72,7 @@ export class HistoryWorker {
 
   #start(): Worker {
     const worker = new Worker(new URL('./history-worker-thread.ts', import.meta.url), {
-      workerData: { path: this.#path, options: this.#options },
+      workerData: this.#location,
     });
     worker.on('message', (reply: HistoryWorkerReply) => {
       const pending = this.#pending.get(reply.id);

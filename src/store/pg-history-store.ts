@@ -342,6 +342,35 @@ export class PgHistoryStore implements HistoryStore {
     return new PgHistoryStore(pool, options.synchronousCommit ?? 'off');
   }
 
+  /** The schema a URL names (`?schema=`), else DEFAULT_PG_SCHEMA. */
+  static schemaOf(url: string): string {
+    return splitHistoryUrl(url).schema ?? DEFAULT_PG_SCHEMA;
+  }
+
+  /** Drops `schema` and everything in it, if it exists (a rebuild's leftovers). */
+  static async dropSchema(url: string, schema: string): Promise<void> {
+    await withClient(url, (c) => c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`));
+  }
+
+  /**
+   * Replaces schema `to` by schema `from` in one transaction (drop `to`, rename `from`): readers
+   * see the old history or the new one, never a mix. Stores open on `to` see the new tables from
+   * their next statement on (their search path names the schema).
+   */
+  static async replaceSchema(url: string, from: string, to: string): Promise<void> {
+    await withClient(url, async (c) => {
+      await c.query('BEGIN');
+      try {
+        await c.query(`DROP SCHEMA IF EXISTS ${quoteIdent(to)} CASCADE`);
+        await c.query(`ALTER SCHEMA ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`);
+        await c.query('COMMIT');
+      } catch (error) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
   private constructor(pool: pg.Pool, synchronousCommit: 'on' | 'off') {
     this.#pool = pool;
     this.#synchronousCommit = synchronousCommit;
@@ -626,6 +655,17 @@ export class PgHistoryStore implements HistoryStore {
 
   #open(): void {
     if (this.#closed) throw new Error('history store is closed');
+  }
+}
+
+/** Runs `body` on one connection to the URL's database. */
+async function withClient<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: splitHistoryUrl(url).connectionString });
+  await client.connect();
+  try {
+    return await body(client);
+  } finally {
+    await client.end();
   }
 }
 
