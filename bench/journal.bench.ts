@@ -1,9 +1,11 @@
-/** @module journal.bench — durable journal throughput and acknowledgement latency with real group-committed fdatasync, beside raw fdatasync and fsync-off baselines; snapshot write/load of a 1M-order state */
+/** @module journal.bench — durable journal throughput and acknowledgement latency: the file journal (group-committed fdatasync) beside raw fdatasync and fsync-off baselines, and the JetStream journal on a private nats-server with sync_interval always, in the same run; snapshot write/load of a 1M-order state */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { FileJournal, type JournalOptions } from '../src/journal/file-journal.ts';
+import { JetStreamJournal } from '../src/journal/jetstream-journal.ts';
+import { natsSkipReason, startNatsServer, type NatsServer } from '../test/fixtures/nats-server.ts';
 import { SnapshotStore } from '../src/journal/snapshot-store.ts';
 
 // ───────────────────────────── settings ─────────────────────────────
@@ -12,6 +14,8 @@ import { SnapshotStore } from '../src/journal/snapshot-store.ts';
 const QUICK = process.argv.includes('--quick');
 /** `--no-snapshot` skips the 1M-order snapshot phase (the slowest part). */
 const SNAPSHOT = !process.argv.includes('--no-snapshot');
+/** `--no-jetstream` skips the JetStream journal phases. */
+const JETSTREAM = !process.argv.includes('--no-jetstream');
 const PHASE_MS = QUICK ? 800 : 4_000;
 /** Warm-up before each measured phase (JIT, page cache, file growth). */
 const WARMUP_MS = QUICK ? 200 : 1_000;
@@ -75,13 +79,43 @@ interface DriveResult {
  * timer tick of about 1 ms), holds back while `MAX_PENDING_RECORDS` await durability, and times
  * each burst from append to durable watermark.
  */
-async function drive(
-  dir: string,
-  options: Partial<JournalOptions>,
-  rate: number | null,
-): Promise<DriveResult> {
-  fs.rmSync(dir, { recursive: true, force: true });
-  const journal = FileJournal.open(dir, options);
+/** What `drive` needs of a journal: the port, plus a count of its writes (flushes or messages). */
+interface DrivenJournal {
+  append(seq: number, payload: Uint8Array): void;
+  readonly pending: number;
+  onDurable(listener: (durableSeq: number) => void): unknown;
+  whenDurable(seq: number): Promise<void>;
+  close(): Promise<void>;
+  /** Writes so far: fdatasync'ed flushes of the file journal, messages of the JetStream one. */
+  writes(): number;
+}
+
+/** A fresh file journal in `dir`. */
+function fileJournal(dir: string, options: Partial<JournalOptions>): () => Promise<DrivenJournal> {
+  return async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    const journal = FileJournal.open(dir, options);
+    return Object.assign(journal, { writes: () => journal.stats.writes });
+  };
+}
+
+let streams = 0;
+/** A JetStream journal on a fresh stream of `server`. */
+function jetStreamJournal(server: NatsServer): () => Promise<DrivenJournal> {
+  return async () => {
+    const stream = `BENCH_${++streams}`;
+    const journal = await JetStreamJournal.open({
+      servers: server.url,
+      monitorUrls: server.monitorUrl,
+      stream,
+      subject: `bench.${stream}`,
+    });
+    return Object.assign(journal, { writes: () => journal.messages });
+  };
+}
+
+async function drive(open: () => Promise<DrivenJournal>, rate: number | null): Promise<DriveResult> {
+  const journal = await open();
   const base = Buffer.alloc(PAYLOAD_BYTES, 0x61);
   const bursts: { lastSeq: number; count: number; at: number }[] = [];
   let head = 0;
@@ -100,7 +134,7 @@ async function drive(
   });
   let seq = 0;
   const run = async (ms: number): Promise<{ appended: number; elapsed: number; fsyncs: number }> => {
-    const writesBefore = journal.stats.writes;
+    const writesBefore = journal.writes();
     const startSeq = seq;
     const start = performance.now();
     let now = start;
@@ -119,7 +153,7 @@ async function drive(
     return {
       appended: seq - startSeq,
       elapsed: performance.now() - start,
-      fsyncs: journal.stats.writes - writesBefore,
+      fsyncs: journal.writes() - writesBefore,
     };
   };
   await run(WARMUP_MS);
@@ -128,7 +162,6 @@ async function drive(
   const measured = await run(PHASE_MS);
   measuring = false;
   await journal.close();
-  fs.rmSync(dir, { recursive: true, force: true });
   return {
     offeredPerSec: rate,
     recordsPerSec: Math.round((measured.appended / measured.elapsed) * 1000),
@@ -266,12 +299,12 @@ try {
   );
 
   const dir = path.join(root, 'journal');
-  const noSync = await drive(dir, { fsync: false }, null);
+  const noSync = await drive(fileJournal(dir, { fsync: false }), null);
   console.log(
     `journal, fsync OFF (page cache only), saturated in bursts of ${SATURATION_BURST_RECORDS}/turn: ` +
       `${fmt(noSync.recordsPerSec)} records/s`,
   );
-  const saturated = await drive(dir, {}, null);
+  const saturated = await drive(fileJournal(dir, {}), null);
   console.log(
     `journal, fdatasync group commit, saturated in bursts of ${SATURATION_BURST_RECORDS}/turn: ` +
       `${fmt(saturated.recordsPerSec)} durable records/s, ${saturated.recordsPerFsync} records/fsync, ` +
@@ -279,13 +312,43 @@ try {
   );
   const paced: DriveResult[] = [];
   for (const rate of PACED_RATES) {
-    const result = await drive(dir, {}, rate);
+    const result = await drive(fileJournal(dir, {}), rate);
     paced.push(result);
     console.log(
       `journal, fdatasync group commit, offered ${fmt(rate)}/s: achieved ${fmt(result.recordsPerSec)}/s, ` +
         `${result.recordsPerFsync} records/fsync, append→durable p50 ${result.latency.p50Us} µs ` +
         `p99 ${result.latency.p99Us} µs p99.9 ${result.latency.p999Us} µs max ${result.latency.maxUs} µs`,
     );
+  }
+  let jetstream: { saturated: DriveResult; paced: DriveResult[] } | { skipped: string } | null = null;
+  const natsSkip = JETSTREAM ? natsSkipReason() : 'not asked for (--no-jetstream)';
+  if (natsSkip !== false) {
+    jetstream = { skipped: natsSkip };
+    console.log(`\nJetStream journal: skipped (${natsSkip})`);
+  } else {
+    const server = await startNatsServer();
+    try {
+      const open = jetStreamJournal(server);
+      const js = await drive(open, null);
+      console.log(
+        `\nJetStream journal (private nats-server, sync_interval always, R1), saturated in bursts of ${SATURATION_BURST_RECORDS}/turn: ` +
+          `${fmt(js.recordsPerSec)} durable records/s, ${js.recordsPerFsync} records/message, ` +
+          `append→durable p50 ${js.latency.p50Us} µs p99 ${js.latency.p99Us} µs max ${js.latency.maxUs} µs`,
+      );
+      const jsPaced: DriveResult[] = [];
+      for (const rate of PACED_RATES) {
+        const result = await drive(open, rate);
+        jsPaced.push(result);
+        console.log(
+          `JetStream journal, offered ${fmt(rate)}/s: achieved ${fmt(result.recordsPerSec)}/s, ` +
+            `${result.recordsPerFsync} records/message, append→durable p50 ${result.latency.p50Us} µs ` +
+            `p99 ${result.latency.p99Us} µs p99.9 ${result.latency.p999Us} µs max ${result.latency.maxUs} µs`,
+        );
+      }
+      jetstream = { saturated: js, paced: jsPaced };
+    } finally {
+      await server.stop();
+    }
   }
   const ratios = {
     groupCommitVsRawFsync: Math.round((saturated.recordsPerSec / raw.perSec) * 10) / 10,
@@ -326,6 +389,7 @@ try {
       groupCommitSaturated: saturated,
       groupCommitPaced: paced,
       ratios,
+      jetstream,
       snapshot,
     }),
   );

@@ -331,6 +331,11 @@ export class JetStreamJournal {
     return this.#failure;
   }
 
+  /** Messages published (re-publishes after a reconnect not counted), for tests and metrics. */
+  get messages(): number {
+    return this.#lastStreamSeq - this.#firstOwnStreamSeq + 1;
+  }
+
   /**
    * Buffers a record into the current batch. `seq` must be `lastSeq + 1`. Throws (and changes
    * nothing) on a wrong seq, a payload that cannot fit in a message, after `close()` or after a

@@ -1,7 +1,12 @@
 /**
- * @module history-store.bench — throughput of the SQLite history store on a realistic trading
- * stream from the real engine: rows per second when applying batches of journal entries, and the
- * latency of the main queries afterwards.
+ * @module history-store.bench — throughput of a history store (SQLite, or PostgreSQL with
+ * HS_STORE=pg) on a realistic trading stream from the real engine: rows per second when applying
+ * batches of journal entries, and the latency of the main queries afterwards.
+ *
+ * PostgreSQL: a database of the run's own, `bourse_bench_<pid>`, is created on the server of
+ * HS_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres) and dropped afterwards. Its CPU
+ * time is the client's plus the server backends' that served the store (read from /proc; the
+ * server's WAL writer and checkpointer are not counted).
  *
  * Run: `node src/store/history-store.bench.ts [commands=200000] [batch=1000] [users=500]`, with
  * the store's options from the environment if wanted: HS_SYNC=OFF, HS_WAL_PAGES=1000,
@@ -9,11 +14,14 @@
  * to a fresh file. Wall time and CPU time are both printed: on a shared machine, CPU time is the
  * steadier figure.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planBatch } from './history-projection.ts';
 import type { HistoryEntry } from './history-store.ts';
+import pg from 'pg';
+import type { HistoryStore } from './history-store.ts';
+import { PgHistoryStore } from './pg-history-store.ts';
 import { SqliteHistoryStore } from './sqlite-history-store.ts';
 import { TradingStream } from './trading-stream.ts';
 
@@ -51,15 +59,59 @@ let planned = 0;
 for (const b of batches) planned += planBatch(0, b).rows;
 const planMs = performance.now() - t;
 
+const env = process.env;
+const PG = env.HS_STORE === 'pg';
+const adminUrl = env.HS_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const database = `bourse_bench_${process.pid}`;
+const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
+const onAdmin = async (sql: string): Promise<void> => {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+};
+/** CPU ms of the server backends that serve the store (PostgreSQL runs outside this process). */
+const backendCpuMs = async (): Promise<number> => {
+  if (!PG) return 0;
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  const pids = (
+    await c.query("SELECT pid FROM pg_stat_activity WHERE application_name = 'bourse-history'")
+  ).rows.map((r) => Number(r.pid));
+  await c.end();
+  let ticks = 0;
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10; // USER_HZ is 100
+};
+
 const dir = mkdtempSync(join(tmpdir(), 'bourse-history-bench-'));
+const file = join(dir, 'history.db');
+if (PG)
+  await onAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE); CREATE DATABASE ${database}`).catch(
+    async () => {
+      await onAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await onAdmin(`CREATE DATABASE ${database}`);
+    },
+  );
 try {
-  const file = join(dir, 'history.db');
-  const env = process.env;
-  const store = SqliteHistoryStore.open(file, {
-    ...(env.HS_SYNC === 'OFF' ? { synchronous: 'OFF' as const } : {}),
-    ...(env.HS_WAL_PAGES === undefined ? {} : { walAutocheckpointPages: Number(env.HS_WAL_PAGES) }),
-    ...(env.HS_CACHE_KIB === undefined ? {} : { cacheKiB: Number(env.HS_CACHE_KIB) }),
-  });
+  console.log(PG ? `store: PostgreSQL, database ${database}` : `store: SQLite, ${file}`);
+  const store: HistoryStore = PG
+    ? await PgHistoryStore.open(dbUrl, {
+        ...(env.HS_SYNC_COMMIT === 'on' ? { synchronousCommit: 'on' as const } : {}),
+        maxConnections: 1,
+      })
+    : SqliteHistoryStore.open(file, {
+        ...(env.HS_SYNC === 'OFF' ? { synchronous: 'OFF' as const } : {}),
+        ...(env.HS_WAL_PAGES === undefined ? {} : { walAutocheckpointPages: Number(env.HS_WAL_PAGES) }),
+        ...(env.HS_CACHE_KIB === undefined ? {} : { cacheKiB: Number(env.HS_CACHE_KIB) }),
+      });
+  const serverCpuBefore = await backendCpuMs();
   const batchMs: number[] = [];
   const batchRows: number[] = [];
   let rows = 0;
@@ -74,7 +126,8 @@ try {
   }
   const totalMs = performance.now() - t;
   const used = process.cpuUsage(cpu);
-  const cpuMs = (used.user + used.system) / 1000;
+  const serverCpuMs = (await backendCpuMs()) - serverCpuBefore;
+  const cpuMs = (used.user + used.system) / 1000 + serverCpuMs;
   const sorted = [...batchMs].sort((a, b) => a - b);
   const perSec = (n: number, ms: number): string => Math.round((n / ms) * 1000).toLocaleString('en-US');
   console.log(
@@ -84,7 +137,8 @@ try {
   );
   console.log(
     `  CPU time ${(cpuMs / 1000).toFixed(2)} s (user ${(used.user / 1e6).toFixed(2)}, system ${(used.system / 1e6).toFixed(2)}): ` +
-      `${perSec(rows, cpuMs)} rows per CPU-second, ${perSec(entries.length, cpuMs)} commands per CPU-second`,
+      `${perSec(rows, cpuMs)} rows per CPU-second, ${perSec(entries.length, cpuMs)} commands per CPU-second` +
+      (PG ? ` (of which the PostgreSQL backend ${(serverCpuMs / 1000).toFixed(2)} s)` : ''),
   );
   console.log(
     `  per batch: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms, ` +
@@ -105,11 +159,19 @@ try {
     );
   }
   console.log(`  rows/s by fifth of the stream: ${fifths.join(' → ')}`);
-  const size = ['', '-wal'].reduce(
-    (n, x) => n + (statSync(file + x, { throwIfNoEntry: false })?.size ?? 0),
-    0,
-  );
-  console.log(`  file: ${(size / 2 ** 20).toFixed(1)} MiB (db + wal)`);
+  if (PG) {
+    const c = new pg.Client({ connectionString: dbUrl });
+    await c.connect();
+    const bytes = Number((await c.query('SELECT pg_database_size(current_database()) AS n')).rows[0].n);
+    await c.end();
+    console.log(`  database: ${(bytes / 2 ** 20).toFixed(1)} MiB`);
+  } else {
+    const size = ['', '-wal'].reduce(
+      (n, x) => n + (statSync(file + x, { throwIfNoEntry: false })?.size ?? 0),
+      0,
+    );
+    console.log(`  file: ${(size / 2 ** 20).toFixed(1)} MiB (db + wal)`);
+  }
 
   // Query latencies on the loaded store: the busiest user and market.
   const time = async (name: string, n: number, body: (i: number) => Promise<unknown>): Promise<void> => {
@@ -136,4 +198,5 @@ try {
   await store.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
+  if (PG) await onAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
 }
