@@ -16,6 +16,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { DurabilityReports, JournalFailedError } from './durability.ts';
+
+export { JournalFailedError };
 
 /** First bytes of every segment file: "BJNL". */
 const SEGMENT_MAGIC = 0x4c4e4a42;
@@ -127,14 +130,6 @@ export class JournalCorruptError extends Error {
   }
 }
 
-/** A write or fsync failed: the journal accepts nothing more and acknowledges nothing more. */
-export class JournalFailedError extends Error {
-  constructor(message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = 'JournalFailedError';
-  }
-}
-
 interface Segment {
   readonly file: string;
   readonly firstSeq: number;
@@ -157,12 +152,6 @@ interface Flush {
   readonly batches: Batch[];
   /** Its fdatasync has completed (it may still wait for an earlier flush's). */
   synced: boolean;
-}
-
-interface Waiter {
-  readonly seq: number;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
 }
 
 /**
@@ -191,9 +180,7 @@ export class FileJournal {
   readonly #freeBuffers: Buffer[] = [];
   #failure: JournalFailedError | null = null;
   #closing: Promise<void> | null = null;
-  readonly #durableListeners: ((durableSeq: number) => void)[] = [];
-  readonly #errorListeners: ((error: Error) => void)[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #reports = new DurabilityReports();
   #batches = 0;
   #writes = 0;
   #fsyncs = 0;
@@ -431,7 +418,7 @@ export class FileJournal {
    * Returns a function that unsubscribes.
    */
   onDurable(listener: (durableSeq: number) => void): () => void {
-    return subscribe(this.#durableListeners, listener);
+    return this.#reports.onDurable(listener);
   }
 
   /**
@@ -440,20 +427,14 @@ export class FileJournal {
    * (uncaught), so a failure is never silent. Returns a function that unsubscribes.
    */
   onError(listener: (error: Error) => void): () => void {
-    return subscribe(this.#errorListeners, listener);
+    return this.#reports.onError(listener);
   }
 
   /** Resolves once `durableSeq >= seq`; rejects if the journal fails first. */
   whenDurable(seq: number): Promise<void> {
     if (seq <= this.#durableSeq) return Promise.resolve();
     if (this.#failure !== null) return Promise.reject(this.#failure);
-    return new Promise((resolve, reject) => {
-      const waiters = this.#waiters;
-      let i = waiters.length;
-      // Waiters arrive in seq order in practice; keep the list sorted for the rare other case.
-      while (i > 0 && (waiters[i - 1] as Waiter).seq > seq) i--;
-      waiters.splice(i, 0, { seq, resolve, reject });
-    });
+    return this.#reports.waitFor(seq);
   }
 
   /**
@@ -509,8 +490,7 @@ export class FileJournal {
       if (this.#immediate !== null) clearImmediate(this.#immediate);
       this.#immediate = null;
       // Waiters for records that were never appended would otherwise wait forever.
-      const closed = new Error('journal is closed');
-      for (const waiter of this.#waiters.splice(0)) waiter.reject(closed);
+      this.#reports.rejectWaiters(new Error('journal is closed'));
       const fd = this.#fd;
       this.#fd = null;
       // After a failure a write may still be running on the fd; it fails harmlessly once closed.
@@ -663,19 +643,7 @@ export class FileJournal {
     this.#durableSeq = durable;
     // Start the next flush before telling anyone, so the disk is never idle while work waits.
     this.#pump();
-    const waiters = this.#waiters;
-    let n = 0;
-    while (n < waiters.length && (waiters[n] as Waiter).seq <= durable) n++;
-    if (n > 0) for (const waiter of waiters.splice(0, n)) waiter.resolve();
-    for (const listener of this.#durableListeners.slice()) {
-      try {
-        listener(durable);
-      } catch (error) {
-        process.nextTick(() => {
-          throw error;
-        });
-      }
-    }
+    this.#reports.reached(durable);
   }
 
   #fail(cause: unknown): void {
@@ -689,22 +657,7 @@ export class FileJournal {
     if (this.#immediate !== null) clearImmediate(this.#immediate);
     this.#immediate = null;
     for (const batch of [this.#open, ...this.#sealed]) if (batch?.timer) clearTimeout(batch.timer);
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(failure);
-    const listeners = this.#errorListeners.slice();
-    if (listeners.length === 0) {
-      process.nextTick(() => {
-        throw failure;
-      });
-    }
-    for (const listener of listeners) {
-      try {
-        listener(failure);
-      } catch (error) {
-        process.nextTick(() => {
-          throw error;
-        });
-      }
-    }
+    this.#reports.failed(failure);
   }
 }
 
@@ -727,14 +680,6 @@ function resolveOptions(options: Partial<JournalOptions>): JournalOptions {
     throw new RangeError('journal batches need a trigger: closeBatchAtTurnEnd or a finite maxBatchDelayMs');
   }
   return opts;
-}
-
-function subscribe<T>(list: T[], listener: T): () => void {
-  list.push(listener);
-  return () => {
-    const i = list.indexOf(listener);
-    if (i >= 0) list.splice(i, 1);
-  };
 }
 
 function growBatch(batch: Batch, recordBytes: number): void {

@@ -52,7 +52,7 @@ import {
   type Subscription,
 } from '@nats-io/transport-node';
 import type { JournalRecord } from '../sequencer/ports.ts';
-import { JournalFailedError } from './file-journal.ts';
+import { DurabilityReports, JournalFailedError } from './durability.ts';
 
 /** JetStream's error code for a failed Nats-Expected-Last-(Subject-)Sequence check. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -116,12 +116,6 @@ interface PubAck {
   readonly seq?: number;
   readonly duplicate?: boolean;
   readonly error?: { readonly code?: number; readonly err_code?: number; readonly description?: string };
-}
-
-interface Waiter {
-  readonly seq: number;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
 }
 
 const asList = (value: string | readonly string[]): string[] =>
@@ -238,9 +232,7 @@ export class JetStreamJournal {
   #closing: Promise<void> | null = null;
   /** Retention's purges, one after the other; close waits for them. */
   #purging: Promise<void> = Promise.resolve();
-  readonly #durableListeners: ((durableSeq: number) => void)[] = [];
-  readonly #errorListeners: ((error: Error) => void)[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #reports = new DurabilityReports();
 
   private constructor(
     nc: NatsConnection,
@@ -378,7 +370,7 @@ export class JetStreamJournal {
    * new `durableSeq`. Returns a function that unsubscribes.
    */
   onDurable(listener: (durableSeq: number) => void): () => void {
-    return subscribe(this.#durableListeners, listener);
+    return this.#reports.onDurable(listener);
   }
 
   /**
@@ -387,19 +379,14 @@ export class JetStreamJournal {
    * asynchronously. Returns a function that unsubscribes.
    */
   onError(listener: (error: Error) => void): () => void {
-    return subscribe(this.#errorListeners, listener);
+    return this.#reports.onError(listener);
   }
 
   /** Resolves once `durableSeq >= seq`; rejects if the journal fails first. */
   whenDurable(seq: number): Promise<void> {
     if (seq <= this.#durableSeq) return Promise.resolve();
     if (this.#failure !== null) return Promise.reject(this.#failure);
-    return new Promise((resolve, reject) => {
-      const waiters = this.#waiters;
-      let i = waiters.length;
-      while (i > 0 && (waiters[i - 1] as Waiter).seq > seq) i--;
-      waiters.splice(i, 0, { seq, resolve, reject });
-    });
+    return this.#reports.waitFor(seq);
   }
 
   /**
@@ -483,8 +470,7 @@ export class JetStreamJournal {
     } finally {
       clearInterval(this.#watchdog);
       if (this.#immediate !== null) clearImmediate(this.#immediate);
-      const closed = new Error('journal is closed');
-      for (const waiter of this.#waiters.splice(0)) waiter.reject(closed);
+      this.#reports.rejectWaiters(new Error('journal is closed'));
       this.#acks.unsubscribe();
       await this.#purging;
       await this.#nc.close();
@@ -635,21 +621,7 @@ export class JetStreamJournal {
 
   #notify(): void {
     this.#notifyScheduled = false;
-    if (this.#failure !== null) return;
-    const durable = this.#durableSeq;
-    const waiters = this.#waiters;
-    let n = 0;
-    while (n < waiters.length && (waiters[n] as Waiter).seq <= durable) n++;
-    if (n > 0) for (const waiter of waiters.splice(0, n)) waiter.resolve();
-    for (const listener of this.#durableListeners.slice()) {
-      try {
-        listener(durable);
-      } catch (error) {
-        process.nextTick(() => {
-          throw error;
-        });
-      }
-    }
+    if (this.#failure === null) this.#reports.reached(this.#durableSeq);
   }
 
   /** Fails the journal when the oldest unacknowledged message has waited too long. */
@@ -689,22 +661,7 @@ export class JetStreamJournal {
     this.#failure = failure;
     if (this.#immediate !== null) clearImmediate(this.#immediate);
     this.#immediate = null;
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(failure);
-    const listeners = this.#errorListeners.slice();
-    if (listeners.length === 0) {
-      process.nextTick(() => {
-        throw failure;
-      });
-    }
-    for (const listener of listeners) {
-      try {
-        listener(failure);
-      } catch (error) {
-        process.nextTick(() => {
-          throw error;
-        });
-      }
-    }
+    this.#reports.failed(failure);
   }
 }
 
@@ -756,12 +713,4 @@ async function ensureStream(
     throw new Error(`stream ${name} cannot hold the journal: ${problems.join('; ')}`);
   }
   return info;
-}
-
-function subscribe<T>(list: T[], listener: T): () => void {
-  list.push(listener);
-  return () => {
-    const i = list.indexOf(listener);
-    if (i >= 0) list.splice(i, 1);
-  };
 }
