@@ -63,6 +63,8 @@ export const SEQ_HEADER = 'Bourse-Seq';
 const LENGTH_BYTES = 4;
 /** Room left under the server's max_payload for the headers (which count towards it). */
 const HEADER_ROOM_BYTES = 512;
+/** How many bytes of messages a read asks the server for ahead of what it has yielded. */
+const READ_AHEAD_BYTES = 32 * 1024 * 1024;
 
 export interface JetStreamJournalOptions {
   /** NATS server URLs (nats://host:port). */
@@ -407,7 +409,8 @@ export class JetStreamJournal {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: found.streamSeq,
     });
-    const messages = await consumer.consume({ max_messages: 1_024 });
+    // Bounded by bytes: a message may carry up to maxBatchBytes of records.
+    const messages = await consumer.consume({ max_bytes: READ_AHEAD_BYTES });
     try {
       let expected = found.first;
       for await (const m of messages) {
