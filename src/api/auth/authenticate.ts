@@ -4,7 +4,7 @@ import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
 import type { ApiRequest, VenuePort } from '../http/types.ts';
 import type { SecretSealer } from './secret-sealing.ts';
-import type { HmacMd5Key } from './hmac-md5.ts';
+import type { KeyObject } from 'node:crypto';
 import { signingKeyOf, verifyRequestSignature } from './signature.ts';
 
 /** Default allowed difference between `reqTime` and the server's clock, either way (ms). */
@@ -75,7 +75,7 @@ export class Authenticator {
   readonly #sealer: SecretSealer;
   readonly #windowMs: number;
   readonly #maxCached: number;
-  readonly #secrets = new Map<string, { readonly sealed: string; readonly key: HmacMd5Key }>();
+  readonly #secrets = new Map<string, { readonly sealed: string; readonly key: KeyObject }>();
 
   constructor(venue: VenuePort, sealer: SecretSealer, options: AuthenticatorOptions = {}) {
     this.#venue = venue;
@@ -167,7 +167,7 @@ export class Authenticator {
    * The key's HMAC key (sha1hex(secret)) for its signatures, REST and WebSocket, unsealed once and
    * then cached; undefined when this server's master key cannot open it.
    */
-  signingKey(key: ApiKeyRecord): HmacMd5Key | undefined {
+  signingKey(key: ApiKeyRecord): KeyObject | undefined {
     const cached = this.#secrets.get(key.accessKey);
     if (cached !== undefined && cached.sealed === key.sealedSecret) return cached.key;
     const hash = this.#sealer.unseal(key.sealedSecret, key.accessKey);

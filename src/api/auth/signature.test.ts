@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createSecretKey } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { RequestParam } from '../http/types.ts';
 import {
@@ -20,8 +21,8 @@ const SECRET = 'f0e1d2c3-aaaa-bbbb-cccc-ddddeeeeffff';
 const HASH = '733dba65420d5cc841e56874d788f66280a0cf48';
 
 /**
- * verifyRequestSignature with HASH given as text (node:crypto's HMAC) and as the server's cached
- * HmacMd5Key: the two must agree on every vector.
+ * verifyRequestSignature with HASH given as text and as the server's cached KeyObject: the two
+ * must agree on every vector.
  */
 function verifies(params: readonly RequestParam[], sign: string): boolean {
   const withText = verifyRequestSignature(HASH, params, sign);
@@ -44,6 +45,43 @@ const withTail = (pairs: [string, string][], sign: string): [string, string][] =
   ['reqTime', '1650000000000'],
 ];
 
+describe('HMAC-MD5', () => {
+  test('RFC 2104 test vectors, with the key as bytes (KeyObject) and as text', () => {
+    assert.equal(
+      hmacMd5Hex(createSecretKey(Buffer.alloc(16, 0x0b)), 'Hi There'),
+      '9294727a3638bb1c13f48ef8158bfc9d',
+    );
+    assert.equal(hmacMd5Hex('Jefe', 'what do ya want for nothing?'), '750c783e6ab0b503eaa86e310a5db738');
+    assert.equal(
+      hmacMd5Hex(createSecretKey(Buffer.from('Jefe')), 'what do ya want for nothing?'),
+      '750c783e6ab0b503eaa86e310a5db738',
+    );
+  });
+
+  test('a signature is accepted in either case; every other text is refused', () => {
+    const p = params([
+      ['accesskey', API_KEY],
+      ['method', 'getAccountInfo'],
+    ]);
+    const good = hmacMd5Hex(HASH, decodedSignedString(p));
+    assert.ok(verifies(p, good));
+    assert.ok(verifies(p, good.toUpperCase()));
+    const flipped = `${good.slice(0, 31)}${good[31] === '0' ? '1' : '0'}`;
+    for (const bad of [
+      flipped,
+      good.slice(0, 31),
+      `${good}0`,
+      '',
+      `${good.slice(0, 30)}zz`,
+      `${good.slice(0, 30)}g0`,
+      ' '.repeat(32),
+      `-${good.slice(1)}`,
+    ]) {
+      assert.equal(verifies(p, bad), false, bad);
+    }
+  });
+});
+
 describe('§4.3 test vectors', () => {
   test('sha1hex(secret)', () => {
     assert.equal(secretHash(SECRET), HASH);
@@ -62,7 +100,7 @@ describe('§4.3 test vectors', () => {
     assert.equal(decodedSignedString(p), `accesskey=${API_KEY}&method=getAccountInfo`);
     assert.equal(hmacMd5Hex(HASH, decodedSignedString(p)), 'dc2c812c4367882fa1a0e552fb42a445');
     assert.ok(verifies(p, 'dc2c812c4367882fa1a0e552fb42a445'));
-    // The same key as an HmacMd5Key (what the server caches) signs identically.
+    // The same key as a KeyObject (what the server caches) signs identically.
     const serverKey = signingKeyOf(HASH);
     assert.equal(hmacMd5Hex(serverKey, decodedSignedString(p)), 'dc2c812c4367882fa1a0e552fb42a445');
     assert.ok(verifyRequestSignature(serverKey, p, 'dc2c812c4367882fa1a0e552fb42a445'));
