@@ -122,6 +122,19 @@ describe('ccxt zb adapter against Bourse', () => {
     assert.equal(balance.USDT.free, 100000 - 15000 - 6000);
   });
 
+  test("an order id in the real venue's form (19 digits, beyond 2^53) that does not exist is OrderNotFound", async () => {
+    for (const id of ['202202224851151555', '9223372036854775807']) {
+      await assert.rejects(
+        alice.fetchOrder(id, 'BTC/USDT'),
+        (e: Error) => e instanceof ccxtErrors.OrderNotFound,
+      );
+      await assert.rejects(
+        alice.cancelOrder(id, 'BTC/USDT'),
+        (e: Error) => e instanceof ccxtErrors.OrderNotFound,
+      );
+    }
+  });
+
   test('a wrong secret is an AuthenticationError', async () => {
     const key = alice.apiKey as string;
     const impostor = connect(server.base, key, '00000000-0000-0000-0000-000000000000');

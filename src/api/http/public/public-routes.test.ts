@@ -277,7 +277,19 @@ describe('/data/v1/depth', () => {
 
   test('size outside 1..50 or not an integer → 3005 naming size', async () => {
     const { v } = bookVenue();
-    for (const size of ['0', '51', '-1', '2.5', 'abc', '1e1', '99999999999999999999']) {
+    for (const size of [
+      '0',
+      '51',
+      '-1',
+      '2.5',
+      'abc',
+      '1e1',
+      '99999999999999999999',
+      '05',
+      '+5',
+      '%205',
+      '5%20',
+    ]) {
       const body = (await v.get(`/data/v1/depth?market=btc_usdt&size=${size}`)).json() as {
         code: number;
         message: string;
@@ -415,7 +427,7 @@ describe('/data/v1/trades', () => {
 
   test('a bad since → 3005 naming since', async () => {
     const { v } = tradedVenue();
-    for (const since of ['abc', '-1', '1.5', '12x']) {
+    for (const since of ['abc', '-1', '1.5', '12x', '007', '%2B7', '9007199254740993']) {
       const body = (await v.get(`/data/v1/trades?market=btc_usdt&since=${since}`)).json() as {
         code: number;
         message: string;

@@ -47,11 +47,13 @@ export function checkMarket(engine: Engine, request: ApiRequest, name = 'market'
   );
 }
 
-const DIGITS = /^\d{1,16}$/;
+/** Digits without leading zeros ("0", "17"; not "017", "+1", " 1"), at most 16 of them. */
+const DIGITS = /^(?:0|[1-9][0-9]{0,15})$/;
 
 /**
  * An optional integer parameter in `min..max`. Absent or empty → `fallback` (which may be
- * undefined); not plain decimal digits, or out of range → INVALID_PARAMETER naming it.
+ * undefined); not plain decimal digits (no sign, space or leading zero), or out of range →
+ * INVALID_PARAMETER naming it.
  */
 export function checkInteger<F extends number | undefined>(
   request: ApiRequest,

@@ -38,8 +38,9 @@ function acctTypeParam(ctx: SignedContext): AcctType {
 }
 
 /**
- * `order`: currency, tradeType, price, amount, [acctType], [customerOrderId], [orderType: 1
- * PostOnly, 2 IOC, anything else a limit order]. Other parameters are ignored (but were signed).
+ * `order`: currency, tradeType, price, amount, [acctType], [customerOrderId], [orderType: absent
+ * or empty a limit order, 1 PostOnly, 2 IOC; anything else is refused, so that a typo never
+ * becomes an order that takes liquidity]. Other parameters are ignored (but were signed).
  * Reply `{"code":1000,"message":"success","id":"<order id>"}` once the order is durable and applied.
  */
 async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
@@ -54,7 +55,12 @@ async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
     refuse('INVALID_PARAMETER', `customerOrderId ${echo(clientOrderId)} must be 4 to 36 letters or digits`);
   }
   const orderType = optional(request, 'orderType');
-  const kind: OrderKind = orderType === '1' ? 'postOnly' : orderType === '2' ? 'ioc' : 'limit';
+  const kind: OrderKind =
+    orderType === undefined
+      ? 'limit'
+      : choiceParam(request, 'orderType', ['1', '2']) === '1'
+        ? 'postOnly'
+        : 'ioc';
   const numbers = parseOrderNumbers(market, priceText, amountText);
   if (!numbers.ok) refuse(numbers.result, numbers.message);
   const result = await submitOrRefuse(ctx, {

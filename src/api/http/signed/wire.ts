@@ -42,7 +42,10 @@ export function required(request: ApiRequest, name: string): string {
   return value;
 }
 
-/** An integer parameter in [min, max], `fallback` when absent. */
+/** A non-negative integer written plainly: digits without leading zeros ("0", "17"; not "017", "+1", " 1"). */
+export const PLAIN_INTEGER = /^(?:0|[1-9][0-9]{0,14})$/;
+
+/** An integer parameter in [min, max] written plainly (PLAIN_INTEGER), `fallback` when absent. */
 export function intParam(
   request: ApiRequest,
   name: string,
@@ -52,7 +55,7 @@ export function intParam(
 ): number {
   const text = optional(request, name);
   if (text === undefined) return fallback;
-  const value = /^\d{1,15}$/.test(text) ? Number(text) : NaN;
+  const value = PLAIN_INTEGER.test(text) ? Number(text) : NaN;
   if (!(value >= min && value <= max)) {
     refuse('INVALID_PARAMETER', `${name} ${echo(text)} must be an integer from ${min} to ${max}`);
   }
@@ -150,6 +153,17 @@ export function datasReply(datas: unknown): ApiReply {
 /** Which order a cancel or query names: exactly one of `id` (a positive integer) and `customerOrderId`. */
 export type OrderRef = { readonly orderId: number } | { readonly clientOrderId: string };
 
+/**
+ * An order id as the real venue wrote them: a positive integer of up to 19 digits (ZB's ids were
+ * 17 to 19 digits, beyond 2^53), without leading zeros, always handled as text on the way in.
+ */
+const ORDER_ID = /^[1-9][0-9]{0,18}$/;
+
+/**
+ * The order a cancel or query names. Refusals: INVALID_PARAMETER (both or neither given, an id
+ * that is not ORDER_ID, a malformed customerOrderId); ORDER_NOT_FOUND for a well-formed id beyond
+ * 2^53 − 1, which no order of this venue can have (never rounded to a nearby one).
+ */
 export function orderRefParam(request: ApiRequest): OrderRef {
   const id = optional(request, 'id');
   const clientOrderId = optional(request, 'customerOrderId');
@@ -157,10 +171,14 @@ export function orderRefParam(request: ApiRequest): OrderRef {
     refuse('INVALID_PARAMETER', 'id and customerOrderId are mutually exclusive: give one');
   }
   if (id !== undefined) {
-    const orderId = /^\d{1,16}$/.test(id) ? Number(id) : NaN;
-    if (!(orderId >= 1 && Number.isSafeInteger(orderId))) {
-      refuse('INVALID_PARAMETER', `id ${echo(id)} must be an order id (a positive integer)`);
+    if (!ORDER_ID.test(id)) {
+      refuse(
+        'INVALID_PARAMETER',
+        `id ${echo(id)} must be an order id (a positive integer of up to 19 digits)`,
+      );
     }
+    const orderId = Number(id);
+    if (!Number.isSafeInteger(orderId)) refuse('ORDER_NOT_FOUND');
     return { orderId };
   }
   if (clientOrderId !== undefined) {
