@@ -22,6 +22,7 @@ import {
 } from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
+import { TrustedProxies } from './api/http/client-ip.ts';
 import {
   ListenError,
   listenProblem,
@@ -257,21 +258,39 @@ export async function startVenue(
       },
     },
   });
-  const handler = createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log });
-  const ws = new WsGateway({
-    engine,
-    marketData,
-    klines,
-    authenticator: new Authenticator(venue, sealer),
-    now: Date.now,
+  const trustedProxies = new TrustedProxies(options.trustedProxies);
+  const handler = createRequestHandler(routes, {
+    strictUserAgent: options.strictUserAgent,
     log,
+    trustedProxies,
   });
-  sequencer.onApplied(ws.apply);
-  const http = await startHttpServer({ host: options.host, port: options.port, handler }).catch(
-    (error: unknown) => {
-      throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
+  const ws = new WsGateway(
+    {
+      engine,
+      marketData,
+      klines,
+      authenticator: new Authenticator(venue, sealer),
+      now: Date.now,
+      log,
     },
+    { trustedProxies },
   );
+  sequencer.onApplied(ws.apply);
+  const http = await startHttpServer({
+    host: options.host,
+    port: options.port,
+    handler,
+    trustedProxies,
+    limits: {
+      maxConnections: options.maxConnections,
+      maxConnectionsPerIp: options.maxConnectionsPerIp,
+      headersTimeoutMs: options.headersTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+    },
+  }).catch((error: unknown) => {
+    throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
+  });
   ws.attach(http.server);
   const admin = await startAdminServer(adminTarget(options), createRequestHandler(admins, { log })).catch(
     async (error: unknown) => {

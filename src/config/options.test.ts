@@ -53,3 +53,27 @@ test('--history-url (BOURSE_HISTORY_URL) names a PostgreSQL history store; its p
       ),
   );
 });
+
+test('connection limits and trusted proxies: flags and environment, checked', () => {
+  const o = loadOptions(
+    ['--max-connections-per-ip', '10', '--trusted-proxies', '10.0.0.0/8, ::1,192.168.1.7'],
+    { BOURSE_MAX_CONNECTIONS: '500', BOURSE_KEEP_ALIVE_TIMEOUT_MS: '65000' },
+  );
+  assert.equal(o.maxConnections, 500);
+  assert.equal(o.maxConnectionsPerIp, 10);
+  assert.equal(o.keepAliveTimeoutMs, 65_000);
+  assert.deepEqual(o.trustedProxies, ['10.0.0.0/8', '::1', '192.168.1.7']);
+  assert.deepEqual(DEFAULT_OPTIONS.trustedProxies, [], 'no proxy is trusted by default');
+  assert.throws(
+    () => loadOptions(['--trusted-proxies=10.0.0.0/33,example.com,fd00::/129', '--max-connections', '0'], {}),
+    (e: Error) =>
+      /'10\.0\.0\.0\/33': the prefix must be 0 to 32/.test(e.message) &&
+      /'example\.com' is not an IP address/.test(e.message) &&
+      /'fd00::\/129': the prefix must be 0 to 128/.test(e.message) &&
+      /--max-connections: 0 is outside 1/.test(e.message),
+  );
+  assert.throws(
+    () => loadOptions(['--headers-timeout-ms', '30000'], {}),
+    /--headers-timeout-ms must not exceed --request-timeout-ms/,
+  );
+});

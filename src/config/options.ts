@@ -2,6 +2,7 @@
  * @module options — the server's settings: defaults with units, overridden by environment
  * variables and then by command-line flags, validated (every problem reported at once), frozen.
  */
+import { trustedProxyProblem } from '../api/http/client-ip.ts';
 
 export interface ServerOptions {
   /** Interface to listen on. */
@@ -44,6 +45,18 @@ export interface ServerOptions {
    * SQLite in the data directory (docs/history-store.md).
    */
   readonly historyUrl: string | undefined;
+  /** Open connections on the public listener in total (HTTP and WebSocket). */
+  readonly maxConnections: number;
+  /** Open connections from one address (IPv6: one /64); trusted proxies are exempt. */
+  readonly maxConnectionsPerIp: number;
+  /** Time for a request's headers to arrive, ms. */
+  readonly headersTimeoutMs: number;
+  /** Time for a whole request (headers and body) to arrive, ms. */
+  readonly requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept, ms. */
+  readonly keepAliveTimeoutMs: number;
+  /** Proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client; none by default. */
+  readonly trustedProxies: readonly string[];
 }
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
@@ -66,13 +79,21 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   keyRequestsPerSecond: 60,
   rateLimits: true,
   historyUrl: undefined,
+  maxConnections: 10_000,
+  maxConnectionsPerIp: 256,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 20_000,
+  keepAliveTimeoutMs: 5_000,
+  trustedProxies: Object.freeze([]),
 });
 
 interface Setting {
   readonly key: keyof ServerOptions;
   readonly flag: string;
   readonly env: string;
-  readonly kind: 'string' | 'int' | 'bool';
+  /** `list`: comma-separated text, each item checked by `item`. */
+  readonly kind: 'string' | 'int' | 'bool' | 'list';
+  readonly item?: (text: string) => string | undefined;
   readonly min?: number;
   readonly max?: number;
   /** The value's placeholder in `--help` (default by kind). */
@@ -237,6 +258,55 @@ const SETTINGS: readonly Setting[] = [
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL (postgres://user@host:port/db[?schema=name]); none: SQLite in --data',
   },
+  {
+    key: 'maxConnections',
+    flag: '--max-connections',
+    env: 'BOURSE_MAX_CONNECTIONS',
+    kind: 'int',
+    min: 1,
+    help: 'open connections on the public listener, HTTP and WebSocket together',
+  },
+  {
+    key: 'maxConnectionsPerIp',
+    flag: '--max-connections-per-ip',
+    env: 'BOURSE_MAX_CONNECTIONS_PER_IP',
+    kind: 'int',
+    min: 1,
+    help: 'open connections from one address (IPv6: one /64); trusted proxies are exempt',
+  },
+  {
+    key: 'headersTimeoutMs',
+    flag: '--headers-timeout-ms',
+    env: 'BOURSE_HEADERS_TIMEOUT_MS',
+    kind: 'int',
+    min: 1,
+    help: "time for a request's headers to arrive, ms",
+  },
+  {
+    key: 'requestTimeoutMs',
+    flag: '--request-timeout-ms',
+    env: 'BOURSE_REQUEST_TIMEOUT_MS',
+    kind: 'int',
+    min: 1,
+    help: 'time for a whole request (headers and body) to arrive, ms',
+  },
+  {
+    key: 'keepAliveTimeoutMs',
+    flag: '--keep-alive-timeout-ms',
+    env: 'BOURSE_KEEP_ALIVE_TIMEOUT_MS',
+    kind: 'int',
+    min: 1,
+    help: 'idle keep-alive connections kept, ms (behind a load balancer: above its idle timeout)',
+  },
+  {
+    key: 'trustedProxies',
+    flag: '--trusted-proxies',
+    env: 'BOURSE_TRUSTED_PROXIES',
+    kind: 'list',
+    item: trustedProxyProblem,
+    value: '<addresses>',
+    help: 'proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client',
+  },
 ];
 
 /** Every server flag with its environment variable (for checks that the docs list them all). */
@@ -250,7 +320,8 @@ export function serverUsage(): string {
     const value =
       s.kind === 'bool' ? '[=true|false]' : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
     const fallback = DEFAULT_OPTIONS[s.key];
-    return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : String(fallback), s.help];
+    const shown = Array.isArray(fallback) ? fallback.join(',') || 'none' : String(fallback);
+    return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : shown, s.help];
   });
   const width = (i: number): number => Math.max(...rows.map((r) => (r[i] as string).length));
   const [w0, w1, w2] = [width(0), width(1), width(2)];
@@ -288,6 +359,14 @@ export function loadOptions(
     if (s.kind === 'string') {
       if (raw === '') problems.push(`${source}: empty value`);
       else values[s.key] = raw;
+    } else if (s.kind === 'list') {
+      const items = raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
+      const bad = items.map((item) => s.item?.(item)).filter((p) => p !== undefined);
+      if (bad.length > 0) problems.push(`${source}: ${bad.join('; ')}`);
+      else values[s.key] = Object.freeze(items);
     } else if (s.kind === 'bool') {
       if (raw === 'true' || raw === '1' || raw === '') values[s.key] = true;
       else if (raw === 'false' || raw === '0') values[s.key] = false;
@@ -331,13 +410,25 @@ export function loadOptions(
   if (typeof url === 'string' && !/^postgres(ql)?:\/\/[^/]/.test(url)) {
     problems.push(`--history-url: expected postgres://user@host:port/database, got '${redactPassword(url)}'`);
   }
+  if (
+    problems.length === 0 &&
+    (values['headersTimeoutMs'] as number) > (values['requestTimeoutMs'] as number)
+  ) {
+    problems.push(
+      '--headers-timeout-ms must not exceed --request-timeout-ms (the headers are part of the request)',
+    );
+  }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
   return Object.freeze(values as unknown as ServerOptions);
 }
 
 /** The options as `name=value` lines for the start-up log. */
 export function describeOptions(options: ServerOptions): string {
-  return SETTINGS.map((s) => `${s.key}=${redactPassword(String(options[s.key] ?? '(none)'))}`).join(' ');
+  return SETTINGS.map((s) => {
+    const value = options[s.key];
+    const shown = Array.isArray(value) ? value.join(',') || '(none)' : String(value ?? '(none)');
+    return `${s.key}=${redactPassword(shown)}`;
+  }).join(' ');
 }
 
 /** A URL's password replaced, for logs and messages. */

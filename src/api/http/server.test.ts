@@ -184,6 +184,57 @@ describe('request handling', () => {
     assert.equal(r.statusCode, 413);
   });
 
+  test('a Content-Type that only starts with the form type → 3005; parameters after ; are fine', async () => {
+    const { handler, seen } = echoServer();
+    for (const type of [
+      'application/x-www-form-urlencodedX',
+      'application/x-www-form-urlencoded-json',
+      'application/x-www-form-urlencoded,application/json',
+      'application/x-www-form',
+      '',
+    ]) {
+      const r = await inject(handler, {
+        method: 'POST',
+        url: '/echo',
+        headers: { 'user-agent': UA, 'content-type': type },
+        payload: 'a=1',
+      });
+      assert.equal(r.statusCode, 200, type);
+      assert.equal((r.json() as { code: number }).code, 3005, type);
+    }
+    assert.equal(seen.length, 0);
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'Application/X-WWW-Form-URLEncoded',
+      'application/x-www-form-urlencoded ; charset=UTF-8',
+    ]) {
+      const r = await inject(handler, {
+        method: 'POST',
+        url: '/echo',
+        headers: { 'user-agent': UA, 'content-type': type },
+        payload: 'a=1',
+      });
+      assert.deepEqual(params(r.json()), [{ name: 'a', value: '1', raw: 'a=1' }], type);
+    }
+  });
+
+  test('an unknown /api/<method> → HTTP 200 with code 3005 naming the method, as the real API answered', async () => {
+    const { handler } = echoServer();
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const r = await inject(handler, {
+        method: method as 'GET',
+        url: '/api/getLeverAssetsInfo?accesskey=x',
+        headers: { 'user-agent': UA },
+      });
+      assert.equal(r.statusCode, 200);
+      assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
+      assert.deepEqual(r.json(), {
+        code: 3005,
+        message: "unknown method 'getLeverAssetsInfo': no endpoint at /api/getLeverAssetsInfo",
+      });
+    }
+  });
+
   test('unknown path → 404 with a JSON body; another method → 405', async () => {
     const { handler } = echoServer();
     let r = await inject(handler, { method: 'GET', url: '/nope?x=1', headers: { 'user-agent': UA } });
@@ -254,7 +305,58 @@ describe('User-Agent rule', () => {
   });
 });
 
+/** Sends raw bytes on a fresh connection and resolves with everything the server wrote back. */
+async function rawExchange(port: number, bytes: string, localAddress = '127.0.0.1'): Promise<string> {
+  const { connect } = await import('node:net');
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1', localAddress }, () => socket.write(bytes));
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => (text += c));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
 describe('startHttpServer (real sockets)', () => {
+  test('an HTTP/1.1 request without Host → JSON 400, code 3005; HTTP/1.0 without Host is served', async () => {
+    const { handler } = echoServer();
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, handler });
+    try {
+      const reply = await rawExchange(server.port, `GET /echo HTTP/1.1\r\nUser-Agent: ${UA}\r\n\r\n`);
+      assert.match(reply, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(reply, /Content-Type: application\/json; charset=utf-8/);
+      assert.match(reply, /\{"code":3005,"message":"missing Host header: [^"]*"\}$/);
+      const old = await rawExchange(server.port, `GET /echo?a=1 HTTP/1.0\r\nUser-Agent: ${UA}\r\n\r\n`);
+      assert.match(old, /^HTTP\/1\.1 200 OK\r\n/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a request whose headers do not arrive in time → JSON 408 and the connection closed', async () => {
+    const { handler } = echoServer();
+    const server = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      handler,
+      limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 },
+    });
+    try {
+      // Half a request, then silence (a slowloris client); and a connection that sends nothing.
+      const [half, silent] = await Promise.all([
+        rawExchange(server.port, `GET /echo HTTP/1.1\r\nHost: x\r\nUser-Agent: ${UA}\r\n`),
+        rawExchange(server.port, ''),
+      ]);
+      for (const reply of [half, silent]) {
+        assert.match(reply, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+        assert.match(reply, /\{"code":1001,"message":"request not received in time [^"]*"\}$/);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   test('keep-alive: several requests on one connection; a chunked body over the limit → 413', async () => {
     const { handler } = echoServer({ maxBodyBytes: 1000 });
     const server = await startHttpServer({ host: '127.0.0.1', port: 0, handler });

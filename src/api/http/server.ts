@@ -12,9 +12,10 @@
  *   `{json}` through `JSON.stringify`; `Content-Type: application/json; charset=utf-8`;
  * - refusals of a request the server understands are HTTP 200 with `{"code":<n>,"message":"…"}`,
  *   as the real API did (zb-api-facts §2): a missing or (strict mode) non-browser User-Agent, a
- *   POST body that is not a form → 3005 (INVALID_PARAMETER);
- * - an unknown path → HTTP 404, code 1001; a method other than GET or POST → HTTP 405, code 1001;
- *   a body over the limit → HTTP 413, code 3005, and the connection is closed;
+ *   POST body that is not a form → 3005 (INVALID_PARAMETER); so is an unknown `/api/<method>`;
+ * - any other unknown path → HTTP 404, code 1001; a method other than GET or POST → HTTP 405,
+ *   code 1001; an HTTP/1.1 request without Host → HTTP 400, code 3005; a body over the limit →
+ *   HTTP 413, code 3005, and the connection is closed;
  * - a route that throws or rejects → logged, HTTP 200 with code 1002 (INTERNAL_ERROR). The process
  *   never crashes on a request and never answers with an HTML page.
  */
@@ -27,6 +28,13 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import { TrustedProxies } from './client-ip.ts';
+import {
+  ConnectionGuard,
+  DEFAULT_CONNECTION_LIMITS,
+  serverTimeouts,
+  type ConnectionLimits,
+} from './connection-guard.ts';
 import { parseParams } from './params.ts';
 import { resultBody } from './reply.ts';
 import type { ApiReply, ApiRequest, RequestParam, Route, RouteHandler } from './types.ts';
@@ -34,14 +42,23 @@ import type { ApiReply, ApiRequest, RequestParam, Route, RouteHandler } from './
 /** The largest form body accepted (bytes). An order is ~200 B; a full orderMoreV2 batch ~1 KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
-/** Idle keep-alive connections are kept this long (ms): longer than common load balancers' 60 s. */
-export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
-
 /** The prefix a browser-style User-Agent starts with (every major browser sends it). */
 export const BROWSER_USER_AGENT_PREFIX = 'Mozilla/';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+/** The signed API's paths: an unknown method there is answered as the real API did (HTTP 200). */
+const SIGNED_API_PREFIX = '/api/';
+
+/**
+ * Whether a Content-Type names the form type: its media type (before any `;` parameters such as
+ * `charset=UTF-8`) equal to it in any letter case; `application/x-www-form-urlencodedX` is not.
+ */
+export function isFormContentType(type: string): boolean {
+  const semicolon = type.indexOf(';');
+  const media = (semicolon === -1 ? type : type.slice(0, semicolon)).trim();
+  return media.toLowerCase() === FORM_CONTENT_TYPE;
+}
 
 export interface RequestHandlerOptions {
   /**
@@ -56,6 +73,8 @@ export interface RequestHandlerOptions {
   readonly log?: (message: string) => void;
   /** Wall clock for `ApiRequest.receivedAt` (default Date.now). */
   readonly now?: () => number;
+  /** Proxies whose X-Forwarded-For names the client (default none: the socket's address). */
+  readonly trustedProxies?: TrustedProxies;
 }
 
 /**
@@ -75,11 +94,16 @@ export function createRequestHandler(
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = options.log ?? ((message: string) => console.error(message));
   const now = options.now ?? Date.now;
+  const proxies = options.trustedProxies ?? new TrustedProxies();
 
   const tooLargeBody = resultBody('INVALID_PARAMETER', `request body larger than ${maxBodyBytes} bytes`);
   const notFormBody = resultBody(
     'INVALID_PARAMETER',
     `a POST body must be ${FORM_CONTENT_TYPE} (name=value&…), or the parameters sent in the query string`,
+  );
+  const missingHostBody = resultBody(
+    'INVALID_PARAMETER',
+    'missing Host header: an HTTP/1.1 request must carry one (the host it was sent to)',
   );
   const missingAgentBody = resultBody(
     'INVALID_PARAMETER',
@@ -139,7 +163,16 @@ export function createRequestHandler(
     try {
       const handler = table.get(path);
       if (handler === undefined) {
-        send(res, 404, resultBody('GENERAL_ERROR', `no endpoint at ${truncate(path)}`));
+        if (path.startsWith(SIGNED_API_PREFIX)) {
+          send(
+            res,
+            200,
+            resultBody(
+              'INVALID_PARAMETER',
+              `unknown method '${truncate(path.slice(SIGNED_API_PREFIX.length))}': no endpoint at ${truncate(path)}`,
+            ),
+          );
+        } else send(res, 404, resultBody('GENERAL_ERROR', `no endpoint at ${truncate(path)}`));
         return;
       }
       if (method !== 'GET' && method !== 'POST') {
@@ -149,6 +182,10 @@ export function createRequestHandler(
           405,
           resultBody('GENERAL_ERROR', `method ${truncate(method)} not allowed: use GET or POST`),
         );
+        return;
+      }
+      if (req.headers.host === undefined && req.httpVersion === '1.1') {
+        sendAndClose(res, 400, missingHostBody);
         return;
       }
       const agent = req.headers['user-agent'];
@@ -174,7 +211,7 @@ export function createRequestHandler(
         method,
         path,
         params,
-        ip: remoteIp(req.socket),
+        ip: proxies.clientAddress(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']),
         headers: req.headers,
         receivedAt: now(),
       };
@@ -183,7 +220,7 @@ export function createRequestHandler(
         return;
       }
       const type = req.headers['content-type'];
-      if (type !== undefined && !type.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
+      if (type !== undefined && !isFormContentType(type)) {
         send(res, 200, notFormBody);
         return;
       }
@@ -260,35 +297,49 @@ function sendAndClose(res: ServerResponse, status: number, body: string): void {
   send(res, status, body);
 }
 
-function remoteIp(socket: Socket): string {
-  const address = socket.remoteAddress ?? '';
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
-}
-
 /** Echoed client text is cut short so that an error body stays small. */
 function truncate(text: string): string {
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
 
 /**
- * Answers a request the HTTP parser itself rejected (malformed, headers too large) with a small
- * JSON body and closes the connection, never with an HTML page. A `clientError` listener.
+ * Answers a request the HTTP parser itself rejected (malformed, headers too large) or that did not
+ * arrive in time, with a small JSON body, and closes the connection: never an HTML page. A
+ * `clientError` listener; `limits` names the timeouts in the 408's message.
  */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+export function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Socket,
+  limits?: Pick<ConnectionLimits, 'headersTimeoutMs' | 'requestTimeoutMs'>,
+): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const body = resultBody(
-    'INVALID_PARAMETER',
-    tooLarge ? `request headers larger than ${maxHeaderSize} bytes` : 'malformed HTTP request',
-  );
+  const [status, body] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          '431 Request Header Fields Too Large',
+          resultBody('INVALID_PARAMETER', `request headers larger than ${maxHeaderSize} bytes`),
+        ]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            '408 Request Timeout',
+            resultBody(
+              'GENERAL_ERROR',
+              'request not received in time' +
+                (limits === undefined
+                  ? ''
+                  : ` (headers within ${limits.headersTimeoutMs} ms, the whole request within ${limits.requestTimeoutMs} ms)`),
+            ),
+          ]
+        : ['400 Bad Request', resultBody('INVALID_PARAMETER', 'malformed HTTP request')];
   socket.end(
-    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
-      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  // A peer that does not read its answer is not waited for.
+  socket.destroySoon();
 }
 
 export interface HttpServerOptions {
@@ -296,8 +347,10 @@ export interface HttpServerOptions {
   /** 0 picks a free port (see `RunningHttpServer.port`). */
   readonly port: number;
   readonly handler: RequestListener;
-  /** Default DEFAULT_KEEP_ALIVE_TIMEOUT_MS. */
-  readonly keepAliveTimeoutMs?: number;
+  /** Connection limits and timeouts; each one not given is DEFAULT_CONNECTION_LIMITS'. */
+  readonly limits?: Partial<ConnectionLimits>;
+  /** Proxies exempt from the per-address connection limit (their clients are many). */
+  readonly trustedProxies?: TrustedProxies;
 }
 
 export interface RunningHttpServer {
@@ -305,22 +358,29 @@ export interface RunningHttpServer {
   readonly host: string;
   /** The port actually bound. */
   readonly port: number;
+  /** The per-address connection counts and what was refused. */
+  readonly guard: ConnectionGuard;
   /** Stops accepting, closes idle keep-alive connections, and resolves once all have closed. */
   close(): Promise<void>;
 }
 
 /**
- * Listens on `host:port` with keep-alive (idle connections kept DEFAULT_KEEP_ALIVE_TIMEOUT_MS) and
- * Nagle off. Requests the HTTP parser itself rejects (malformed, headers too large) are answered
- * with a small JSON body and the connection closed, never with an HTML page.
+ * Listens on `host:port` with keep-alive and Nagle off, within `limits` (connection-guard.ts):
+ * connections in total and per address, and the headers, request and keep-alive timeouts.
+ * Requests the HTTP parser itself rejects (malformed, headers too large) and requests not received
+ * in time are answered with a small JSON body and the connection closed, never with an HTML page.
  */
 export function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
-  const keepAlive = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
-  const server = createServer({ keepAlive: true, noDelay: true, requestTimeout: 30_000 }, options.handler);
-  server.keepAliveTimeout = keepAlive;
-  // Must exceed keepAliveTimeout, or a reused connection can time out between two requests.
-  server.headersTimeout = keepAlive + 1_000;
-  server.on('clientError', answerClientError);
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  const server = createServer(
+    // Host is checked by the handler, which answers JSON (node's own check answers an empty 400).
+    { keepAlive: true, noDelay: true, requireHostHeader: false, ...serverTimeouts(limits) },
+    options.handler,
+  );
+  const guard = new ConnectionGuard(server, limits, options.trustedProxies);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(error, socket, limits),
+  );
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => reject(error);
     server.once('error', onError);
@@ -332,6 +392,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
         server,
         host: options.host,
         port,
+        guard,
         close: () =>
           new Promise<void>((done, fail) => {
             server.close((error) => (error === undefined ? done() : fail(error)));

@@ -23,6 +23,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import type { Engine } from '../../engine/engine.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
+import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
 import type { AppliedItem, MarketData } from '../market-data/market-data.ts';
 import { parseChannel, shown, WireMarkets, type Channel } from './channels.ts';
@@ -62,6 +63,8 @@ export interface WsGatewayOptions {
   readonly messagesPerSecond?: number;
   readonly messageBurst?: number;
   readonly maxSubscriptions?: number;
+  /** Proxies whose X-Forwarded-For names the client (for IP-bound keys); default none. */
+  readonly trustedProxies?: TrustedProxies;
 }
 
 /** One client connection: its subscriptions (by channel, and market for order records), its tick's frames. */
@@ -164,12 +167,14 @@ export class WsGateway {
   readonly #burst: number;
   readonly #maxSubscriptions: number;
   readonly #heartbeat: NodeJS.Timeout;
+  readonly #proxies: TrustedProxies;
   #closing = false;
   /** Slow consumers dropped since start. */
   dropped = 0;
 
   constructor(deps: WsGatewayDeps, options: WsGatewayOptions = {}) {
     this.#deps = deps;
+    this.#proxies = options.trustedProxies ?? new TrustedProxies();
     this.#markets = new WireMarkets(deps.engine);
     this.#fanOut = new FanOut(
       { engine: deps.engine, marketData: deps.marketData, klines: deps.klines, now: deps.now },
@@ -263,8 +268,10 @@ export class WsGateway {
   }
 
   #connected(ws: WebSocket, socket: Duplex, request: IncomingMessage): void {
-    const address = request.socket.remoteAddress ?? '';
-    const ip = address.startsWith('::ffff:') ? address.slice(7) : address;
+    const ip = this.#proxies.clientAddress(
+      request.socket.remoteAddress ?? '',
+      request.headers['x-forwarded-for'],
+    );
     const connection = new Connection(this, ws, socket, ip, this.#burst);
     this.#connections.add(connection);
     ws.on('message', (data: RawData, isBinary: boolean) => {
