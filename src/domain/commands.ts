@@ -142,11 +142,22 @@ export interface SetFundPassword {
   readonly hash: string;
 }
 
-/** The edge found a wrong fund password: counts towards the lock (5 in 24 hours lock for 24 hours). */
+/**
+ * A fund-password attempt, counted before the edge checks the slow hash, so that concurrent
+ * guesses cannot all be checked before any failure counts. `attempt: 'begin'` takes one of the
+ * attempts left (5 in 24 hours; FUND_PASSWORD_LOCKED when none is left), then `'wrong'` makes it a
+ * failure (the fifth in 24 hours locks withdrawals for 24 hours) or `'right'` gives it back.
+ * Without `attempt` (journals written before attempts were counted ahead) it is one wrong
+ * password, counted at once, as `'wrong'` without a `'begin'`.
+ */
 export interface RecordFundPasswordFailure {
   readonly type: 'RecordFundPasswordFailure';
   readonly userId: number;
+  readonly attempt?: FundPasswordAttempt;
 }
+
+/** The steps of one fund-password check (see RecordFundPasswordFailure). */
+export type FundPasswordAttempt = 'begin' | 'wrong' | 'right';
 
 /**
  * The user's withdraw request (the edge has checked the fund password). `address` is the wire

@@ -507,6 +507,77 @@ describe('fund password', () => {
     assert.equal(d.engine.funds.fundPassword(alice)?.failures.length, 0);
   });
 
+  test('attempts count when they begin: at most five are checked in 24 hours, concurrent or not', () => {
+    const { d, alice } = venue();
+    const attempt = (step: 'begin' | 'wrong' | 'right') =>
+      d.apply({ type: 'RecordFundPasswordFailure', userId: alice, attempt: step });
+    // Five begin (five hash checks may run at once); the sixth is refused before any ends.
+    for (let i = 0; i < 5; i++) assert.equal(attempt('begin').result, 'OK');
+    const sixth = attempt('begin');
+    assert.equal(sixth.result, 'FUND_PASSWORD_LOCKED');
+    assert.match(
+      sixth.message ?? '',
+      /5 fund password attempts within 24 hours are wrong or still being checked/,
+    );
+    assert.equal(d.engine.funds.fundPassword(alice)?.pending.length, 5);
+    // One was right: it gives its place back, and another attempt may begin.
+    assert.deepEqual(attempt('right').events, []);
+    assert.equal(attempt('begin').result, 'OK');
+    // Five end wrong: the fifth failure locks, as five wrong passwords always did.
+    for (let i = 1; i <= 4; i++) {
+      assert.deepEqual(attempt('wrong').events[0], {
+        type: 'FundPasswordFailed',
+        userId: alice,
+        failures: i,
+        lockedUntil: 0,
+        time: d.time,
+      });
+    }
+    const lock = attempt('wrong').events[0] as { failures: number; lockedUntil: number };
+    assert.equal(lock.failures, 5);
+    assert.equal(lock.lockedUntil, d.time + FUND_PASSWORD_LOCK_MS);
+    assert.deepEqual(d.engine.funds.fundPassword(alice)?.pending, []);
+    const locked = attempt('begin');
+    assert.equal(locked.result, 'FUND_PASSWORD_LOCKED');
+    assert.equal(locked.message, undefined, 'the registry text: locked, retry after 24 hours');
+    assert.equal(
+      d.apply({ type: 'RecordFundPasswordFailure', userId: alice, attempt: 'later' as 'right' }).result,
+      'INVALID_PARAMETER',
+    );
+  });
+
+  test('an attempt that never ends (a crash mid-check) counts for 24 hours, then not', () => {
+    const { d, alice } = venue();
+    const begin = () => d.apply({ type: 'RecordFundPasswordFailure', userId: alice, attempt: 'begin' });
+    const first = d.time + 1;
+    for (let i = 0; i < 5; i++) begin();
+    d.time = first + 24 * 3_600_000 - 2; // the next command comes 1 ms before the first expires
+    assert.equal(begin().result, 'FUND_PASSWORD_LOCKED');
+    assert.equal(begin().result, 'OK', 'the first attempt no longer counts');
+    assert.deepEqual(d.engine.funds.fundPassword(alice)?.pending, [
+      first + 1,
+      first + 2,
+      first + 3,
+      first + 4,
+      d.time,
+    ]);
+    // The operator's reset clears attempts in flight too.
+    d.apply({ type: 'SetFundPassword', userId: alice, hash: 'scrypt$x' });
+    assert.deepEqual(d.engine.funds.fundPassword(alice)?.pending, []);
+  });
+
+  test('attempts in flight survive a snapshot; a state without any hashes as before', () => {
+    const { d, alice } = venue();
+    const before = d.engine.stateHash();
+    const plain = JSON.stringify(d.engine.snapshot());
+    assert.doesNotMatch(plain, /"passwords":\[\[\d+,"[^"]*",\[\],0,/, 'no empty pending list is written');
+    d.apply({ type: 'RecordFundPasswordFailure', userId: alice, attempt: 'begin' });
+    assert.notEqual(d.engine.stateHash(), before);
+    const restored = Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot())));
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    assert.deepEqual(restored.funds.fundPassword(alice)?.pending, [d.time]);
+  });
+
   test('without a fund password there is no withdrawal', () => {
     const d = new EngineDriver();
     const u = d.fund('carol', 'usdt', '100');

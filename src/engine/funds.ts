@@ -103,6 +103,11 @@ export interface FundPasswordView {
   readonly hash: string;
   /** Wrong attempts still counting towards the lock. */
   readonly failures: readonly number[];
+  /**
+   * Attempts begun and not yet found right or wrong (their times): they count towards the lock
+   * like failures until then, and for the whole window if they never end (a crash mid-check).
+   */
+  readonly pending: readonly number[];
   /** Withdrawals are locked until then (ms); 0 when never locked. */
   readonly lockedUntil: number;
 }
@@ -153,6 +158,7 @@ interface PasswordRecord {
   hash: string;
   failures: number[];
   lockedUntil: number;
+  pending: number[];
 }
 interface DailyRecord {
   day: number;
@@ -167,8 +173,11 @@ export interface FundsSnapshot {
   readonly addresses: [number, string, string, string, string][];
   /** [userId, coin, chain, address, verified], each user's book of a coin in its order. */
   readonly withdrawAddresses: [number, string, string, string, boolean][];
-  /** [userId, hash, failure times, lockedUntil] */
-  readonly passwords: [number, string, number[], number][];
+  /**
+   * [userId, hash, failure times, lockedUntil, pending attempt times]; the last only when there are
+   * any, so that states without attempts in flight hash as they always did.
+   */
+  readonly passwords: [number, string, number[], number, number[]?][];
   readonly deposits: DepositView[];
   readonly withdrawals: WithdrawalView[];
   /** [userId, coin, day, used] */
@@ -544,23 +553,51 @@ export class Funds implements FundsView {
     if (!this.#ledger.hasUser(cmd.userId)) return refused('USER_NOT_FOUND');
     if (typeof cmd.hash !== 'string' || cmd.hash.length === 0 || cmd.hash.length > MAX_HASH_LENGTH)
       return refused('INVALID_PARAMETER', `hash must be 1 to ${MAX_HASH_LENGTH} characters`);
-    this.#passwords.set(cmd.userId, { hash: cmd.hash, failures: [], lockedUntil: 0 });
+    this.#passwords.set(cmd.userId, { hash: cmd.hash, failures: [], lockedUntil: 0, pending: [] });
     this.#events.push({ type: 'FundPasswordSet', userId: cmd.userId, time: this.#time });
     return this.#done();
   }
 
   /**
-   * RecordFundPasswordFailure: one more wrong attempt; failures older than
-   * FUND_PASSWORD_WINDOW_MS no longer count, and the FUND_PASSWORD_MAX_FAILURES-th locks
-   * withdrawals for FUND_PASSWORD_LOCK_MS (the count starts again after it). Results also:
-   * USER_NOT_FOUND, INVALID_STATE (no password set, or already locked). Event: FundPasswordFailed.
+   * RecordFundPasswordFailure, by its `attempt`:
+   * - `begin`: takes an attempt at the time of the command. Failures and pending attempts older
+   *   than FUND_PASSWORD_WINDOW_MS no longer count; FUND_PASSWORD_LOCKED while locked, or when
+   *   they already number FUND_PASSWORD_MAX_FAILURES. No event.
+   * - `right`: the oldest pending attempt ends without counting. No event.
+   * - `wrong` (or none): the oldest pending attempt, if any, ends as one more wrong attempt; the
+   *   FUND_PASSWORD_MAX_FAILURES-th within the window locks withdrawals for FUND_PASSWORD_LOCK_MS
+   *   (the count starts again after it). Results also: INVALID_STATE (already locked). Event:
+   *   FundPasswordFailed.
+   * Results also: USER_NOT_FOUND, INVALID_STATE (no password set), INVALID_PARAMETER (attempt).
    */
   #recordFundPasswordFailure(cmd: RecordFundPasswordFailure): ApplyResult {
     if (!this.#ledger.hasUser(cmd.userId)) return refused('USER_NOT_FOUND');
     const p = this.#passwords.get(cmd.userId);
     if (p === undefined) return refused('INVALID_STATE', 'the user has no fund password');
+    const since = this.#time - FUND_PASSWORD_WINDOW_MS;
+    if (cmd.attempt === 'begin') {
+      if (p.lockedUntil > this.#time) return refused('FUND_PASSWORD_LOCKED');
+      const failures = p.failures.filter((t) => t > since);
+      const pending = p.pending.filter((t) => t > since);
+      if (failures.length + pending.length >= FUND_PASSWORD_MAX_FAILURES) {
+        return refused(
+          'FUND_PASSWORD_LOCKED',
+          `${FUND_PASSWORD_MAX_FAILURES} fund password attempts within 24 hours are wrong or still being checked`,
+        );
+      }
+      p.failures = failures;
+      p.pending = [...pending, this.#time];
+      return this.#done();
+    }
+    if (cmd.attempt === 'right') {
+      p.pending.shift();
+      return this.#done();
+    }
+    if (cmd.attempt !== undefined && cmd.attempt !== 'wrong')
+      return refused('INVALID_PARAMETER', 'attempt must be begin, right or wrong');
     if (p.lockedUntil > this.#time) return refused('INVALID_STATE', 'withdrawals are locked already');
-    const failures = p.failures.filter((t) => t > this.#time - FUND_PASSWORD_WINDOW_MS);
+    p.pending.shift();
+    const failures = p.failures.filter((t) => t > since);
     failures.push(this.#time);
     const locks = failures.length >= FUND_PASSWORD_MAX_FAILURES;
     if (locks) p.lockedUntil = this.#time + FUND_PASSWORD_LOCK_MS;
@@ -896,7 +933,7 @@ export class Funds implements FundsView {
     const p = this.#passwords.get(userId);
     return p === undefined
       ? undefined
-      : { hash: p.hash, failures: [...p.failures], lockedUntil: p.lockedUntil };
+      : { hash: p.hash, failures: [...p.failures], lockedUntil: p.lockedUntil, pending: [...p.pending] };
   }
 
   deposit(depositId: string): DepositView | undefined {
@@ -1004,7 +1041,11 @@ export class Funds implements FundsView {
       withdrawAddresses,
       passwords: [...this.#passwords]
         .sort((a, b) => a[0] - b[0])
-        .map(([userId, p]) => [userId, p.hash, [...p.failures], p.lockedUntil]),
+        .map(([userId, p]): FundsSnapshot['passwords'][number] =>
+          p.pending.length === 0
+            ? [userId, p.hash, [...p.failures], p.lockedUntil]
+            : [userId, p.hash, [...p.failures], p.lockedUntil, [...p.pending]],
+        ),
       deposits: [...this.#deposits].sort(byKey).map(([, d]) => ({ ...d })),
       withdrawals: this.withdrawals(false),
       daily: [...this.#daily].sort(byKey).map(([key, d]) => {
@@ -1028,8 +1069,8 @@ export class Funds implements FundsView {
       book.push({ chain, address, verified });
       this.#books.set(key, book);
     }
-    for (const [userId, hash, failures, lockedUntil] of s.passwords) {
-      this.#passwords.set(userId, { hash, failures: [...failures], lockedUntil });
+    for (const [userId, hash, failures, lockedUntil, pending = []] of s.passwords) {
+      this.#passwords.set(userId, { hash, failures: [...failures], lockedUntil, pending: [...pending] });
     }
     for (const d of s.deposits) this.#deposits.set(d.depositId, { ...d });
     for (const w of s.withdrawals) {

@@ -360,6 +360,45 @@ describe('funds endpoints', () => {
     assert.equal(((await h.call('withdraw', alice, withdrawParams())) as Json).code, 1000);
   });
 
+  test('concurrent guesses: no more than five are ever checked, and the right one beyond them answers as a wrong one', async () => {
+    const { h, alice, aliceId } = await funded();
+    const log: Command[] = [];
+    const submit = h.venue.submit.bind(h.venue);
+    h.venue.submit = (command: Command) => (log.push(command), submit(command));
+    const guesses = Array.from({ length: 30 }, (_, i) => (i === 12 ? 'secret1' : `guess${i}`));
+    const bodies = (await Promise.all(
+      guesses.map((safePwd) => h.call('withdraw', alice, withdrawParams({ safePwd }))),
+    )) as Json[];
+    // The right password came too late: it was never looked at, and its answer is a wrong one's.
+    assert.equal(bodies[12]?.code, 1004);
+    assert.deepEqual(bodies[12], bodies[13]);
+    const checked = log.filter(
+      (c) => c.type === 'RecordFundPasswordFailure' && (c.attempt === 'right' || c.attempt === 'wrong'),
+    );
+    assert.equal(checked.length, 5, 'five attempts were checked, no more');
+    assert.equal(bodies.filter((b) => b.code === 1005).length, 4);
+    assert.equal(bodies.filter((b) => b.code === 1004).length, 26);
+    assert.equal(log.filter((c) => c.type === 'RequestWithdrawal').length, 0);
+    assert.deepEqual(h.venue.engine.balance(aliceId, 'usdt'), { available: 50_000_000_000, frozen: 0 });
+    assert.ok((h.venue.engine.funds.fundPassword(aliceId)?.lockedUntil ?? 0) > h.venue.time, 'locked');
+  });
+
+  test('concurrent guesses with the right one among the first five: it withdraws; the wrong ones count', async () => {
+    const { h, alice, aliceId } = await funded();
+    const guesses = Array.from({ length: 12 }, (_, i) => (i === 2 ? 'secret1' : `guess${i}`));
+    const bodies = (await Promise.all(
+      guesses.map((safePwd) => h.call('withdraw', alice, withdrawParams({ safePwd }))),
+    )) as Json[];
+    assert.equal(bodies[2]?.code, 1000);
+    assert.equal(bodies.filter((b) => b.code === 1005).length, 4);
+    assert.equal(bodies.filter((b) => b.code === 1004).length, 7);
+    const password = h.venue.engine.funds.fundPassword(aliceId);
+    assert.equal(password?.failures.length, 4);
+    assert.deepEqual(password?.pending, []);
+    assert.equal(password?.lockedUntil, 0, 'four wrong do not lock');
+    assert.equal(((await h.call('withdraw', alice, withdrawParams())) as Json).code, 1000);
+  });
+
   test('cancelWithdraw: the owner cancels before sending, with the fund password; its funds come back', async () => {
     const { h, alice, aliceId, bobId } = await funded();
     await h.call('withdraw', alice, withdrawParams({ amount: '20000' })); // waits for the operator

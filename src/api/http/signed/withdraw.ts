@@ -1,10 +1,12 @@
 /**
  * @module withdraw — the signed withdrawal requests (moneyPerm): withdraw, and cancelWithdraw (a
  * user's cancel before sending, named after the real API's legacy `<coin>_cancelwithdraw`).
- * Both need the fund password, checked here with scrypt (never in the engine); a wrong one is
- * journaled (RecordFundPasswordFailure) and the fifth within 24 hours locks withdrawals for 24
- * hours.
+ * Both need the fund password, checked here with scrypt (never in the engine). Each attempt is
+ * journaled before its check (RecordFundPasswordFailure `begin`), so that no more than five are
+ * ever checked within 24 hours, however many arrive at once; a wrong one then counts as a failure
+ * and the fifth within 24 hours locks withdrawals for 24 hours.
  */
+import { FUND_PASSWORD_MAX_FAILURES, FUND_PASSWORD_WINDOW_MS } from '../../../domain/chains.ts';
 import { isPendingWithdrawal, type WithdrawalState } from '../../../domain/chains.ts';
 import type { RequestWithdrawal } from '../../../domain/commands.ts';
 import { parseDecimal } from '../../../domain/money.ts';
@@ -41,21 +43,53 @@ function units(
 }
 
 /**
- * Checks the fund password: FUND_PASSWORD_LOCKED (1004) while locked; a wrong one is journaled,
- * then FUND_PASSWORD_WRONG (1005), or 1004 if it was the one that locked.
+ * Checks the fund password. The attempt is journaled first (`begin`): while locked, or with five
+ * attempts in 24 hours already wrong or being checked, it is FUND_PASSWORD_LOCKED (1004) without
+ * the password being looked at, so a right password answers exactly as a wrong one there. Then
+ * the hash is checked and the attempt ends journaled as `right` (it does not count) or `wrong`:
+ * FUND_PASSWORD_WRONG (1005), or 1004 if it was the one that locked.
  */
 async function checkFundPassword(ctx: SignedContext, password: string): Promise<void> {
   const { engine, userId } = ctx;
+  if (engine.funds.fundPassword(userId) === undefined)
+    refuse('FUND_PASSWORD_WRONG', 'no fund password is set for this account');
+  const locked = (): never => {
+    const until = engine.funds.fundPassword(userId)?.lockedUntil ?? 0;
+    return refuse(
+      'FUND_PASSWORD_LOCKED',
+      until > ctx.venue.now()
+        ? `${LOCKED_TEXT} (locked until ${new Date(until).toISOString()})`
+        : `${LOCKED_TEXT} (${FUND_PASSWORD_MAX_FAILURES} attempts within 24 hours are wrong or still being checked)`,
+    );
+  };
+  // What the engine would refuse is answered without journaling a refusal (an attacker's flood
+  // while locked writes nothing); the engine's own check below still decides under concurrency.
+  const now = ctx.venue.now();
+  const current = engine.funds.fundPassword(userId);
+  const since = now - FUND_PASSWORD_WINDOW_MS;
+  const counted = (times: readonly number[] = []): number => times.filter((t) => t > since).length;
+  if (
+    current !== undefined &&
+    (current.lockedUntil > now ||
+      counted(current.failures) + counted(current.pending) >= FUND_PASSWORD_MAX_FAILURES)
+  ) {
+    locked();
+  }
+  const begun = await ctx.venue.submit({ type: 'RecordFundPasswordFailure', userId, attempt: 'begin' });
+  if (begun.result === 'FUND_PASSWORD_LOCKED') locked();
+  if (begun.result !== 'OK') refuse(begun.result, begun.message);
+  // The hash as it is now: the operator may have set a new password meanwhile.
   const stored = engine.funds.fundPassword(userId);
-  if (stored === undefined) refuse('FUND_PASSWORD_WRONG', 'no fund password is set for this account');
-  const locked = (until: number): never =>
-    refuse('FUND_PASSWORD_LOCKED', `${LOCKED_TEXT} (locked until ${new Date(until).toISOString()})`);
-  if (stored.lockedUntil > ctx.venue.now()) locked(stored.lockedUntil);
-  if (await verifyFundPassword(password, stored.hash)) return;
-  await submitOrRefuse(ctx, { type: 'RecordFundPasswordFailure', userId });
+  const right = stored !== undefined && (await verifyFundPassword(password, stored.hash));
+  await submitOrRefuse(ctx, {
+    type: 'RecordFundPasswordFailure',
+    userId,
+    attempt: right ? 'right' : 'wrong',
+  });
+  if (right) return;
   const after = engine.funds.fundPassword(userId);
-  if (after !== undefined && after.lockedUntil > ctx.venue.now()) locked(after.lockedUntil);
-  const left = 5 - (after?.failures.length ?? 0);
+  if (after !== undefined && after.lockedUntil > ctx.venue.now()) locked();
+  const left = FUND_PASSWORD_MAX_FAILURES - (after?.failures.length ?? 0) - (after?.pending.length ?? 0);
   refuse('FUND_PASSWORD_WRONG', `fund password wrong: ${left} more wrong within 24 hours lock withdrawals`);
 }
 
