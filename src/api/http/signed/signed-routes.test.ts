@@ -226,6 +226,70 @@ describe('signed routes', () => {
     });
   });
 
+  describe('customerOrderId', () => {
+    test('a repeated one is refused (3005) naming the order, whatever its state; nothing is placed', async () => {
+      const { h, alice, aliceId } = await market();
+      const order = { currency: 'btc_usdt', tradeType: '1', price: '100', amount: '0.1' };
+      const id = await place(h, alice, { ...order, customerOrderId: 'grid1' });
+      await refused(
+        h,
+        alice,
+        'order',
+        { ...order, price: '101', customerOrderId: 'grid1' },
+        3005,
+        new RegExp(
+          `customerOrderId 'grid1' already names order ${id} in btc_usdt: a repeated placement is refused`,
+        ),
+      );
+      await h.call('cancelOrder', alice, { currency: 'btc_usdt', customerOrderId: 'grid1' });
+      await refused(h, alice, 'order', { ...order, customerOrderId: 'grid1' }, 3005, /already names order/);
+      // Another market, or another user, is another name space.
+      await h.venue.fund('alice', 'usdt', '1');
+      const eth = (await h.call('order', alice, {
+        ...order,
+        currency: 'eth_usdt',
+        customerOrderId: 'grid1',
+      })) as Json;
+      assert.equal(eth.code, 1000);
+      assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
+    });
+
+    test('concurrent placements with one new customerOrderId place exactly one order', async () => {
+      const { h, alice, aliceId } = await market();
+      // As the sequencer does, apply only later (after the journal's fsync): every placement has
+      // passed its checks before the first is applied.
+      const submit = h.venue.submit.bind(h.venue);
+      h.venue.submit = async (command) => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        return submit(command);
+      };
+      const bodies = (await Promise.all(
+        Array.from({ length: 5 }, () =>
+          h.call('order', alice, {
+            currency: 'btc_usdt',
+            tradeType: '1',
+            price: '100',
+            amount: '0.1',
+            customerOrderId: 'retry42',
+          }),
+        ),
+      )) as Json[];
+      assert.equal(bodies.filter((b) => b.code === 1000).length, 1);
+      assert.equal(bodies.filter((b) => b.code === 3005).length, 4);
+      assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
+    });
+
+    test('an order refused by the engine does not take its customerOrderId', async () => {
+      const { h, alice } = await market();
+      const big = { currency: 'btc_usdt', tradeType: '1', price: '30000', amount: '1000' };
+      assert.equal(((await h.call('order', alice, { ...big, customerOrderId: 'once1' })) as Json).code, 2009);
+      assert.equal(
+        ((await h.call('order', alice, { ...big, amount: '0.1', customerOrderId: 'once1' })) as Json).code,
+        1000,
+      );
+    });
+  });
+
   describe('cancelOrder and getOrder through an order life', () => {
     test('open → partly filled → cancelled; records from engine and history', async () => {
       const { h, alice, bob } = await market();

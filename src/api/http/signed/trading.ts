@@ -5,7 +5,7 @@ import { parseOrderNumbers } from '../../../domain/order-input.ts';
 import type { MarketSpec } from '../../../domain/specs.ts';
 import { MAX_BATCH_ORDERS, type OrderView } from '../../../engine/engine.ts';
 import { echo } from '../../auth/authenticate.ts';
-import type { ApiReply } from '../types.ts';
+import type { ApiReply, VenuePort } from '../types.ts';
 import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 import {
   choiceParam,
@@ -17,6 +17,32 @@ import {
   required,
 } from './wire.ts';
 import { CLIENT_ORDER_ID } from '../../../domain/commands.ts';
+
+/** `${userId}:${market}:${customerOrderId}` of the placements each venue is journaling now. */
+const placing = new WeakMap<VenuePort, Set<string>>();
+
+/**
+ * Refuses a customerOrderId that already names an order of the user in the market, whatever that
+ * order's state, or one being placed right now (DUPLICATE_REFERENCE, 3005): a customerOrderId
+ * makes placement idempotent, so a retry of an accepted order is never a second order. Returns
+ * the claim to release once the placement has been applied. The engine keeps every id it has
+ * seen (`orderIdForClientId`); the claims cover the moment between the check and the apply.
+ */
+function claimClientOrderId(ctx: SignedContext, market: MarketSpec, clientOrderId: string): () => void {
+  const claims = placing.get(ctx.venue) ?? new Set<string>();
+  placing.set(ctx.venue, claims);
+  const key = `${ctx.userId}:${market.name}:${clientOrderId}`;
+  const existing = ctx.engine.orderIdForClientId(ctx.userId, market.name, clientOrderId);
+  if (existing !== undefined || claims.has(key)) {
+    refuse(
+      'DUPLICATE_REFERENCE',
+      `customerOrderId ${echo(clientOrderId)} already names ${existing === undefined ? 'an order being placed' : `order ${existing}`} in ${market.name}: ` +
+        'a repeated placement is refused; give each new order a new customerOrderId',
+    );
+  }
+  claims.add(key);
+  return () => claims.delete(key);
+}
 
 /** Longest tradeParams text read: 20 pairs of two 40-character decimals with quotes and spaces fit well. */
 const MAX_TRADE_PARAMS_LENGTH = 4096;
@@ -63,18 +89,23 @@ async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
         : 'ioc';
   const numbers = parseOrderNumbers(market, priceText, amountText);
   if (!numbers.ok) refuse(numbers.result, numbers.message);
-  const result = await submitOrRefuse(ctx, {
-    type: 'PlaceOrder',
-    userId: ctx.userId,
-    market: market.name,
-    side,
-    kind,
-    price: numbers.price,
-    amount: numbers.amount,
-    acctType,
-    clientOrderId,
-  });
-  return { json: { code: 1000, message: 'success', id: String(result.orderId) } };
+  const release = clientOrderId === '' ? undefined : claimClientOrderId(ctx, market, clientOrderId);
+  try {
+    const result = await submitOrRefuse(ctx, {
+      type: 'PlaceOrder',
+      userId: ctx.userId,
+      market: market.name,
+      side,
+      kind,
+      price: numbers.price,
+      amount: numbers.amount,
+      acctType,
+      clientOrderId,
+    });
+    return { json: { code: 1000, message: 'success', id: String(result.orderId) } };
+  } finally {
+    release?.();
+  }
 }
 
 /** One number of tradeParams: a JSON number literal or a quoted decimal, kept as text (never a float). */
