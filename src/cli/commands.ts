@@ -16,6 +16,9 @@ export interface FlagSpec {
 export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--perms': { value: '<list>', help: `required: a comma list of ${KEY_PERMISSION_HELP}` },
   '--ip': { value: '<address>', repeat: true, help: 'bind the key to this client IP (repeat: up to 20)' },
+  '--replay-protection': {
+    help: 'strict mode: every signed request must sign a fresh nonce (its time in ms) and is accepted once',
+  },
   '--ref': { value: '<id>', help: 'a reference: a second credit with it changes nothing (default: new)' },
   '--chain': { value: '<chain>', help: "the chain, e.g. ERC20 or TRC20 (default: the coin's first)" },
   '--memo': { value: '<memo>', help: 'the memo, on memo chains' },
@@ -165,10 +168,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'key create',
     args: ['<name>'],
-    flags: ['--perms', '--ip'],
+    flags: ['--perms', '--ip', '--replay-protection'],
     summary: 'create an API key for a user',
     details:
       `The permissions are never defaulted: --perms names them (e.g. --perms asset,entrust for a trading bot).\n` +
+      'With --replay-protection a captured request cannot be sent again (docs/api-keys.md, "Replays"); ' +
+      'clients must then sign a parameter nonce with the current time in ms on every request.\n' +
       'The secret is printed once and never stored by the server: keep it.',
     call: ([name], flags) => {
       const perms = first(flags, '--perms');
@@ -181,11 +186,15 @@ export const COMMANDS: readonly CommandSpec[] = [
           ['user', name as string],
           ['perms', perms],
           ...(flags.get('--ip') ?? []).map((ip): [string, string] => ['ip', ip]),
+          ...(flags.has('--replay-protection') ? [['replayProtection', 'true'] as [string, string]] : []),
         ],
         show: (b) =>
           `access key: ${String(b.accessKey)}\nsecret key: ${String(b.secretKey)}\n` +
           `permissions: ${(b.permissions as string[]).join(', ')}` +
           `${(b.ips as string[]).length === 0 ? '' : `\nbound to: ${(b.ips as string[]).join(', ')}`}\n` +
+          (b.replayProtection === true
+            ? 'replay protection: every request must sign a fresh nonce (the time in ms) and is accepted once\n'
+            : '') +
           '(the secret is shown only now)',
       };
     },

@@ -254,6 +254,11 @@ export interface CreateApiKey {
   readonly permissions: KeyPermissions;
   /** Bound IP addresses; empty means any. */
   readonly ips: readonly string[];
+  /**
+   * Strict mode (docs/api-keys.md, "Replays"): each signed request is accepted once, and must sign
+   * a fresh `nonce`. Absent (every key created before it existed) means off.
+   */
+  readonly replayProtection?: boolean;
 }
 
 export interface DeleteApiKey {

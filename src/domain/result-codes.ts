@@ -59,6 +59,10 @@ export const RESULTS = {
   VALUE_OUT_OF_RANGE: { code: 3005, message: 'value out of the exact range' },
   IP_NOT_BOUND: { code: 3006, message: 'request IP is not bound to this API key' },
   REQUEST_EXPIRED: { code: 3007, message: 'reqTime invalid or outside the allowed window' },
+  REQUEST_REPLAYED: {
+    code: 3007,
+    message: 'request already received: this API key accepts each signed request once',
+  },
   POST_ONLY_WOULD_TAKE: { code: 3011, message: 'PostOnly order would take liquidity and was refused' },
   DUPLICATE_REFERENCE: { code: 3005, message: 'business id already used for a different operation' },
   UNKNOWN_REFERENCE: { code: 3005, message: 'no operation with this business id' },

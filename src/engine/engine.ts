@@ -136,6 +136,8 @@ export interface ApiKeyRecord {
   readonly sealedSecret: string;
   readonly permissions: KeyPermissions;
   readonly ips: readonly string[];
+  /** Strict mode: only when the command said `true` (so keys without it hash as before). */
+  readonly replayProtection?: true;
 }
 
 interface Deadline {
@@ -847,13 +849,9 @@ export class Engine {
       return refused('INVALID_PARAMETER', 'access key must be 8 to 64 letters, digits or dashes');
     }
     if (this.#apiKeys.has(cmd.accessKey)) return refused('INVALID_PARAMETER', 'access key already exists');
-    if (
-      typeof cmd.sealedSecret !== 'string' ||
-      cmd.sealedSecret.length === 0 ||
-      cmd.sealedSecret.length > 1024
-    ) {
+    const sealed = cmd.sealedSecret;
+    if (typeof sealed !== 'string' || sealed.length === 0 || sealed.length > 1024)
       return refused('INVALID_PARAMETER', 'sealed secret missing');
-    }
     const p = cmd.permissions;
     if (
       p === null ||
@@ -875,6 +873,7 @@ export class Engine {
       sealedSecret: cmd.sealedSecret,
       permissions: { asset: p.asset, entrust: p.entrust, money: p.money, lever: p.lever },
       ips: [...cmd.ips],
+      ...(cmd.replayProtection === true && { replayProtection: true }),
     });
     this.#events.push({
       type: 'ApiKeyCreated',

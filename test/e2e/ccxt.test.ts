@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ccxtErrors, connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { createTrader } from '../fixtures/zb-client.ts';
+import { admin, createTrader } from '../fixtures/zb-client.ts';
 
 // ccxt's results are untyped: read them as a bot would.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -133,6 +133,20 @@ describe('ccxt zb adapter against Bourse', () => {
         (e: Error) => e instanceof ccxtErrors.OrderNotFound,
       );
     }
+  });
+
+  test('a key with replay protection: ccxt passes a fresh nonce with each call; a call without one is refused', async () => {
+    const key = await admin(server.adminBase, server.token, '/admin/keys/create', [
+      ['user', 'alice'],
+      ['perms', 'asset,entrust'],
+      ['replayProtection', 'true'],
+    ]);
+    const strict = connect(server.base, key.accessKey as string, key.secretKey as string);
+    await assert.rejects(strict.fetchBalance(), (e: Error) => e instanceof ccxtErrors.BadRequest);
+    const balance = await strict.fetchBalance({ nonce: Date.now() });
+    assert.ok(balance.USDT.free > 0);
+    const order = await strict.createOrder('BTC/USDT', 'limit', 'buy', 0.01, 1000, { nonce: Date.now() });
+    await strict.cancelOrder(order.id, 'BTC/USDT', { nonce: Date.now() });
   });
 
   test('a wrong secret is an AuthenticationError', async () => {

@@ -85,6 +85,17 @@ describe('admin routes', () => {
       money: false,
       lever: false,
     });
+    assert.equal(key.replayProtection, false);
+    assert.equal(engine.apiKey(key.accessKey as string)?.replayProtection, undefined);
+    const strict = body(
+      await call('/admin/keys/create', [
+        ['user', 'alice'],
+        ['perms', 'asset'],
+        ['replayProtection', 'true'],
+      ]),
+    );
+    assert.equal(strict.replayProtection, true);
+    assert.equal(engine.apiKey(strict.accessKey as string)?.replayProtection, true);
   });
 
   test('bad or hostile input gets its code and a clear message, and changes nothing', async () => {
@@ -121,6 +132,16 @@ describe('admin routes', () => {
         ],
         3005,
         /ips/,
+      ],
+      [
+        '/admin/keys/create',
+        [
+          ['user', 'alice'],
+          ['perms', 'asset'],
+          ['replayProtection', 'yes'],
+        ],
+        3005,
+        /replayProtection must be true or false/,
       ],
       [
         '/admin/deposits/credit',

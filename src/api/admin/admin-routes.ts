@@ -101,6 +101,10 @@ export function adminRoutes(deps: AdminDeps): Route[] {
           );
         }
         const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
+        const strict = param(request, 'replayProtection') ?? 'false';
+        if (strict !== 'true' && strict !== 'false') {
+          return fail('INVALID_PARAMETER', 'replayProtection must be true or false');
+        }
         const { accessKey, secretKey, sealedSecret } = deps.keys.issue();
         const r = await venue.submit({
           type: 'CreateApiKey',
@@ -109,9 +113,15 @@ export function adminRoutes(deps: AdminDeps): Route[] {
           sealedSecret,
           permissions,
           ips,
+          ...(strict === 'true' && { replayProtection: true }),
         });
         const granted = PERMISSION_NAMES.filter((n) => permissions[n]);
-        return fromResult(r, r.result === 'OK' ? { accessKey, secretKey, permissions: granted, ips } : {});
+        return fromResult(
+          r,
+          r.result === 'OK'
+            ? { accessKey, secretKey, permissions: granted, ips, replayProtection: strict === 'true' }
+            : {},
+        );
       }),
     },
     {

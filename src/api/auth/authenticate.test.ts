@@ -18,6 +18,10 @@ async function setup(options?: ConstructorParameters<typeof SignedApiHarness>[0]
 }
 
 const codeOf = (body: unknown): number | undefined => (body as Body).code;
+const replyJson = (reply: Awaited<ReturnType<SignedApiHarness['send']>>): unknown => {
+  if (!('json' in reply)) throw new Error('expected a JSON reply');
+  return reply.json;
+};
 const messageOf = (body: unknown): string => String((body as Body).message);
 
 describe('access key and signature', () => {
@@ -231,5 +235,94 @@ describe('rate limits in the pipeline', () => {
     assert.equal(h.limiter.size.keys, 0);
     assert.equal(codeOf(await h.call('getAccountInfo', creds)), undefined);
     assert.equal(h.limiter.size.keys, 1);
+  });
+});
+
+describe('replay protection (a key in strict mode)', () => {
+  async function strict() {
+    const h = new SignedApiHarness();
+    const alice = await h.venue.fund('alice', 'usdt', '100000');
+    const creds = await h.key(alice, undefined, [], { replayProtection: true });
+    const plain = await h.key(alice);
+    return { h, alice, creds, plain };
+  }
+
+  test('off by default: the same signed request (ZB: reqTime is not signed) is accepted again', async () => {
+    const { h, plain } = await strict();
+    const request = h.request('getAccountInfo', plain);
+    assert.equal(codeOf(replyJson(await h.send(request))), undefined);
+    assert.equal(codeOf(replyJson(await h.send(request))), undefined, 'a replay is accepted: the ZB way');
+    assert.equal(h.venue.engine.apiKey(plain.accessKey)?.replayProtection, undefined);
+  });
+
+  test('a signed nonce is required; each signed request is accepted once; a stale one is refused', async () => {
+    const { h, creds } = await strict();
+    assert.equal(h.venue.engine.apiKey(creds.accessKey)?.replayProtection, true);
+    const missing = await h.call('getAccountInfo', creds);
+    assert.equal(codeOf(missing), 3005);
+    assert.match(messageOf(missing), /replay protection: sign a parameter nonce/);
+    for (const nonce of ['', 'abc', '-1', '1.5']) {
+      assert.equal(codeOf(await h.call('getAccountInfo', creds, { nonce })), 3005, nonce);
+    }
+    const request = h.request('getAccountInfo', creds, { nonce: String(h.venue.time + 20) });
+    assert.equal(codeOf(replyJson(await h.send(request))), undefined);
+    // The same request again, even with a fresh reqTime (it is not signed) or the sign in capitals.
+    const withReqTime = (time: number) => ({
+      ...request,
+      receivedAt: time,
+      params: request.params.map((p) =>
+        p.name === 'reqTime' ? { ...p, value: String(time), raw: `reqTime=${time}` } : p,
+      ),
+    });
+    const again = withReqTime(h.venue.time);
+    const replayed = replyJson(await h.send(again));
+    assert.equal(codeOf(replayed), 3007);
+    assert.match(messageOf(replayed), /request already received/);
+    const upper = {
+      ...request,
+      params: request.params.map((p) => (p.name === 'sign' ? { ...p, value: p.value.toUpperCase() } : p)),
+    };
+    assert.equal(codeOf(replyJson(await h.send(upper))), 3007);
+    // After the window the signature is forgotten, but its nonce is stale: still refused.
+    h.venue.time += 10_001;
+    const late = replyJson(await h.send(withReqTime(h.venue.time)));
+    assert.equal(codeOf(late), 3007);
+    assert.match(messageOf(late), /nonce \d+ is \d+ ms behind the server time/);
+    // A new nonce is a new request.
+    assert.equal(
+      codeOf(await h.call('getAccountInfo', creds, { nonce: String(h.venue.time + 20) })),
+      undefined,
+    );
+  });
+
+  test('two identical orders need something signed to differ: the nonce, or customerOrderId', async () => {
+    const { h, creds, alice } = await strict();
+    const order = { currency: 'btc_usdt', tradeType: '1', price: '100', amount: '0.1' };
+    const nonce = String(h.venue.time + 20);
+    const first = h.request('order', creds, { ...order, nonce });
+    const second = h.request('order', creds, { ...order, nonce });
+    assert.equal(codeOf(replyJson(await h.send(first))), 1000);
+    assert.equal(codeOf(replyJson(await h.send(second))), 3007, 'the same signed text is one request');
+    assert.equal(codeOf(await h.call('order', creds, { ...order, nonce, customerOrderId: 'second1' })), 1000);
+    assert.equal(h.venue.engine.openOrders(alice).length, 2);
+  });
+});
+
+describe('ReplayGuard', () => {
+  test('remembers a signature until its time, per key; refuses past its bound', async () => {
+    const { ReplayGuard } = await import('./replay-guard.ts');
+    const guard = new ReplayGuard({ maxPerKey: 3 });
+    assert.equal(guard.admit('k1', 'aa', 100, 0), 'fresh');
+    assert.equal(guard.admit('k1', 'AA', 100, 50), 'replayed');
+    assert.equal(guard.admit('k2', 'aa', 100, 50), 'fresh', 'another key');
+    assert.equal(guard.admit('k1', 'aa', 200, 100), 'fresh', 'forgotten at its time');
+    assert.equal(guard.admit('k1', 'bb', 200, 100), 'fresh');
+    assert.equal(guard.admit('k1', 'cc', 200, 100), 'fresh');
+    assert.equal(guard.admit('k1', 'dd', 200, 100), 'full');
+    assert.equal(guard.admit('k1', 'dd', 300, 200), 'fresh', 'room again once they expire');
+    assert.equal(guard.remembered('k1'), 1);
+    guard.admit('k3', 'zz', 1, 0);
+    guard.admit('k4', 'zz', 30_000, 20_000);
+    assert.equal(guard.remembered('k2'), 0, 'idle keys are swept');
   });
 });

@@ -3,6 +3,7 @@ import type { KeyPermissions } from '../../domain/commands.ts';
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
 import type { ApiRequest, VenuePort } from '../http/types.ts';
+import { ReplayGuard } from './replay-guard.ts';
 import type { SecretSealer } from './secret-sealing.ts';
 import type { KeyObject } from 'node:crypto';
 import { signingKeyOf, verifyRequestSignature } from './signature.ts';
@@ -36,10 +37,15 @@ export type AuthOutcome =
   | { readonly ok: false; readonly result: ResultName; readonly message: string };
 
 export interface AuthenticatorOptions {
-  /** Allowed |reqTime − receivedAt| in ms. Default 10,000. */
+  /** Allowed |reqTime − receivedAt| in ms (and |nonce − receivedAt| for strict keys). Default 10,000. */
   readonly reqTimeWindowMs?: number;
   readonly maxCachedSecrets?: number;
+  /** The strict keys' remembered signatures (default: a fresh in-memory guard). */
+  readonly replayGuard?: ReplayGuard;
 }
+
+/** A strict key's `nonce`: the client's time in ms, as digits (up to 16). */
+const NONCE = /^\d{1,16}$/;
 
 /** Quotes a client's value for a message, cut short so a huge value cannot bloat the reply. */
 export function echo(value: string): string {
@@ -76,12 +82,14 @@ export class Authenticator {
   readonly #windowMs: number;
   readonly #maxCached: number;
   readonly #secrets = new Map<string, { readonly sealed: string; readonly key: KeyObject }>();
+  readonly #replays: ReplayGuard;
 
   constructor(venue: VenuePort, sealer: SecretSealer, options: AuthenticatorOptions = {}) {
     this.#venue = venue;
     this.#sealer = sealer;
     this.#windowMs = options.reqTimeWindowMs ?? DEFAULT_REQ_TIME_WINDOW_MS;
     this.#maxCached = options.maxCachedSecrets ?? DEFAULT_MAX_CACHED_SECRETS;
+    this.#replays = options.replayGuard ?? new ReplayGuard();
     if (!(this.#windowMs >= 0)) throw new RangeError('reqTimeWindowMs must be ≥ 0');
   }
 
@@ -93,7 +101,8 @@ export class Authenticator {
    * - `reqTime` missing, not an integer, or outside ±window of the arrival time → REQUEST_EXPIRED;
    * - the key is bound to IPs and the request's is not one of them → IP_NOT_BOUND;
    * - a `method` parameter that differs from the path's method → INVALID_PARAMETER;
-   * - the key lacks the endpoint's permission → PERMISSION_DENIED.
+   * - the key lacks the endpoint's permission → PERMISSION_DENIED;
+   * - a strict key (replay protection): as `checkOnce` says.
    */
   authenticate(request: ApiRequest, requirement: AuthRequirement): AuthOutcome {
     const seen = new Set<string>();
@@ -160,7 +169,57 @@ export class Authenticator {
       const flag = PERMISSION_FLAGS[requirement.permission];
       return refuse('PERMISSION_DENIED', `this API key lacks ${flag}, which ${requirement.method} needs`);
     }
-    return { ok: true, key };
+    return this.checkOnce(key, get('nonce'), sign, request.receivedAt) ?? { ok: true, key };
+  }
+
+  /**
+   * A strict key's request (its signature already verified), checked once it is otherwise
+   * accepted, so that only accepted requests are remembered: `nonce` missing or not digits →
+   * INVALID_PARAMETER; more than the window away from `now` → REQUEST_EXPIRED; its signature
+   * accepted before → REQUEST_REPLAYED; the key's memory full → RATE_LIMITED. Undefined when the
+   * request may go ahead (and for keys without replay protection).
+   */
+  checkOnce(
+    key: ApiKeyRecord,
+    nonce: unknown,
+    sign: string,
+    now: number,
+  ): Extract<AuthOutcome, { ok: false }> | undefined {
+    if (key.replayProtection !== true) return undefined;
+    const text = typeof nonce === 'number' && Number.isSafeInteger(nonce) ? String(nonce) : nonce;
+    if (typeof text !== 'string' || !NONCE.test(text)) {
+      return {
+        ok: false,
+        result: 'INVALID_PARAMETER',
+        message:
+          'this API key has replay protection: sign a parameter nonce holding the current time in ms ' +
+          '(a fresh one on every request)',
+      };
+    }
+    const skew = Number(text) - now;
+    if (Math.abs(skew) > this.#windowMs) {
+      return {
+        ok: false,
+        result: 'REQUEST_EXPIRED',
+        message: `nonce ${text} is ${Math.abs(skew)} ms ${skew < 0 ? 'behind' : 'ahead of'} the server time ${now}; at most ${this.#windowMs} ms either way is allowed`,
+      };
+    }
+    const verdict = this.#replays.admit(key.accessKey, sign, Number(text) + this.#windowMs + 1, now);
+    if (verdict === 'replayed') {
+      return {
+        ok: false,
+        result: 'REQUEST_REPLAYED',
+        message: 'request already received: this API key accepts each signed request once (sign a new nonce)',
+      };
+    }
+    if (verdict === 'full') {
+      return {
+        ok: false,
+        result: 'RATE_LIMITED',
+        message: 'too many requests within the nonce window for this API key; retry shortly',
+      };
+    }
+    return undefined;
   }
 
   /**

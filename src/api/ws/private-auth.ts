@@ -23,7 +23,8 @@ export const CHANNEL_PERMISSION: Readonly<Record<PrivateChannel['kind'], Permiss
  * order so that nothing about a key is revealed before its signature holds: `accesskey` or
  * `sign` missing, the key unknown or its secret not openable here, or the signature not matching
  * → AUTH_FAILED (1003); the key bound to IPs that do not include the connection's → IP_NOT_BOUND
- * (3006); the key lacking the channel's permission → PERMISSION_DENIED (1012).
+ * (3006); the key lacking the channel's permission → PERMISSION_DENIED (1012); a key with replay
+ * protection and a `nonce` missing, stale or already used → as `Authenticator.checkOnce` says.
  */
 export function authorize(
   engine: Engine,
@@ -31,6 +32,7 @@ export function authorize(
   message: Readonly<Record<string, unknown>>,
   channel: PrivateChannel,
   ip: string,
+  now: number,
 ): Parsed<Grant> {
   const accessKey = message['accesskey'];
   const sign = message['sign'];
@@ -81,5 +83,7 @@ export function authorize(
       message: `this API key lacks ${PERMISSION_FLAGS[permission]}, which ${channel.name} needs`,
     };
   }
+  const once = authenticator.checkOnce(key, message['nonce'], sign, now);
+  if (once !== undefined) return once;
   return { ok: true, value: { userId: key.userId, accessKey: key.accessKey } };
 }

@@ -104,7 +104,12 @@ export class WsHarness {
   }
 
   /** An API key for `userId`, sealed as production does. */
-  key(userId: number, permissions: KeyPermissions = ALL_PERMISSIONS, ips: string[] = []): Credentials {
+  key(
+    userId: number,
+    permissions: KeyPermissions = ALL_PERMISSIONS,
+    ips: string[] = [],
+    options: { readonly replayProtection?: boolean } = {},
+  ): Credentials {
     const c = generateApiCredentials();
     this.must({
       type: 'CreateApiKey',
@@ -113,6 +118,7 @@ export class WsHarness {
       sealedSecret: this.sealer.seal(c.secretHash, c.accessKey),
       permissions,
       ips,
+      ...options,
     });
     return { accessKey: c.accessKey, secret: c.secret };
   }

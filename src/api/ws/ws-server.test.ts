@@ -283,6 +283,27 @@ describe('private channels', () => {
     await c.close();
   });
 
+  test('a key with replay protection: the subscription signs a fresh nonce and is accepted once', async () => {
+    const { accessKey, secret } = h.key(alice, undefined, [], { replayProtection: true });
+    const c = await connect();
+    c.send(signedSubscription('push_user_asset', accessKey, secret));
+    const missing = await c.error();
+    assert.equal(missing.code, 3005);
+    assert.match(missing.message, /replay protection: sign a parameter nonce/);
+    const fresh = signedSubscription('push_user_asset', accessKey, secret, { nonce: h.time });
+    c.send(fresh);
+    await c.onChannel('push_user_asset', 'userAsset');
+    const replay = await connect();
+    replay.send(fresh);
+    const replayed = await replay.error();
+    assert.equal(replayed.code, 3007);
+    assert.match(replayed.message, /request already received/);
+    replay.send(signedSubscription('push_user_asset', accessKey, secret, { nonce: h.time - 60_000 }));
+    assert.equal((await replay.error()).code, 3007, 'a stale nonce');
+    await c.close();
+    await replay.close();
+  });
+
   test("an order's life and the balance changes it causes arrive in engine order", async () => {
     // eth_usdt: a book of its own, untouched by the other tests.
     const carol = h.user('carol', [['usdt', '10000']]);

@@ -385,6 +385,7 @@ export class WsGateway {
         message,
         channel as never,
         connection.ip,
+        this.#deps.now(),
       );
       if (!auth.ok) {
         connection.send(errorText(auth.result, no, channel.name, auth.message));

@@ -96,6 +96,7 @@ export class SignedApiHarness {
     userId: number,
     permissions: KeyPermissions = ALL_PERMISSIONS,
     ips: string[] = [],
+    options: { readonly replayProtection?: boolean } = {},
   ): Promise<Credentials> {
     const c = generateApiCredentials();
     await this.venue.must({
@@ -105,6 +106,7 @@ export class SignedApiHarness {
       sealedSecret: this.sealer.seal(c.secretHash, c.accessKey),
       permissions,
       ips,
+      ...options,
     });
     return { accessKey: c.accessKey, secret: c.secret };
   }
