@@ -28,6 +28,15 @@ describe('coin names', () => {
       assert.equal(checkCoinName(bad).ok, false, bad);
   });
 
+  test("Object.prototype's names are names like any other, not retired ones (found by the HTTP fuzz suite)", () => {
+    for (const name of ['__proto__', 'constructor', 'tostring', 'hasownproperty', 'valueof']) {
+      const r = checkCoinName(name);
+      assert.ok(r.ok || r.result === 'UNKNOWN_COIN', name);
+      assert.ok(r.ok || !r.message.includes('retired'), name);
+    }
+    assert.equal(checkCoinName('constructor').ok, true, 'a well-formed name: unknown later, not retired');
+  });
+
   test('the default venue uses none of the retired names', () => {
     for (const c of DEFAULT_VENUE.coins) assert.equal(RETIRED_COIN_NAMES[c.name], undefined);
   });

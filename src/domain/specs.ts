@@ -70,7 +70,8 @@ export interface VenueConfig {
 export function checkCoinName(
   name: string,
 ): { ok: true } | { ok: false; result: ResultName; message: string } {
-  const replacement = RETIRED_COIN_NAMES[name];
+  // Own keys only: `__proto__` or `constructor` is a name to refuse, not Object.prototype's.
+  const replacement = Object.hasOwn(RETIRED_COIN_NAMES, name) ? RETIRED_COIN_NAMES[name] : undefined;
   if (replacement !== undefined) {
     return {
       ok: false,
