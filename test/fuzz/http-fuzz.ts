@@ -354,6 +354,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
   const admin = adminRoutes({
     venue,
     token: ADMIN_TOKEN,
+    instance: 'fuzz'.repeat(8),
     // No snapshot files in this venue: the route's reply is all that is fuzzed here.
     snapshot: () => Promise.resolve('/dev/null/fuzz-snapshot'),
     funds: { chains: sim.adapters(), simulator: sim, syncChains: () => watcher.sync() },
