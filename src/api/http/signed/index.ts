@@ -12,7 +12,7 @@ import { TRADING_ENDPOINTS } from './trading.ts';
 import { WITHDRAW_ENDPOINTS } from './withdraw.ts';
 
 /** Default longest wait for the history store to catch up before a history read (ms). */
-export const DEFAULT_HISTORY_WAIT_MS = 250;
+export const DEFAULT_HISTORY_WAIT_MS = 2_000;
 
 export interface SignedRoutesDeps {
   readonly venue: VenuePort;
@@ -22,7 +22,7 @@ export interface SignedRoutesDeps {
   readonly rateLimiter?: RateLimiter;
   /** Allowed |reqTime − arrival| in ms; default 10,000. */
   readonly reqTimeWindowMs?: number;
-  /** Longest wait for history to reach the engine's state before a history read; default 250 ms. */
+  /** Longest wait for history to reach the engine's state before a history read; default 2,000 ms. */
   readonly historyWaitMs?: number;
   /** Where unexpected failures are reported (default console.error). */
   readonly log?: (message: string, error?: unknown) => void;
