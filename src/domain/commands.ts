@@ -250,6 +250,37 @@ export interface DeleteApiKey {
   readonly accessKey: string;
 }
 
+/** A coin the demo faucet gives, and how much of it one demo user may take per UTC hour. */
+export interface FaucetAllowance {
+  readonly coin: string;
+  readonly perHour: CoinUnits;
+}
+
+/** Starts the demo market (src/engine/demo.ts), once per venue, with its faucet's allowances. */
+export interface StartDemo {
+  readonly type: 'StartDemo';
+  readonly faucet: readonly FaucetAllowance[];
+}
+
+/** Marks a user as a demo user (a bot or the demo trader): the faucet serves demo users only. */
+export interface MarkDemoUser {
+  readonly type: 'MarkDemoUser';
+  readonly userId: number;
+}
+
+/** Stops the demo's bots for good (a restart does not bring them back); their users stay demo users. */
+export interface StopDemo {
+  readonly type: 'StopDemo';
+}
+
+/** A demo user credits themself test money, within the coin's hourly allowance. */
+export interface DemoFaucet {
+  readonly type: 'DemoFaucet';
+  readonly userId: number;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+}
+
 export type Command =
   | PlaceOrder
   | PlaceOrderBatch
@@ -276,7 +307,11 @@ export type Command =
   | UpsertMarket
   | SetMarketStatus
   | CreateApiKey
-  | DeleteApiKey;
+  | DeleteApiKey
+  | StartDemo
+  | MarkDemoUser
+  | StopDemo
+  | DemoFaucet;
 
 export type CommandType = Command['type'];
 
@@ -300,6 +335,12 @@ export type FundsCommand = Extract<
       | 'ConfirmWithdrawal'
       | 'FailWithdrawal';
   }
+>;
+
+/** The demo market's commands (src/engine/demo.ts). */
+export type DemoCommand = Extract<
+  Command,
+  { type: 'StartDemo' | 'MarkDemoUser' | 'StopDemo' | 'DemoFaucet' }
 >;
 
 /** What the sequencer stamps on each command: its journal position and its time (ms). */

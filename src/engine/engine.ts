@@ -53,6 +53,7 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
+import { Demo, type DemoView } from './demo.ts';
 import { Funds, type FundsView } from './funds.ts';
 import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
@@ -165,6 +166,8 @@ export class Engine {
   readonly #feeIncome: number[] = [];
   /** Deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
   readonly #funds: Funds;
+  /** The demo market: demo users, the faucet, whether the bots were stopped (src/engine/demo.ts). */
+  readonly #demo: Demo;
   #nextUserId = 1;
   #nextOrderId = 1;
   #nextTradeId = 1;
@@ -220,6 +223,11 @@ export class Engine {
         this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + amount;
       },
     });
+    this.#demo = new Demo({
+      hasUser: (userId) => this.#accounts.has(userId),
+      coin: (name) => this.#coinByName.get(name),
+      credit: (cmd) => this.#funds.apply(cmd, this.#time, this.#events),
+    });
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -274,6 +282,11 @@ export class Engine {
         return this.#createApiKey(cmd);
       case 'DeleteApiKey':
         return this.#deleteApiKey(cmd);
+      case 'StartDemo':
+      case 'MarkDemoUser':
+      case 'StopDemo':
+      case 'DemoFaucet':
+        return this.#demo.apply(cmd, this.#time, this.#events);
       default:
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
@@ -1012,6 +1025,10 @@ export class Engine {
     return this.#funds;
   }
 
+  get demo(): DemoView {
+    return this.#demo;
+  }
+
   coins(): CoinSpec[] {
     return this.#coins.map((c) => c.spec);
   }
@@ -1164,6 +1181,7 @@ export class Engine {
       ),
       feeIncome: full(this.#feeIncome),
       funds: this.#funds.snapshot(),
+      demo: this.#demo.snapshot(),
     };
   }
 
@@ -1244,6 +1262,7 @@ export class Engine {
     for (const [k, v] of s.apiKeys) engine.#apiKeys.set(k, v);
     s.feeIncome.forEach((v, i) => (engine.#feeIncome[i] = v));
     engine.#funds.load(s.funds);
+    if (s.demo !== undefined) engine.#demo.load(s.demo);
     engine.assertInvariants();
     return engine;
   }
@@ -1332,6 +1351,7 @@ export class Engine {
       if (held !== net) throw new Error(`conservation broken for ${coin}: held ${held}, net credits ${net}`);
     }
     this.#funds.assertInvariants();
+    this.#demo.assertInvariants();
   }
 
   /** Per coin: Σ users' available + frozen, fee income, credits and settled withdrawals. */
