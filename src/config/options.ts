@@ -2,6 +2,7 @@
  * @module options — the server's settings: defaults with units, overridden by environment
  * variables and then by command-line flags, validated (every problem reported at once), frozen.
  */
+import { resolve } from 'node:path';
 
 export interface ServerOptions {
   /** Interface to listen on. */
@@ -44,7 +45,16 @@ export interface ServerOptions {
    * SQLite in the data directory (docs/history-store.md).
    */
   readonly historyUrl: string | undefined;
+  /** Run the demo market when the venue may have it (loopback, fresh or demo data; docs/sandbox.md). */
+  readonly demo: boolean;
+  /** `real`: the wall clock; `manual`: venue time moves only when the operator advances it (sandboxes only). */
+  readonly clock: ClockMode;
+  /** Declares the venue a sandbox, allowing `--clock=manual` on any address and data directory. */
+  readonly sandbox: boolean;
 }
+
+export const CLOCK_MODES = ['real', 'manual'] as const;
+export type ClockMode = (typeof CLOCK_MODES)[number];
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   host: '127.0.0.1',
@@ -66,6 +76,9 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   keyRequestsPerSecond: 60,
   rateLimits: true,
   historyUrl: undefined,
+  demo: true,
+  clock: 'real',
+  sandbox: false,
 });
 
 interface Setting {
@@ -73,6 +86,8 @@ interface Setting {
   readonly flag: string;
   readonly env: string;
   readonly kind: 'string' | 'int' | 'bool';
+  /** For a string: the values allowed. */
+  readonly choices?: readonly string[];
   readonly min?: number;
   readonly max?: number;
   /** The value's placeholder in `--help` (default by kind). */
@@ -237,6 +252,29 @@ const SETTINGS: readonly Setting[] = [
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL (postgres://user@host:port/db[?schema=name]); none: SQLite in --data',
   },
+  {
+    key: 'demo',
+    flag: '--demo',
+    env: 'BOURSE_DEMO',
+    kind: 'bool',
+    help: 'run the demo market when the venue may have it (loopback; fresh data or a running demo)',
+  },
+  {
+    key: 'clock',
+    flag: '--clock',
+    env: 'BOURSE_CLOCK',
+    kind: 'string',
+    choices: CLOCK_MODES,
+    value: 'real|manual',
+    help: 'manual: venue time moves only with bourse clock advance (sandboxes only)',
+  },
+  {
+    key: 'sandbox',
+    flag: '--sandbox',
+    env: 'BOURSE_SANDBOX',
+    kind: 'bool',
+    help: 'declare the venue a sandbox (else: loopback and a data directory other than ./data)',
+  },
 ];
 
 /** Every server flag with its environment variable (for checks that the docs list them all). */
@@ -287,6 +325,8 @@ export function loadOptions(
   const set = (s: Setting, raw: string, source: string): void => {
     if (s.kind === 'string') {
       if (raw === '') problems.push(`${source}: empty value`);
+      else if (s.choices !== undefined && !s.choices.includes(raw))
+        problems.push(`${source}: expected ${s.choices.join(' or ')}, got '${raw}'`);
       else values[s.key] = raw;
     } else if (s.kind === 'bool') {
       if (raw === 'true' || raw === '1' || raw === '') values[s.key] = true;
@@ -331,8 +371,31 @@ export function loadOptions(
   if (typeof url === 'string' && !/^postgres(ql)?:\/\/[^/]/.test(url)) {
     problems.push(`--history-url: expected postgres://user@host:port/database, got '${redactPassword(url)}'`);
   }
+  const options = values as unknown as ServerOptions;
+  if (options.clock === 'manual' && !isSandbox(options)) {
+    problems.push(
+      '--clock=manual: only a sandbox may stop time: listen on loopback with a data directory other ' +
+        `than the default (${DEFAULT_OPTIONS.dataDir}), or declare it with --sandbox`,
+    );
+  }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
-  return Object.freeze(values as unknown as ServerOptions);
+  return Object.freeze(options);
+}
+
+/** Whether `host` names this machine's loopback interface only. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * A sandbox: declared with --sandbox, or listening on loopback with a data directory other than
+ * the default one (where a production venue would keep its data).
+ */
+export function isSandbox(options: Pick<ServerOptions, 'sandbox' | 'host' | 'dataDir'>): boolean {
+  return (
+    options.sandbox ||
+    (isLoopbackHost(options.host) && resolve(options.dataDir) !== resolve(DEFAULT_OPTIONS.dataDir))
+  );
 }
 
 /** The options as `name=value` lines for the start-up log. */
