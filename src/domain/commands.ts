@@ -256,7 +256,7 @@ export interface FaucetAllowance {
   readonly perHour: CoinUnits;
 }
 
-/** Starts the demo market (src/engine/demo.ts), once per venue, with its faucet's allowances. */
+/** Starts the demo market (src/engine/demo-state.ts), once per venue, with its faucet's allowances. */
 export interface StartDemo {
   readonly type: 'StartDemo';
   readonly faucet: readonly FaucetAllowance[];
@@ -337,7 +337,7 @@ export type FundsCommand = Extract<
   }
 >;
 
-/** The demo market's commands (src/engine/demo.ts). */
+/** The demo market's commands (src/engine/demo-state.ts). */
 export type DemoCommand = Extract<
   Command,
   { type: 'StartDemo' | 'MarkDemoUser' | 'StopDemo' | 'DemoFaucet' }

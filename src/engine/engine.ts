@@ -53,7 +53,7 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
-import { Demo, type DemoView } from './demo.ts';
+import { Demo, type DemoView } from './demo-state.ts';
 import { Funds, type FundsView } from './funds.ts';
 import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
@@ -166,7 +166,7 @@ export class Engine {
   readonly #feeIncome: number[] = [];
   /** Deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
   readonly #funds: Funds;
-  /** The demo market: demo users, the faucet, whether the bots were stopped (src/engine/demo.ts). */
+  /** The demo market: demo users, the faucet, whether the bots were stopped (src/engine/demo-state.ts). */
   readonly #demo: Demo;
   #nextUserId = 1;
   #nextOrderId = 1;

@@ -5,7 +5,7 @@
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
-import type { DemoSnapshot } from './demo.ts';
+import type { DemoSnapshot } from './demo-state.ts';
 import type { FundsSnapshot } from './funds.ts';
 
 /** 2: deposits, withdrawals and lifetime totals moved into `funds`, with addresses and passwords. */

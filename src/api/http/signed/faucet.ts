@@ -1,7 +1,7 @@
 /**
  * @module faucet — the demo faucet as a signed endpoint (a Bourse extension; moneyPerm): a demo
  * user credits themself test money within the coin's hourly allowance, which the engine enforces
- * (src/engine/demo.ts). The trading page's faucet button calls it like any client would.
+ * (src/engine/demo-state.ts). The trading page's faucet button calls it like any client would.
  */
 import type { ApiReply } from '../types.ts';
 import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';

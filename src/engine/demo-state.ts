@@ -1,5 +1,5 @@
 /**
- * @module demo — the engine's record of the demo market: whether it was started (with its
+ * @module demo-state — the engine's record of the demo market: whether it was started (with its
  * faucet's allowances) and stopped for good, which users are demo users, and the faucet itself,
  * whose hourly allowance is enforced here so that replay gives the same answers. Pure and
  * synchronous like the engine that calls it; a faucet credit is a deposit made through funds.

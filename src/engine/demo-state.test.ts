@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { EngineDriver, T0 } from '../../test/fixtures/engine-driver.ts';
 import type { Command } from '../domain/commands.ts';
 import { RESULTS } from '../domain/result-codes.ts';
-import { FAUCET_WINDOW_MS } from './demo.ts';
+import { FAUCET_WINDOW_MS } from './demo-state.ts';
 import { Engine } from './engine.ts';
 
 /** 1,000 usdt (6 decimals) and 0.5 btc (8 decimals) per hour. */
