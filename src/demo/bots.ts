@@ -33,13 +33,18 @@ export interface BotContext {
 
 /** Levels per side of a maker's ladder. */
 const LADDER_LEVELS = 8;
-/** Distance of the best quotes from the reference price (a fraction of it), and between levels. */
+/** Least distance of the best quotes from the reference price (a fraction of it). */
 const HALF_SPREAD = 0.0005;
+/**
+ * Distance between levels (a fraction of the starting price). Levels sit on a fixed grid of this
+ * step, so a small move of the price keeps them where they are: only the levels the price crossed
+ * are cancelled and placed again.
+ */
 const LEVEL_GAP = 0.0008;
 /** Dollar value of a maker's first level; deeper levels are larger. */
 const LEVEL_VALUE_USD = 400;
 /** At most this many cancels per maker tick: a jump of the price is followed over a few ticks. */
-const MAX_CANCELS_PER_TICK = 6;
+const MAX_CANCELS_PER_TICK = 8;
 /** How far past the reference a taker's IOC may trade (a fraction of the price). */
 const TAKER_REACH = 0.003;
 /** A taker's order is worth 50 to 1,550 dollars. */
@@ -91,12 +96,18 @@ export class Maker {
   readonly #client: DemoClient;
   readonly #market: BotMarket;
   readonly #ctx: BotContext;
+  /** The ladder's grid: step and offset in ticks (a random offset, so prices are not all round). */
+  readonly #step: number;
+  readonly #phase: number;
 
   constructor(name: string, client: DemoClient, market: BotMarket, ctx: BotContext) {
     this.name = name;
     this.#client = client;
     this.#market = market;
     this.#ctx = ctx;
+    const ref = ctx.path.price(market.base, market.quote) ?? 0;
+    this.#step = Math.max(1, Math.round(ref * LEVEL_GAP * 10 ** market.priceScale));
+    this.#phase = Math.floor(ctx.random() * this.#step);
   }
 
   /** One round: read the resting orders, cancel the stale ones, place the missing levels. */
@@ -133,19 +144,22 @@ export class Maker {
     }
   }
 
-  /** The side's target levels by price in ticks. */
+  /** The side's target levels by price in ticks: the grid points beyond the half spread. */
   #ladder(ref: number, side: number): Ladder {
     const m = this.#market;
+    const scale = 10 ** m.priceScale;
+    const step = this.#step;
     const levels: Ladder = new Map();
+    const edge = (side === BUY ? ref * (1 - HALF_SPREAD) : ref * (1 + HALF_SPREAD)) * scale;
+    const phase = this.#phase;
+    const first =
+      side === BUY
+        ? Math.floor((edge - phase) / step) * step + phase
+        : Math.ceil((edge - phase) / step) * step + phase;
     for (let k = 0; k < LADDER_LEVELS; k++) {
-      const offset = HALF_SPREAD + k * LEVEL_GAP;
-      const price = decimal(
-        side === BUY ? ref * (1 - offset) : ref * (1 + offset),
-        m.priceScale,
-        side !== BUY,
-      );
-      const ticks = toTicks(price, m.priceScale);
-      if (levels.has(ticks) || ticks <= 0) continue;
+      const ticks = side === BUY ? first - k * step : first + k * step;
+      if (ticks <= 0) break;
+      const price = (ticks / scale).toFixed(m.priceScale);
       const usd = LEVEL_VALUE_USD * (1 + k / 2) * (0.6 + 0.8 * this.#ctx.random());
       levels.set(ticks, [price, amountFor(m, this.#ctx, usd, Number(price))]);
     }

@@ -80,15 +80,17 @@ export function fixed(value: unknown, scale: number): string {
   return Number.isFinite(n) ? n.toFixed(scale) : '–';
 }
 
-/** `HH:MM:SS` of a time in ms, in the browser's time zone. */
+const pad = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/** `HH:MM:SS` of a time in ms, in the browser's time zone (by hand: Intl's formatting costs ~0.1 ms a call). */
 export function clockTime(ms: number): string {
-  return new Date(ms).toLocaleTimeString([], { hour12: false });
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of a time in ms, in the browser's time zone. */
 export function dateTime(ms: number): string {
   const d = new Date(ms);
-  const pad = (n: number): string => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${clockTime(ms)}`;
 }
 
@@ -110,6 +112,11 @@ export function el(tag: string, className = '', text = ''): HTMLElement {
 /** Sets text only when it changed (cheap redraws of reused rows). */
 export function setText(e: Element, text: string): void {
   if (e.textContent !== text) e.textContent = text;
+}
+
+/** Sets the class only when it changed (an unchanged element keeps its computed style). */
+export function setClass(e: Element, className: string): void {
+  if (e.className !== className) e.className = className;
 }
 
 /** The interface's order type codes: 0/1 limit, 2/3 PostOnly, 4/5 IOC; odd is a buy. */

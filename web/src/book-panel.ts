@@ -4,7 +4,7 @@
  * step it shows `/data/v1/depth?merge=` (the endpoint's merged levels, at most 5 a side), fetched
  * again when the book changes, at most every MERGED_REFRESH_MS. Click a level to use its price.
  */
-import { byId, el, fixed, setText, type App, type MarketInfo } from './app.ts';
+import { byId, el, fixed, setClass, setText, type App, type MarketInfo } from './app.ts';
 import { redraw } from './frame.ts';
 import { getPublic, type Json } from './rest.ts';
 
@@ -25,6 +25,11 @@ interface Row {
 /** `10^exponent` as decimal text: -2 → `0.01`, 1 → `10`. */
 function powerOfTen(exponent: number): string {
   return exponent < 0 ? `0.${'0'.repeat(-exponent - 1)}1` : `1${'0'.repeat(exponent)}`;
+}
+
+/** Sets a depth bar's width only when it changed. */
+function setWidth(bar: HTMLElement, width: string): void {
+  if (bar.style.width !== width) bar.style.width = width;
 }
 
 export function bookPanel(app: App): void {
@@ -67,13 +72,13 @@ export function bookPanel(app: App): void {
         setText(r.price, '');
         setText(r.amount, '');
         setText(r.total, '');
-        r.bar.style.width = '0';
+        setWidth(r.bar, '0%');
         continue;
       }
       setText(r.price, fixed(level[0], m.priceScale));
       setText(r.amount, fixed(level[1], m.amountScale));
       setText(r.total, fixed(totals[i], m.amountScale));
-      r.bar.style.width = `${max > 0 ? Math.round(((totals[i] as number) / max) * 100) : 0}%`;
+      setWidth(r.bar, `${max > 0 ? Math.round(((totals[i] as number) / max) * 100) : 0}%`);
     }
   };
 
@@ -91,7 +96,7 @@ export function bookPanel(app: App): void {
     const last = app.lastTrade.value;
     const spread = ask !== undefined && bid !== undefined ? `spread ${fixed(ask - bid, m.priceScale)}` : '';
     setText(spreadEl, `${last?.price ?? '–'}   ${spread}`);
-    spreadEl.className = `spread ${last === undefined ? '' : last.buy ? 'up' : 'down'}`;
+    setClass(spreadEl, `spread ${last === undefined ? '' : last.buy ? 'up' : 'down'}`);
   };
 
   const fetchMerged = async (): Promise<void> => {

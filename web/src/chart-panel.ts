@@ -67,6 +67,8 @@ export function chartPanel(app: App): void {
   let pending = new Map<number, Row>();
   let reset = false;
   let lastTime = 0;
+  /** Candles shown, also on the container as `data-candles` (what the browser tests read). */
+  let shown = 0;
 
   const bar = (r: Row): CandlestickData<UTCTimestamp> => ({
     time: (r[0] / 1000) as UTCTimestamp,
@@ -89,6 +91,8 @@ export function chartPanel(app: App): void {
       candles.setData(rows.map(bar));
       volume.setData(rows.map(vol));
       lastTime = rows.at(-1)?.[0] ?? 0;
+      shown = rows.length;
+      container.dataset['candles'] = String(shown);
       chart.timeScale().scrollToRealTime();
       return;
     }
@@ -97,8 +101,12 @@ export function chartPanel(app: App): void {
       const historical = r[0] < lastTime;
       candles.update(bar(r), historical);
       volume.update(vol(r), historical);
-      if (r[0] > lastTime) lastTime = r[0];
+      if (r[0] > lastTime) {
+        lastTime = r[0];
+        shown++;
+      }
     }
+    container.dataset['candles'] = String(shown);
   };
 
   const subscribe = (): void => {

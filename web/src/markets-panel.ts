@@ -2,7 +2,7 @@
  * @module markets-panel — every market with its last price and 24 h change, live from the
  * `<market>_ticker` channels; a click selects the market. The header shows the selected one.
  */
-import { byId, el, fixed, setText, type App, type MarketInfo } from './app.ts';
+import { byId, el, fixed, setClass, setText, type App, type MarketInfo } from './app.ts';
 import { redraw } from './frame.ts';
 import type { Json } from './rest.ts';
 
@@ -41,7 +41,7 @@ export function marketsPanel(app: App, initial: Json): void {
       setText(r.last, t === undefined ? '–' : fixed(t.last, m.priceScale));
       const rate = Number(t?.riseRate ?? 0);
       setText(r.change, `${rate > 0 ? '+' : ''}${rate.toFixed(2)}%`);
-      r.change.className = `num ${rate > 0 ? 'up' : rate < 0 ? 'down' : ''}`;
+      setClass(r.change, `num ${rate > 0 ? 'up' : rate < 0 ? 'down' : ''}`);
       r.row.classList.toggle('selected', name === app.market.value.name);
     }
     const m = app.market.value;

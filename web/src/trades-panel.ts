@@ -2,7 +2,7 @@
  * @module trades-panel — the selected market's latest trades, live from `<market>_trades` (the
  * snapshot's 50, then each tick's new ones on top), colored by the taker's side.
  */
-import { byId, clockTime, el, fixed, setText, type App } from './app.ts';
+import { byId, clockTime, el, fixed, setClass, setText, type App } from './app.ts';
 import { redraw } from './frame.ts';
 import type { Json } from './rest.ts';
 
@@ -26,7 +26,8 @@ export function tradesPanel(app: App): void {
     const time = el('span');
     row.append(price, amount, time);
     list.append(row);
-    return { price, amount, time };
+    /** The trade shown (its id), so that an unchanged row is not touched. */
+    return { price, amount, time, tid: -1 };
   });
   /** Newest first. */
   let trades: Trade[] = [];
@@ -36,8 +37,11 @@ export function tradesPanel(app: App): void {
     const m = app.market.value;
     rows.forEach((r, i) => {
       const t = trades[i];
+      const tid = t?.tid ?? -1;
+      if (r.tid === tid) return;
+      r.tid = tid;
       setText(r.price, t === undefined ? '' : fixed(t.price, m.priceScale));
-      r.price.className = t === undefined ? '' : t.type === 'buy' ? 'up' : 'down';
+      setClass(r.price, t === undefined ? '' : t.type === 'buy' ? 'up' : 'down');
       setText(r.amount, t === undefined ? '' : fixed(t.amount, m.amountScale));
       setText(r.time, t === undefined ? '' : clockTime(t.date * 1000));
     });
@@ -46,6 +50,7 @@ export function tradesPanel(app: App): void {
   app.market.listen((m) => {
     unsubscribe?.();
     trades = [];
+    for (const r of rows) r.tid = -2;
     app.lastTrade.set(undefined);
     redraw(render);
     unsubscribe = app.feed.subscribe({ channel: `${m.wireId}_trades` }, (message: Json, snapshot) => {
