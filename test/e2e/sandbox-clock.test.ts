@@ -110,7 +110,3 @@ test('a manual clock: bourse clock advance fires the dead-man switch and rolls t
     await server.stop();
   }
 });
-
-test('--clock=manual is refused on the default data directory', async () => {
-  await assert.rejects(startServer('./data', ['--clock=manual']), /only a sandbox may stop time/);
-});
