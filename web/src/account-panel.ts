@@ -21,7 +21,7 @@ type OrderRecord = [string, number, number, number, number, number, number, numb
 const describe = (error: unknown): string =>
   error instanceof ApiError ? `${error.message} (${error.code})` : String(error);
 
-function show(target: HTMLElement, text: string, kind: 'ok' | 'error' | '' = ''): void {
+function show(target: HTMLElement, text: string, kind: 'ok' | 'error' | 'address' | '' = ''): void {
   target.textContent = text;
   target.className = `result ${kind}`;
 }
@@ -285,6 +285,28 @@ export function accountPanel(app: App): void {
   };
 
   // ── funds ──
+  /**
+   * On submit of `formId` (signed in): `run` makes the signed call and returns the text shown in
+   * `resultId` (an `address` result keeps its line breaks); a refusal shows its message and code.
+   */
+  const onSubmit = (
+    formId: string,
+    resultId: string,
+    run: (api: SignedApi) => Promise<string>,
+    kind: 'ok' | 'address' = 'ok',
+  ): void => {
+    const result = byId(resultId);
+    byId<HTMLFormElement>(formId).addEventListener('submit', (event) => {
+      event.preventDefault();
+      const api = app.api.value;
+      if (api === undefined) return;
+      run(api).then(
+        (text) => show(result, text, kind),
+        (error: unknown) => show(result, describe(error), 'error'),
+      );
+    });
+  };
+
   for (const select of document.querySelectorAll<HTMLSelectElement>('.coin-select')) {
     select.replaceChildren(
       ...app.coins.map((c) => {
@@ -295,25 +317,21 @@ export function accountPanel(app: App): void {
     );
   }
 
-  const depositResult = byId('deposit-result');
-  byId<HTMLFormElement>('deposit').addEventListener('submit', (event) => {
-    event.preventDefault();
-    const api = app.api.value;
-    if (api === undefined) return;
-    const coin = byId<HTMLSelectElement>('deposit-coin').value;
-    api
-      .call('getPayinAddress', [['currency', coin]])
-      .then((reply) => {
-        const lines = (reply.message.datas as Json[]).map((d) =>
-          d.isUseMemo === true
-            ? `${d.blockChain}: account ${d.account}, memo ${d.memo}`
-            : `${d.blockChain}: ${d.address}`,
-        );
-        depositResult.className = 'result address';
-        depositResult.textContent = lines.join('\n') || 'No address.';
-      })
-      .catch((error: unknown) => show(depositResult, describe(error), 'error'));
-  });
+  onSubmit(
+    'deposit',
+    'deposit-result',
+    async (api) => {
+      const coin = byId<HTMLSelectElement>('deposit-coin').value;
+      const reply = await api.call('getPayinAddress', [['currency', coin]]);
+      const lines = (reply.message.datas as Json[]).map((d) =>
+        d.isUseMemo === true
+          ? `${d.blockChain}: account ${d.account}, memo ${d.memo}`
+          : `${d.blockChain}: ${d.address}`,
+      );
+      return lines.join('\n') || 'No address.';
+    },
+    'address',
+  );
 
   const withdrawCoin = byId<HTMLSelectElement>('withdraw-coin');
   const withdrawFee = byId<HTMLInputElement>('withdraw-fee');
@@ -328,11 +346,7 @@ export function accountPanel(app: App): void {
   };
   withdrawCoin.addEventListener('change', prefillFee);
   prefillFee();
-  const withdrawResult = byId('withdraw-result');
-  byId<HTMLFormElement>('withdraw').addEventListener('submit', (event) => {
-    event.preventDefault();
-    const api = app.api.value;
-    if (api === undefined) return;
+  onSubmit('withdraw', 'withdraw-result', async (api) => {
     const password = byId<HTMLInputElement>('withdraw-password');
     const params: [string, string][] = [
       ['currency', withdrawCoin.value],
@@ -343,10 +357,8 @@ export function accountPanel(app: App): void {
       ['itransfer', byId<HTMLInputElement>('withdraw-internal').checked ? '1' : '0'],
     ];
     password.value = '';
-    api
-      .call('withdraw', params)
-      .then((reply) => show(withdrawResult, `Withdrawal ${String(reply.id)} submitted.`, 'ok'))
-      .catch((error: unknown) => show(withdrawResult, describe(error), 'error'));
+    const reply = await api.call('withdraw', params);
+    return `Withdrawal ${String(reply.id)} submitted.`;
   });
 
   // ── the demo faucet ──
@@ -362,18 +374,12 @@ export function accountPanel(app: App): void {
         return option;
       }),
     );
-    const faucetResult = byId('faucet-result');
-    byId<HTMLFormElement>('faucet').addEventListener('submit', (event) => {
-      event.preventDefault();
-      const api = app.api.value;
-      if (api === undefined) return;
-      api
-        .call('faucet', [
-          ['currency', coin.value],
-          ['amount', amount.value.trim()],
-        ])
-        .then(() => show(faucetResult, `${amount.value} ${coin.value.toUpperCase()} credited.`, 'ok'))
-        .catch((error: unknown) => show(faucetResult, describe(error), 'error'));
+    onSubmit('faucet', 'faucet-result', async (api) => {
+      await api.call('faucet', [
+        ['currency', coin.value],
+        ['amount', amount.value.trim()],
+      ]);
+      return `${amount.value} ${coin.value.toUpperCase()} credited.`;
     });
   }
 }
