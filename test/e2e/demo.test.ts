@@ -20,11 +20,11 @@ const dataDir = (): string => {
   return join(root, 'data');
 };
 
-/** Runs a `bourse` command against `server`; resolves with its exit code and output. */
-async function bourse(server: ServerProcess, dir: string, ...argv: string[]) {
+/** Runs a `bourse` command on the data directory `dir` (it finds its server there); resolves with its exit code and output. */
+async function bourse(_server: ServerProcess, dir: string, ...argv: string[]) {
   let out = '';
   const code = await runCli(
-    [...argv, '--url', server.base, '--data', dir, '--json'],
+    [...argv, '--data', dir, '--json'],
     { out: (l) => (out += l), err: (l) => (out += l) },
     offlineCommands,
   );

@@ -14,11 +14,11 @@ const dataDir = join(root, 'data');
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 
-async function bourse(server: ServerProcess | undefined, ...argv: string[]) {
+/** Runs a `bourse` command on the data directory (online ones find the server there). */
+async function bourse(_server: ServerProcess | undefined, ...argv: string[]) {
   let out = '';
-  const url = server === undefined ? [] : ['--url', server.base];
   const code = await runCli(
-    [...argv, ...url, '--data', dataDir, '--json'],
+    [...argv, '--data', dataDir, '--json'],
     { out: (l) => (out += l), err: (l) => (out += l) },
     offlineCommands,
   );
