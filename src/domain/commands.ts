@@ -316,32 +316,35 @@ export type Command =
 export type CommandType = Command['type'];
 
 /** The funds commands: deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
-export type FundsCommand = Extract<
-  Command,
-  {
-    type:
-      | 'CreditDeposit'
-      | 'AssignDepositAddress'
-      | 'ReportDeposit'
-      | 'AddWithdrawAddress'
-      | 'VerifyWithdrawAddress'
-      | 'SetFundPassword'
-      | 'RecordFundPasswordFailure'
-      | 'RequestWithdrawal'
-      | 'ApproveWithdrawal'
-      | 'CancelWithdrawal'
-      | 'SendWithdrawal'
-      | 'MarkWithdrawalSent'
-      | 'ConfirmWithdrawal'
-      | 'FailWithdrawal';
-  }
->;
+export type FundsCommand = Extract<Command, { type: (typeof FUNDS_COMMAND_TYPES)[number] }>;
+
+/** The funds commands' types: the engine hands these to src/engine/funds.ts. */
+export const FUNDS_COMMAND_TYPES = [
+  'CreditDeposit',
+  'AssignDepositAddress',
+  'ReportDeposit',
+  'AddWithdrawAddress',
+  'VerifyWithdrawAddress',
+  'SetFundPassword',
+  'RecordFundPasswordFailure',
+  'RequestWithdrawal',
+  'ApproveWithdrawal',
+  'CancelWithdrawal',
+  'SendWithdrawal',
+  'MarkWithdrawalSent',
+  'ConfirmWithdrawal',
+  'FailWithdrawal',
+] as const satisfies readonly CommandType[];
 
 /** The demo market's commands (src/engine/demo-state.ts). */
-export type DemoCommand = Extract<
-  Command,
-  { type: 'StartDemo' | 'MarkDemoUser' | 'StopDemo' | 'DemoFaucet' }
->;
+export type DemoCommand = Extract<Command, { type: (typeof DEMO_COMMAND_TYPES)[number] }>;
+
+export const DEMO_COMMAND_TYPES = [
+  'StartDemo',
+  'MarkDemoUser',
+  'StopDemo',
+  'DemoFaucet',
+] as const satisfies readonly CommandType[];
 
 /** What the sequencer stamps on each command: its journal position and its time (ms). */
 export interface Stamp {

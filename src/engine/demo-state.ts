@@ -5,20 +5,26 @@
  * synchronous like the engine that calls it; a faucet credit is a deposit made through funds.
  * docs/sandbox.md describes the rules.
  */
-import type {
-  CreditDeposit,
-  DemoCommand,
-  DemoFaucet,
-  FaucetAllowance,
-  MarkDemoUser,
-  SequencedCommand,
-  StartDemo,
+import {
+  DEMO_COMMAND_TYPES,
+  type CreditDeposit,
+  type DemoCommand,
+  type DemoFaucet,
+  type FaucetAllowance,
+  type MarkDemoUser,
+  type SequencedCommand,
+  type StartDemo,
 } from '../domain/commands.ts';
 import type { EngineEvent } from '../domain/events.ts';
 import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import type { ResultName } from '../domain/result-codes.ts';
 import type { ApplyResult } from './engine.ts';
 import type { LedgerCoin } from './funds.ts';
+
+const DEMO_TYPES: ReadonlySet<string> = new Set(DEMO_COMMAND_TYPES);
+
+/** Whether a command is one of the demo's (the engine's dispatch). */
+export const isDemoCommand = (cmd: { readonly type: string }): cmd is DemoCommand => DEMO_TYPES.has(cmd.type);
 
 /** The faucet's window: allowances are per user, coin and UTC clock hour. */
 export const FAUCET_WINDOW_MS = 3_600_000;

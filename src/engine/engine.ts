@@ -53,8 +53,8 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
-import { Demo, type DemoView } from './demo-state.ts';
-import { Funds, type FundsView } from './funds.ts';
+import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
+import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
 import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
 
@@ -206,7 +206,7 @@ export class Engine {
         throw new Error(`invalid funds of ${f.coin}: ${problems.join('; ') || 'duplicate'}`);
       }
     }
-    this.#funds = new Funds(config.funds ?? [], {
+    const ledger: FundsLedger = {
       hasUser: (userId) => this.#accounts.has(userId),
       coin: (name) => this.#coinByName.get(name),
       available: (userId, coin) => this.#accounts.get(userId)?.available[coin.index] ?? 0,
@@ -222,12 +222,9 @@ export class Engine {
       addFeeIncome: (coin, amount) => {
         this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + amount;
       },
-    });
-    this.#demo = new Demo({
-      hasUser: (userId) => this.#accounts.has(userId),
-      coin: (name) => this.#coinByName.get(name),
-      credit: (cmd) => this.#funds.apply(cmd, this.#time, this.#events),
-    });
+    };
+    this.#funds = new Funds(config.funds ?? [], ledger);
+    this.#demo = new Demo({ ...ledger, credit: (cmd) => this.#funds.apply(cmd, this.#time, this.#events) });
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -257,21 +254,6 @@ export class Engine {
         return this.#registerUser(cmd);
       case 'SetFeePreference':
         return this.#setFeePreference(cmd);
-      case 'CreditDeposit':
-      case 'AssignDepositAddress':
-      case 'ReportDeposit':
-      case 'AddWithdrawAddress':
-      case 'VerifyWithdrawAddress':
-      case 'SetFundPassword':
-      case 'RecordFundPasswordFailure':
-      case 'RequestWithdrawal':
-      case 'ApproveWithdrawal':
-      case 'CancelWithdrawal':
-      case 'SendWithdrawal':
-      case 'MarkWithdrawalSent':
-      case 'ConfirmWithdrawal':
-      case 'FailWithdrawal':
-        return this.#funds.apply(cmd, this.#time, this.#events);
       case 'UpsertCoin':
         return this.#upsertCoin(cmd);
       case 'UpsertMarket':
@@ -282,12 +264,10 @@ export class Engine {
         return this.#createApiKey(cmd);
       case 'DeleteApiKey':
         return this.#deleteApiKey(cmd);
-      case 'StartDemo':
-      case 'MarkDemoUser':
-      case 'StopDemo':
-      case 'DemoFaucet':
-        return this.#demo.apply(cmd, this.#time, this.#events);
       default:
+        // The funds and demo modules take their own commands (src/domain/commands.ts lists them).
+        if (isFundsCommand(cmd)) return this.#funds.apply(cmd, this.#time, this.#events);
+        if (isDemoCommand(cmd)) return this.#demo.apply(cmd, this.#time, this.#events);
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
   }
