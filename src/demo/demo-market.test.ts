@@ -15,7 +15,7 @@ test('the demo runs on a fresh loopback venue, or one whose demo runs; else it s
 
   const running = new EngineDriver();
   running.apply({ type: 'StartDemo', faucet: [] });
-  running.user('demo-maker-1');
+  running.user('demo-maker-btc_usdt');
   assert.deepEqual(decideDemo(running.engine, true, true), { run: true });
   running.apply({ type: 'StopDemo' });
   assert.match((decideDemo(running.engine, true, true) as { reason: string }).reason, /stopped for good/);

@@ -14,7 +14,7 @@ import { seededRandom } from '../domain/random.ts';
 import type { ApplyResult, Engine } from '../engine/engine.ts';
 import { Maker, Taker, type BotContext, type BotMarket } from './bots.ts';
 import { DemoClient, RequestBudget } from './demo-client.ts';
-import { PricePath, startingPrices } from './price-path.ts';
+import { PricePath, START_PRICES_USD, startingPrices } from './price-path.ts';
 
 /** The names of the demo's users: one maker per market, a few takers, and the human's account. */
 export const DEMO_TRADER = 'demo-trader';
@@ -92,9 +92,9 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
     return r;
   };
 
-  const faucet = allowances(engine, prices);
-  if (!engine.demo.started) await must({ type: 'StartDemo', faucet });
-  const makers = markets.map((m, i) => ({ name: `${MAKER_PREFIX}${i + 1}`, market: m }));
+  if (!engine.demo.started) await must({ type: 'StartDemo', faucet: allowances(engine, prices) });
+  // Named by market, so that a restart gives each maker the market (and the coins) it had.
+  const makers = markets.map((m) => ({ name: `${MAKER_PREFIX}${m.name}`, market: m }));
   const takers = Array.from({ length: DEMO_TAKERS }, (_, i) => `${TAKER_PREFIX}${i + 1}`);
   const funds = (name: string): [string, number][] => {
     if (name === DEMO_TRADER) return coinsWorth(engine, prices, TRADER_FUNDS_USD);
@@ -106,7 +106,7 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
   for (const name of [DEMO_TRADER, ...makers.map((m) => m.name), ...takers]) {
     let userId = engine.userId(name);
     if (userId === undefined) userId = (await must({ type: 'RegisterUser', name })).userId as number;
-    await must({ type: 'MarkDemoUser', userId });
+    if (!engine.demo.isDemoUser(userId)) await must({ type: 'MarkDemoUser', userId });
     for (const [coin, amount] of funds(name)) {
       const depositId = `demo:${name}:${coin}`;
       if (engine.funds.deposit(depositId) !== undefined) continue;
@@ -172,10 +172,9 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
 
 /** The markets the bots trade: every trading market whose two coins have a reference price. */
 function botMarkets(engine: Engine): BotMarket[] {
-  const path = new PricePath(startingPrices(new Map()), 0);
   return engine
     .markets()
-    .filter((m) => m.status === 'trading' && path.price(m.base, m.quote) !== undefined)
+    .filter((m) => m.status === 'trading' && m.base in START_PRICES_USD && m.quote in START_PRICES_USD)
     .map((m) => {
       const quoteDecimals = engine.coin(m.quote)?.unitDecimal ?? 8;
       return {

@@ -105,7 +105,7 @@ describe('the demo market', () => {
       const status = await bourse(server, dir, 'demo', 'status');
       assert.equal(status.body.started, true);
       assert.equal(status.body.stopped, false);
-      assert.ok((status.body.users as string[]).includes('demo-maker-1'));
+      assert.ok((status.body.users as string[]).includes('demo-maker-btc_usdt'));
 
       // Stop for good: nothing more is sequenced, the bots' loops end.
       assert.equal((await bourse(server, dir, 'demo', 'stop')).code, 0);
