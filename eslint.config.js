@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const ADAPTERS = ['api', 'journal', 'store', 'cli', 'chain', 'web'];
+const ADAPTERS = ['api', 'journal', 'store', 'cli', 'chain', 'web', 'demo'];
 const layer = (dir, forbidden, message) => ({
   files: [`src/${dir}/**/*.ts`],
   rules: {
@@ -15,7 +15,7 @@ const layer = (dir, forbidden, message) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'web/dist/**', 'test-output/**'] },
   js.configs.recommended,
   {
     files: ['bin/**/*.js', 'eslint.config.js'],
@@ -40,6 +40,23 @@ export default tseslint.config(
     'domain imports nothing of the system: it is the leaf.',
   ),
   layer('engine', ['sequencer', 'main', ...ADAPTERS], 'engine imports only domain.'),
+  {
+    files: ['web/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/*', '**/src/**'],
+              message:
+                'the page is a client like any other: it talks to the server over HTTP and WebSocket only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   layer(
     'sequencer',
     ['main', ...ADAPTERS],

@@ -7,8 +7,10 @@ import { loadOptions } from '../src/config/options.ts';
 import { startVenue } from '../src/main.ts';
 import { reportStatsOverIpc } from './ws-child-stats.ts';
 
-const venue = await startVenue(loadOptions(process.argv.slice(2), process.env), (message) =>
-  console.log(`server: ${message}`),
+// The demo market's bots would add load of their own to the measured server.
+const venue = await startVenue(
+  loadOptions(['--demo=false', ...process.argv.slice(2)], process.env),
+  (message) => console.log(`server: ${message}`),
 );
 reportStatsOverIpc(
   () => ({ connections: venue.ws.connections, dropped: venue.ws.dropped }),

@@ -4,10 +4,12 @@
  *
  * Start-up order: options → data directory (genesis, admin token) → master key → journal,
  * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
- * sequencer → market data → chains (the simulated chain, and a first pass of the chain watcher)
- * → HTTP and WebSocket, then the admin listener, then `listen.json` (where both listen). The API
- * opens only after recovery has finished. The listen addresses are checked before anything is
- * created on disk, so that a busy port is one line and no new data directory.
+ * sequencer (on the wall clock, or a manual one) → market data → chains (the simulated chain, and
+ * a first pass of the chain watcher) → HTTP (the API behind the trading page's files) and
+ * WebSocket, then the admin listener, then `listen.json` (where both listen), then the demo market
+ * when this venue has one. The API opens only after recovery has finished. The listen addresses
+ * are checked before anything is created on disk, so that a busy port is one line and no new data
+ * directory.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -31,8 +33,10 @@ import {
   type ListenTarget,
 } from './api/http/listen-probe.ts';
 import { publicRoutes } from './api/http/public/public-routes.ts';
+import { venueInfoRoutes } from './api/http/public/venue-info.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
 import { signedRoutes } from './api/http/signed/index.ts';
+import { StaticSite, withStaticSite } from './api/http/static-site.ts';
 import type { VenuePort } from './api/http/types.ts';
 import { LiveKlines } from './api/market-data/live-klines.ts';
 import { MarketData } from './api/market-data/market-data.ts';
@@ -49,19 +53,25 @@ import {
 } from './config/listen-file.ts';
 import {
   describeOptions,
+  isLoopbackHost,
   loadOptions,
   serverUsage,
   wantsHelp,
   type ServerOptions,
 } from './config/options.ts';
+import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
 import { FileJournal } from './journal/file-journal.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
+import { MAX_CLOCK_ADVANCE_MS, ManualClock } from './sequencer/manual-clock.ts';
 import { recover } from './sequencer/recovery.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
 import { HistoryFollower } from './store/history-follower.ts';
 import { describeHistoryLocation, historyLocation, openHistoryStore } from './store/history-location.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
+
+/** The built trading page (Vite's output; `npm install` builds it, see web/). */
+export const WEB_DIST = join(import.meta.dirname, '..', 'web', 'dist');
 
 /** The limiter when limits are switched off (`--rate-limits=false`, for load tests). */
 const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () => ({ allowed: true }) };
@@ -76,6 +86,8 @@ export interface RunningVenue {
   /** The simulated chain every coin moves on, and the watcher that reports it to the engine. */
   readonly chain: SimulatedChain;
   readonly watcher: ChainWatcher;
+  /** The demo market's bots, when they run (docs/sandbox.md). */
+  readonly demo: DemoMarket | undefined;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
 }
@@ -103,9 +115,6 @@ const adminTarget = (options: ServerOptions): ListenTarget =>
   options.adminSocket !== undefined
     ? { socket: options.adminSocket }
     : { host: options.adminHost, port: options.adminPort };
-
-/** True for loopback interfaces (127.0.0.0/8, ::1, localhost). */
-const isLoopback = (host: string): boolean => /^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(host);
 
 /** Throws a ListenError (one line) when the public or admin address cannot be listened on now. */
 async function refuseBusyAddresses(options: ServerOptions): Promise<void> {
@@ -166,7 +175,7 @@ export async function startVenue(
       `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
     );
   }
-  const { engine } = await recover({
+  const { engine, lastTime } = await recover({
     genesis,
     journal,
     snapshots,
@@ -188,8 +197,24 @@ export async function startVenue(
     log,
   );
 
+  // Venue time: the wall clock, or under --clock=manual one that moves only when advanced, from
+  // where the journal left off. Rate limits, reqTime checks and timeouts stay on the wall clock.
+  const manualClock = options.clock === 'manual' ? new ManualClock(lastTime ?? Date.now()) : undefined;
+  const now = manualClock?.now ?? Date.now;
+  if (manualClock !== undefined) {
+    log(
+      `clock: manual, standing at ${new Date(now()).toISOString()}; it moves only with bourse clock advance <duration>`,
+    );
+  } else if (lastTime !== undefined && lastTime > Date.now() + 60_000) {
+    log(
+      `clock: the journal's last time ${new Date(lastTime).toISOString()} is ahead of the wall clock ` +
+        '(a manual clock was advanced): new commands carry that time until the wall clock passes it',
+    );
+  }
   const sequencer = new Sequencer(engine, journal, snapshots, {
-    clock: Date.now,
+    clock: now,
+    armTimers: manualClock === undefined,
+    startTime: lastTime,
     maxInFlight: options.maxInFlightCommands,
     snapshotEveryCommands: options.snapshotEveryCommands,
     snapshotEveryMs: options.snapshotEveryMinutes * 60_000,
@@ -197,7 +222,7 @@ export async function startVenue(
     pruneJournal: options.pruneJournal,
     log,
   });
-  const marketData = new MarketData(engine, { now: Date.now });
+  const marketData = new MarketData(engine, { now });
   await marketData.seed(history);
   const klines = new LiveKlines();
   await klines.seed(
@@ -224,11 +249,21 @@ export async function startVenue(
   const venue: VenuePort = {
     engine,
     history,
-    now: Date.now,
+    now,
     submit: (command) => sequencer.submit(command),
   };
+  const issueKey = (): { accessKey: string; secretKey: string; sealedSecret: string } => {
+    const c = generateApiCredentials();
+    return {
+      accessKey: c.accessKey,
+      secretKey: c.secret,
+      sealedSecret: sealer.seal(c.secretHash, c.accessKey),
+    };
+  };
   const routes = [
-    ...publicRoutes({ venue, marketData }),
+    // The kline endpoint's per-IP spacing is a rate limit: on the wall clock, like the others.
+    ...publicRoutes({ venue: { ...venue, now: Date.now }, marketData }),
+    ...venueInfoRoutes({ engine, clock: { mode: options.clock, now } }),
     ...signedRoutes({
       venue,
       sealer,
@@ -247,30 +282,34 @@ export async function startVenue(
     instance,
     snapshot: () => sequencer.snapshot(),
     funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
-    keys: {
-      issue: () => {
-        const c = generateApiCredentials();
-        return {
-          accessKey: c.accessKey,
-          secretKey: c.secret,
-          sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-        };
+    keys: { issue: issueKey },
+    sandbox: {
+      clock: {
+        manual: manualClock !== undefined,
+        now,
+        advance: (ms) =>
+          (manualClock as ManualClock).advance(ms, {
+            nextDeadline: () => engine.nextDeadline(),
+            submit: venue.submit,
+          }),
       },
+      maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
     },
   });
   const trustedProxies = new TrustedProxies(options.trustedProxies);
-  const handler = createRequestHandler(routes, {
-    strictUserAgent: options.strictUserAgent,
-    log,
-    trustedProxies,
-  });
+  const site = StaticSite.load(WEB_DIST);
+  const handler = withStaticSite(
+    site,
+    createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log, trustedProxies }),
+  );
   const ws = new WsGateway(
     {
       engine,
       marketData,
       klines,
       authenticator: new Authenticator(venue, sealer),
-      now: Date.now,
+      now,
+      wallClock: Date.now,
       log,
     },
     { trustedProxies },
@@ -311,16 +350,48 @@ export async function startVenue(
     admin: adminAt,
   });
   log(`admin API on ${'socket' in adminAt ? `the Unix socket ${adminAt.socket}` : adminAt.url}`);
-  if (!('socket' in adminAt) && !isLoopback(adminAt.host)) {
+  if (!('socket' in adminAt) && !isLoopbackHost(adminAt.host)) {
     log(`warning: the admin API listens on ${adminAt.host}, not on loopback: keep that interface private`);
   }
   log(`listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`);
+  log(
+    site === undefined
+      ? `trading page: not built (run npm run build:web)`
+      : `trading page: http://${http.host}:${http.port}/`,
+  );
+
+  const decision = decideDemo(engine, options.demo, isLoopbackHost(options.host));
+  let demo: DemoMarket | undefined;
+  if (decision.run) {
+    try {
+      demo = await startDemoMarket({
+        engine,
+        submit: venue.submit,
+        issueKey,
+        baseUrl: `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}`,
+        log,
+      });
+      log(
+        `demo trader: sign in on the page with API key ${demo.trader.accessKey} and secret ` +
+          `${demo.trader.secretKey} (a new key at each start; bourse demo stop ends the demo)`,
+      );
+      const running = demo;
+      sequencer.onApplied((batch) => {
+        if (batch.some((a) => a.command.type === 'StopDemo' && a.result.result === 'OK')) {
+          void running.stop().then(() => log('demo market stopped for good; its users stay'));
+        }
+      });
+    } catch (error) {
+      log(`demo market not started: ${(error as Error).message}`);
+    }
+  } else if (options.demo) log(decision.reason);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       // First, so that a CLI started during the stop is told no server runs here.
       removeListenFile(paths.root, instance);
+      await demo?.stop();
       await ws.close();
       await http.close();
       await admin.close();
@@ -336,7 +407,7 @@ export async function startVenue(
   };
   sequencer.onFatal(fatal);
   follower.onFatal(fatal);
-  return { sequencer, http, admin, ws, options, chain, watcher, close };
+  return { sequencer, http, admin, ws, options, chain, watcher, demo, close };
 }
 
 async function main(): Promise<void> {

@@ -115,6 +115,11 @@ describe('command lines', () => {
       [['chain', 'deposit', '0xabc', '1', '--memo'], /--memo needs a value/],
       [['chain', 'fail'], /chain fail needs <hash>/],
       [['chain', 'reorg'], /unknown command 'chain reorg'/],
+      [['faucet', 'alice', 'usdt'], /faucet needs <name> <coin> <amount>/],
+      [['clock', 'advance'], /clock advance needs <duration>/],
+      [['clock', 'advance', '1h', '2h'], /clock advance takes <duration>: '2h' is one too many/],
+      [['clock', 'rewind', '1h'], /clock takes no arguments|unknown command/],
+      [['demo', 'start'], /unknown command 'demo start'/],
       [
         ['key', 'create', 'alice'],
         /key create needs --perms: a comma list of asset \(account and bills\), entrust/,

@@ -338,6 +338,83 @@ export const COMMANDS: readonly CommandSpec[] = [
   marketStatus('halt'),
   marketStatus('resume'),
   {
+    name: 'demo status',
+    args: [],
+    flags: [],
+    summary: 'the demo market: running or stopped, its users, the faucet',
+    details: 'The demo runs on a loopback venue started on a fresh data directory (docs/sandbox.md).',
+    call: () => ({
+      path: '/admin/demo/status',
+      form: [],
+      show: (b) =>
+        b.started !== true
+          ? 'no demo market on this venue'
+          : `demo market ${b.stopped === true ? 'stopped for good' : 'running'}; users: ` +
+            `${(b.users as string[]).join(', ')}; faucet per hour: ` +
+            (b.faucet as { coin: string; perHour: string }[]).map((a) => `${a.perHour} ${a.coin}`).join(', '),
+    }),
+  },
+  {
+    name: 'demo stop',
+    args: [],
+    flags: [],
+    summary: "stop the demo's bots for good (their users stay)",
+    details:
+      'Journals the stop: the bots stop now and a restart does not bring them back. Their users stay, marked as demo users, with their balances and orders.',
+    call: () => ({
+      path: '/admin/demo/stop',
+      form: [],
+      show: (b) =>
+        b.duplicate === true
+          ? 'the demo was stopped already'
+          : 'demo stopped for good: the bots stop now and a restart does not bring them back; their users stay, marked as demo',
+    }),
+  },
+  {
+    name: 'faucet',
+    args: ['<name>', '<coin>', '<amount>'],
+    flags: [],
+    summary: 'credit a demo user from the faucet (within its hourly allowance)',
+    details:
+      "Demo users only; the amount is a decimal with at most the coin's decimals; each coin has an allowance per user and UTC hour (bourse demo status).",
+    call: ([name, coin, amount]) => ({
+      path: '/admin/demo/faucet',
+      form: [
+        ['user', name as string],
+        ['coin', coin as string],
+        ['amount', amount as string],
+      ],
+      show: (b) =>
+        `credited ${amount} ${String(coin)} to ${String(name)} from the faucet: ${String(b.available)} available`,
+    }),
+  },
+  {
+    name: 'clock',
+    args: [],
+    flags: [],
+    summary: "the venue's clock: real or manual, and its time",
+    details: 'Under --clock=manual the time moves only with `bourse clock advance`.',
+    call: () => ({
+      path: '/admin/clock',
+      form: [],
+      show: (b) => `${String(b.iso)} (${String(b.mode)} clock)`,
+    }),
+  },
+  {
+    name: 'clock advance',
+    args: ['<duration>'],
+    flags: [],
+    summary: 'move a manual clock forward (30s, 15m, 1h, 1h30m, 2d, 1w)',
+    details:
+      'Each timer on the way (a dead-man switch) fires at its own time; the new time is journaled. Units ms s m h d w; at most 366 days. Refused on the wall clock.',
+    call: ([by]) => ({
+      path: '/admin/clock/advance',
+      form: [['by', by as string]],
+      show: (b) =>
+        `${String(b.iso)} (manual clock), advanced from ${new Date(b.from as number).toISOString()}`,
+    }),
+  },
+  {
     name: 'snapshot',
     args: [],
     flags: [],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_OPTIONS, describeOptions, loadOptions } from './options.ts';
+import { DEFAULT_OPTIONS, describeOptions, isLoopbackHost, loadOptions } from './options.ts';
 
 test('defaults: 127.0.0.1:8080 with data under ./data', () => {
   const o = loadOptions([], {});
@@ -76,4 +76,34 @@ test('connection limits and trusted proxies: flags and environment, checked', ()
     () => loadOptions(['--headers-timeout-ms', '30000'], {}),
     /--headers-timeout-ms must not exceed --request-timeout-ms/,
   );
+});
+
+test('the demo is on by default, --demo=false or BOURSE_DEMO=false turns it off', () => {
+  assert.equal(loadOptions([], {}).demo, true);
+  assert.equal(loadOptions(['--demo=false'], {}).demo, false);
+  assert.equal(loadOptions([], { BOURSE_DEMO: 'false' }).demo, false);
+  assert.equal(loadOptions(['--demo'], { BOURSE_DEMO: 'false' }).demo, true);
+});
+
+test('--clock=manual only on a sandbox: loopback and not the default data directory, or --sandbox', () => {
+  assert.equal(loadOptions([], {}).clock, 'real');
+  assert.equal(loadOptions(['--clock=manual', '--data', '/tmp/sandbox'], {}).clock, 'manual');
+  assert.equal(loadOptions(['--clock', 'manual', '--host', 'localhost', '--data=x'], {}).clock, 'manual');
+  assert.equal(
+    loadOptions(['--host', '0.0.0.0', '--data', '/tmp/x', '--sandbox'], { BOURSE_CLOCK: 'manual' }).clock,
+    'manual',
+  );
+  const refused = (argv: string[], env: Record<string, string> = {}): void =>
+    assert.throws(() => loadOptions(argv, env), /--clock=manual: only a sandbox may stop time/);
+  refused(['--clock=manual']);
+  refused(['--clock=manual', '--data', './data']);
+  refused(['--clock=manual', '--data', '/tmp/x', '--host', '0.0.0.0']);
+  refused([], { BOURSE_CLOCK: 'manual', BOURSE_HOST: '10.0.0.5', BOURSE_DATA: '/tmp/x' });
+  assert.throws(() => loadOptions(['--clock=fast'], {}), /--clock: expected real or manual, got 'fast'/);
+});
+
+test('loopback hosts', () => {
+  for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1']) assert.equal(isLoopbackHost(host), true);
+  for (const host of ['0.0.0.0', '10.0.0.1', '::', 'example.com', '127.0.0.1.evil.com', ''])
+    assert.equal(isLoopbackHost(host), false, host);
 });

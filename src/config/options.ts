@@ -2,6 +2,7 @@
  * @module options — the server's settings: defaults with units, overridden by environment
  * variables and then by command-line flags, validated (every problem reported at once), frozen.
  */
+import { resolve } from 'node:path';
 import { trustedProxyProblem } from '../api/http/client-ip.ts';
 
 export interface ServerOptions {
@@ -57,7 +58,16 @@ export interface ServerOptions {
   readonly keepAliveTimeoutMs: number;
   /** Proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client; none by default. */
   readonly trustedProxies: readonly string[];
+  /** Run the demo market when the venue may have it (loopback, fresh or demo data; docs/sandbox.md). */
+  readonly demo: boolean;
+  /** `real`: the wall clock; `manual`: venue time moves only when the operator advances it (sandboxes only). */
+  readonly clock: ClockMode;
+  /** Declares the venue a sandbox, allowing `--clock=manual` on any address and data directory. */
+  readonly sandbox: boolean;
 }
+
+export const CLOCK_MODES = ['real', 'manual'] as const;
+export type ClockMode = (typeof CLOCK_MODES)[number];
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   host: '127.0.0.1',
@@ -85,6 +95,9 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   requestTimeoutMs: 20_000,
   keepAliveTimeoutMs: 5_000,
   trustedProxies: Object.freeze([]),
+  demo: true,
+  clock: 'real',
+  sandbox: false,
 });
 
 interface Setting {
@@ -94,6 +107,8 @@ interface Setting {
   /** `list`: comma-separated text, each item checked by `item`. */
   readonly kind: 'string' | 'int' | 'bool' | 'list';
   readonly item?: (text: string) => string | undefined;
+  /** For a string: the values allowed. */
+  readonly choices?: readonly string[];
   readonly min?: number;
   readonly max?: number;
   /** The value's placeholder in `--help` (default by kind). */
@@ -307,6 +322,29 @@ const SETTINGS: readonly Setting[] = [
     value: '<addresses>',
     help: 'proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client',
   },
+  {
+    key: 'demo',
+    flag: '--demo',
+    env: 'BOURSE_DEMO',
+    kind: 'bool',
+    help: 'run the demo market when the venue may have it (loopback; fresh data or a running demo)',
+  },
+  {
+    key: 'clock',
+    flag: '--clock',
+    env: 'BOURSE_CLOCK',
+    kind: 'string',
+    choices: CLOCK_MODES,
+    value: 'real|manual',
+    help: 'manual: venue time moves only with bourse clock advance (sandboxes only)',
+  },
+  {
+    key: 'sandbox',
+    flag: '--sandbox',
+    env: 'BOURSE_SANDBOX',
+    kind: 'bool',
+    help: 'declare the venue a sandbox (else: loopback and a data directory other than ./data)',
+  },
 ];
 
 /** Every server flag with its environment variable (for checks that the docs list them all). */
@@ -358,6 +396,8 @@ export function loadOptions(
   const set = (s: Setting, raw: string, source: string): void => {
     if (s.kind === 'string') {
       if (raw === '') problems.push(`${source}: empty value`);
+      else if (s.choices !== undefined && !s.choices.includes(raw))
+        problems.push(`${source}: expected ${s.choices.join(' or ')}, got '${raw}'`);
       else values[s.key] = raw;
     } else if (s.kind === 'list') {
       const items = raw
@@ -418,8 +458,31 @@ export function loadOptions(
       '--headers-timeout-ms must not exceed --request-timeout-ms (the headers are part of the request)',
     );
   }
+  const options = values as unknown as ServerOptions;
+  if (options.clock === 'manual' && !isSandbox(options)) {
+    problems.push(
+      '--clock=manual: only a sandbox may stop time: listen on loopback with a data directory other ' +
+        `than the default (${DEFAULT_OPTIONS.dataDir}), or declare it with --sandbox`,
+    );
+  }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
-  return Object.freeze(values as unknown as ServerOptions);
+  return Object.freeze(options);
+}
+
+/** Whether `host` names this machine's loopback interface only. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * A sandbox: declared with --sandbox, or listening on loopback with a data directory other than
+ * the default one (where a production venue would keep its data).
+ */
+export function isSandbox(options: Pick<ServerOptions, 'sandbox' | 'host' | 'dataDir'>): boolean {
+  return (
+    options.sandbox ||
+    (isLoopbackHost(options.host) && resolve(options.dataDir) !== resolve(DEFAULT_OPTIONS.dataDir))
+  );
 }
 
 /** The options as `name=value` lines for the start-up log. */

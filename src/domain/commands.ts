@@ -266,6 +266,37 @@ export interface DeleteApiKey {
   readonly accessKey: string;
 }
 
+/** A coin the demo faucet gives, and how much of it one demo user may take per UTC hour. */
+export interface FaucetAllowance {
+  readonly coin: string;
+  readonly perHour: CoinUnits;
+}
+
+/** Starts the demo market (src/engine/demo-state.ts), once per venue, with its faucet's allowances. */
+export interface StartDemo {
+  readonly type: 'StartDemo';
+  readonly faucet: readonly FaucetAllowance[];
+}
+
+/** Marks a user as a demo user (a bot or the demo trader): the faucet serves demo users only. */
+export interface MarkDemoUser {
+  readonly type: 'MarkDemoUser';
+  readonly userId: number;
+}
+
+/** Stops the demo's bots for good (a restart does not bring them back); their users stay demo users. */
+export interface StopDemo {
+  readonly type: 'StopDemo';
+}
+
+/** A demo user credits themself test money, within the coin's hourly allowance. */
+export interface DemoFaucet {
+  readonly type: 'DemoFaucet';
+  readonly userId: number;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+}
+
 export type Command =
   | PlaceOrder
   | PlaceOrderBatch
@@ -292,31 +323,44 @@ export type Command =
   | UpsertMarket
   | SetMarketStatus
   | CreateApiKey
-  | DeleteApiKey;
+  | DeleteApiKey
+  | StartDemo
+  | MarkDemoUser
+  | StopDemo
+  | DemoFaucet;
 
 export type CommandType = Command['type'];
 
 /** The funds commands: deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
-export type FundsCommand = Extract<
-  Command,
-  {
-    type:
-      | 'CreditDeposit'
-      | 'AssignDepositAddress'
-      | 'ReportDeposit'
-      | 'AddWithdrawAddress'
-      | 'VerifyWithdrawAddress'
-      | 'SetFundPassword'
-      | 'RecordFundPasswordFailure'
-      | 'RequestWithdrawal'
-      | 'ApproveWithdrawal'
-      | 'CancelWithdrawal'
-      | 'SendWithdrawal'
-      | 'MarkWithdrawalSent'
-      | 'ConfirmWithdrawal'
-      | 'FailWithdrawal';
-  }
->;
+export type FundsCommand = Extract<Command, { type: (typeof FUNDS_COMMAND_TYPES)[number] }>;
+
+/** The funds commands' types: the engine hands these to src/engine/funds.ts. */
+export const FUNDS_COMMAND_TYPES = [
+  'CreditDeposit',
+  'AssignDepositAddress',
+  'ReportDeposit',
+  'AddWithdrawAddress',
+  'VerifyWithdrawAddress',
+  'SetFundPassword',
+  'RecordFundPasswordFailure',
+  'RequestWithdrawal',
+  'ApproveWithdrawal',
+  'CancelWithdrawal',
+  'SendWithdrawal',
+  'MarkWithdrawalSent',
+  'ConfirmWithdrawal',
+  'FailWithdrawal',
+] as const satisfies readonly CommandType[];
+
+/** The demo market's commands (src/engine/demo-state.ts). */
+export type DemoCommand = Extract<Command, { type: (typeof DEMO_COMMAND_TYPES)[number] }>;
+
+export const DEMO_COMMAND_TYPES = [
+  'StartDemo',
+  'MarkDemoUser',
+  'StopDemo',
+  'DemoFaucet',
+] as const satisfies readonly CommandType[];
 
 /** What the sequencer stamps on each command: its journal position and its time (ms). */
 export interface Stamp {

@@ -9,7 +9,7 @@
  * A rejected command emits nothing and changes nothing.
  */
 import type { DepositState, WithdrawalState } from './chains.ts';
-import type { AcctType, OrderKind, Side } from './commands.ts';
+import type { AcctType, FaucetAllowance, OrderKind, Side } from './commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from './money.ts';
 import type { CoinSpec, MarketSpec, MarketStatus } from './specs.ts';
 
@@ -272,6 +272,23 @@ export interface ApiKeyDeleted {
   readonly time: number;
 }
 
+export interface DemoStarted {
+  readonly type: 'DemoStarted';
+  readonly faucet: readonly FaucetAllowance[];
+  readonly time: number;
+}
+
+export interface DemoUserMarked {
+  readonly type: 'DemoUserMarked';
+  readonly userId: number;
+  readonly time: number;
+}
+
+export interface DemoStopped {
+  readonly type: 'DemoStopped';
+  readonly time: number;
+}
+
 export type EngineEvent =
   | OrderAccepted
   | TradeExecuted
@@ -291,4 +308,7 @@ export type EngineEvent =
   | MarketUpserted
   | MarketStatusSet
   | ApiKeyCreated
-  | ApiKeyDeleted;
+  | ApiKeyDeleted
+  | DemoStarted
+  | DemoUserMarked
+  | DemoStopped;

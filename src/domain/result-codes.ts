@@ -29,6 +29,7 @@ export const RESULTS = {
     message: `${UNVERIFIED_ADDRESS_TEXT} (withdrawal address wrong: add it and have it verified first)`,
   },
   DAILY_WITHDRAW_LIMIT: { code: 1001, message: 'daily withdrawal limit of this coin exceeded' },
+  FAUCET_LIMIT: { code: 1001, message: "the demo faucet's hourly allowance of this coin is used up" },
   INTERNAL_ERROR: { code: 1002, message: 'internal error' },
   AUTH_FAILED: { code: 1003, message: 'verification failed: unknown access key or bad signature' },
   FUND_PASSWORD_LOCKED: {

@@ -53,7 +53,8 @@ import {
   type VenueConfig,
   type VenueSettings,
 } from '../domain/specs.ts';
-import { Funds, type FundsView } from './funds.ts';
+import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
+import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
 import { Order, OrderBook, OrderIndex, OwnerOrders } from './order-book.ts';
 import { SNAPSHOT_VERSION, type EngineSnapshot, type SnapshotOrder } from './snapshot.ts';
 
@@ -167,6 +168,8 @@ export class Engine {
   readonly #feeIncome: number[] = [];
   /** Deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
   readonly #funds: Funds;
+  /** The demo market: demo users, the faucet, whether the bots were stopped (src/engine/demo-state.ts). */
+  readonly #demo: Demo;
   #nextUserId = 1;
   #nextOrderId = 1;
   #nextTradeId = 1;
@@ -205,7 +208,7 @@ export class Engine {
         throw new Error(`invalid funds of ${f.coin}: ${problems.join('; ') || 'duplicate'}`);
       }
     }
-    this.#funds = new Funds(config.funds ?? [], {
+    const ledger: FundsLedger = {
       hasUser: (userId) => this.#accounts.has(userId),
       coin: (name) => this.#coinByName.get(name),
       available: (userId, coin) => this.#accounts.get(userId)?.available[coin.index] ?? 0,
@@ -221,7 +224,9 @@ export class Engine {
       addFeeIncome: (coin, amount) => {
         this.#feeIncome[coin.index] = (this.#feeIncome[coin.index] ?? 0) + amount;
       },
-    });
+    };
+    this.#funds = new Funds(config.funds ?? [], ledger);
+    this.#demo = new Demo({ ...ledger, credit: (cmd) => this.#funds.apply(cmd, this.#time, this.#events) });
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -251,21 +256,6 @@ export class Engine {
         return this.#registerUser(cmd);
       case 'SetFeePreference':
         return this.#setFeePreference(cmd);
-      case 'CreditDeposit':
-      case 'AssignDepositAddress':
-      case 'ReportDeposit':
-      case 'AddWithdrawAddress':
-      case 'VerifyWithdrawAddress':
-      case 'SetFundPassword':
-      case 'RecordFundPasswordFailure':
-      case 'RequestWithdrawal':
-      case 'ApproveWithdrawal':
-      case 'CancelWithdrawal':
-      case 'SendWithdrawal':
-      case 'MarkWithdrawalSent':
-      case 'ConfirmWithdrawal':
-      case 'FailWithdrawal':
-        return this.#funds.apply(cmd, this.#time, this.#events);
       case 'UpsertCoin':
         return this.#upsertCoin(cmd);
       case 'UpsertMarket':
@@ -277,6 +267,9 @@ export class Engine {
       case 'DeleteApiKey':
         return this.#deleteApiKey(cmd);
       default:
+        // The funds and demo modules take their own commands (src/domain/commands.ts lists them).
+        if (isFundsCommand(cmd)) return this.#funds.apply(cmd, this.#time, this.#events);
+        if (isDemoCommand(cmd)) return this.#demo.apply(cmd, this.#time, this.#events);
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
   }
@@ -1011,6 +1004,10 @@ export class Engine {
     return this.#funds;
   }
 
+  get demo(): DemoView {
+    return this.#demo;
+  }
+
   coins(): CoinSpec[] {
     return this.#coins.map((c) => c.spec);
   }
@@ -1163,6 +1160,7 @@ export class Engine {
       ),
       feeIncome: full(this.#feeIncome),
       funds: this.#funds.snapshot(),
+      demo: this.#demo.snapshot(),
     };
   }
 
@@ -1243,6 +1241,7 @@ export class Engine {
     for (const [k, v] of s.apiKeys) engine.#apiKeys.set(k, v);
     s.feeIncome.forEach((v, i) => (engine.#feeIncome[i] = v));
     engine.#funds.load(s.funds);
+    if (s.demo !== undefined) engine.#demo.load(s.demo);
     engine.assertInvariants();
     return engine;
   }
@@ -1331,6 +1330,7 @@ export class Engine {
       if (held !== net) throw new Error(`conservation broken for ${coin}: held ${held}, net credits ${net}`);
     }
     this.#funds.assertInvariants();
+    this.#demo.assertInvariants();
   }
 
   /** Per coin: Σ users' available + frozen, fee income, credits and settled withdrawals. */

@@ -39,6 +39,7 @@ import type {
   SetFundPassword,
   VerifyWithdrawAddress,
 } from '../domain/commands.ts';
+import { FUNDS_COMMAND_TYPES } from '../domain/commands.ts';
 import type { BillType, DepositUpdated, EngineEvent, WithdrawalUpdated } from '../domain/events.ts';
 import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import { UNVERIFIED_ADDRESS_TEXT, type ResultName } from '../domain/result-codes.ts';
@@ -164,6 +165,12 @@ interface DailyRecord {
   day: number;
   used: CoinUnits;
 }
+
+const FUNDS_TYPES: ReadonlySet<string> = new Set(FUNDS_COMMAND_TYPES);
+
+/** Whether a command is one of the funds commands (the engine's dispatch). */
+export const isFundsCommand = (cmd: { readonly type: string }): cmd is FundsCommand =>
+  FUNDS_TYPES.has(cmd.type);
 
 /** The plain-data form of the funds state (part of the engine snapshot), in canonical order. */
 export interface FundsSnapshot {

@@ -5,6 +5,7 @@
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
+import type { DemoSnapshot } from './demo-state.ts';
 import type { FundsSnapshot } from './funds.ts';
 
 /** 2: deposits, withdrawals and lifetime totals moved into `funds`, with addresses and passwords. */
@@ -63,4 +64,6 @@ export interface EngineSnapshot {
   readonly feeIncome: number[];
   /** Funds configuration, addresses, fund passwords, deposits, withdrawals and lifetime totals. */
   readonly funds: FundsSnapshot;
+  /** The demo market's state; absent on a venue that never started it (its hash unchanged). */
+  readonly demo?: DemoSnapshot | undefined;
 }

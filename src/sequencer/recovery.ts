@@ -35,6 +35,8 @@ export interface Recovered {
   /** Sequence number of the snapshot started from (0: genesis). */
   readonly snapshotSeq: number;
   readonly replayed: number;
+  /** The time stamped on the journal's last command (undefined for an empty journal). */
+  readonly lastTime: number | undefined;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
   if (total > 0) log(`replaying ${total} journal records after seq ${snapshotSeq}`);
   const started = Date.now();
   let replayed = 0;
+  let lastTime: number | undefined;
   let batch: AppliedCommand[] = [];
   /** Applies one record; returns a full batch for `onReplayed` when one is due. */
   const replay = ({ seq, payload }: JournalRecord): AppliedCommand[] | undefined => {
@@ -76,6 +79,7 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     }
     const command = decodeCommand(seq, payload);
     const result = engine.apply(command);
+    lastTime = command.time;
     replayed++;
     options.afterEach?.(seq, engine);
     if (replayed % PROGRESS_EVERY_COMMANDS === 0) {
@@ -107,5 +111,14 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     throw new Error(`replay stopped at seq ${engine.lastSeq}, the journal ends at ${journal.durableSeq}`);
   }
   if (replayed > 0) log(`replayed ${replayed} records in ${Date.now() - started} ms`);
-  return { engine, snapshotSeq, replayed };
+  return { engine, snapshotSeq, replayed, lastTime: lastTime ?? (await lastJournaledTime(journal)) };
+}
+
+/** The time of the journal's last durable command, read from its record; undefined when there is none. */
+async function lastJournaledTime(journal: JournalPort): Promise<number | undefined> {
+  const seq = journal.durableSeq;
+  if (seq === 0) return undefined;
+  // One record: `for await` reads a local (synchronous) journal as well as a remote one.
+  for await (const { payload } of journal.read(seq)) return decodeCommand(seq, payload).time;
+  return undefined;
 }

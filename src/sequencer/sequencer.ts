@@ -27,6 +27,13 @@ export interface SequencerOptions {
   readonly pruneJournal: boolean;
   /** Diagnostic output (progress, snapshots, faults). */
   readonly log: (message: string) => void;
+  /**
+   * Schedule FireTimers at the engine's deadlines on real-time timers (default true). False
+   * under a manual clock, where timers fire when the operator advances time (manual-clock.ts).
+   */
+  readonly armTimers?: boolean;
+  /** No command is stamped earlier than this: the journal's last time, so time never runs back across a restart. */
+  readonly startTime?: number | undefined;
 }
 
 /** One applied command, as subscribers receive it. */
@@ -79,6 +86,7 @@ export class Sequencer {
     this.#snapshots = snapshots;
     this.#options = options;
     this.#lastSeq = engine.lastSeq;
+    this.#lastTime = options.startTime ?? 0;
     if (journal.durableSeq !== engine.lastSeq) {
       throw new Error(
         `engine at ${engine.lastSeq} but journal durable at ${journal.durableSeq}: recover first`,
@@ -194,6 +202,7 @@ export class Sequencer {
 
   /** Schedules a FireTimers command at the engine's earliest deadline. */
   #armTimer(): void {
+    if (this.#options.armTimers === false) return;
     const next = this.#engine.nextDeadline();
     if (next === undefined || next >= this.#timerAt || this.#closed) return;
     if (this.#timer !== undefined) clearTimeout(this.#timer);

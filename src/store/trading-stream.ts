@@ -16,29 +16,11 @@ import {
 } from '../domain/commands.ts';
 import { Engine, type ApplyResult } from '../engine/engine.ts';
 import type { WithdrawalView } from '../engine/funds.ts';
+import { seededRandom } from '../domain/random.ts';
 import type { HistoryEntry } from './history-store.ts';
 
-/**
- * A small fast seeded PRNG (mulberry32) of 32-bit unsigned integers: the same seed gives the same
- * stream on every machine, so a failing run can be repeated. The one generator of the tests and
- * benchmarks.
- */
-export function seededUint32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
-
-/** The same generator as numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  const next = seededUint32(seed);
-  return () => next() / 4_294_967_296;
-}
+// The generator moved to src/domain/random.ts (the demo market uses it too); tests import it here.
+export { seededRandom, seededUint32 } from '../domain/random.ts';
 
 /** The real engine on the default venue, with a sequencer's stamps and a journal of entries. */
 export class EngineRecorder {

@@ -152,6 +152,7 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
       safePwd: [PASSWORD, 'guess12'],
       itransfer: ['0', '1'],
     },
+    faucet: { currency: ['usdt', 'BTC', 'zb'], amount: ['1', '0.5', '100000000'] },
     cancelWithdraw: {
       downloadId: [LATEST_WITHDRAWAL_ID, LATEST_WITHDRAWAL_ID, '1'],
       safePwd: [PASSWORD],
@@ -198,6 +199,7 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
       optional: ['type', 'since', 'size'],
     },
     { path: '/data/v1/getGroupMarkets', kind: 'public', params: {} },
+    { path: '/data/v1/venueInfo', kind: 'public', params: {} },
     { path: '/api/getFeeInfo', kind: 'public', params: { currency: COIN }, optional: ['currency'] },
     { path: '/Server/api/v2/config/marketList', kind: 'public', params: {} },
     { path: '/api/noSuchMethod', kind: 'public', params: {} },

@@ -35,7 +35,8 @@ function tempRoot(): string {
 function options(root: string, extra: Partial<ServerOptions> = {}): ServerOptions {
   const masterKeyFile = join(root, 'master.key');
   if (!existsSync(masterKeyFile)) writeMasterKeyFile(masterKeyFile);
-  return { ...DEFAULT_OPTIONS, port: 0, dataDir: join(root, 'data'), masterKeyFile, ...extra };
+  // No demo market: the tests count users of their own.
+  return { ...DEFAULT_OPTIONS, port: 0, dataDir: join(root, 'data'), masterKeyFile, demo: false, ...extra };
 }
 
 interface Reply {

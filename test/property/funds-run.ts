@@ -91,6 +91,7 @@ class FundsRun {
       port: 0,
       dataDir: join(this.#root, 'data'),
       masterKeyFile: this.#keyFile,
+      demo: false,
     };
     this.#venue = await startVenue(options, () => {});
   }

@@ -11,6 +11,7 @@ import { checkCoinName } from '../../domain/specs.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
+import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 
 /** Creates API key material: the secret is shown once; only its sealed hash is kept. */
 export interface KeyIssuer {
@@ -27,7 +28,14 @@ export interface AdminDeps {
   readonly snapshot: () => Promise<string | undefined>;
   /** Addresses, fund passwords, withdrawals and the simulated chain. */
   readonly funds: Omit<FundsAdminDeps, 'venue'>;
+  /** The demo and the clock (default: the wall clock, which cannot be advanced). */
+  readonly sandbox?: Omit<SandboxAdminDeps, 'venue'>;
 }
+
+const WALL_CLOCK: Omit<SandboxAdminDeps, 'venue'> = {
+  clock: { manual: false, now: Date.now, advance: () => Promise.reject(new Error('the wall clock')) },
+  maxAdvanceMs: 0,
+};
 
 const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
 
@@ -191,6 +199,9 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         },
       })),
     },
-    ...fundsAdminRoutes({ ...deps.funds, venue }).map((r) => ({ path: r.path, handler: guarded(r.handler) })),
+    ...[
+      ...fundsAdminRoutes({ ...deps.funds, venue }),
+      ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
+    ].map((r) => ({ path: r.path, handler: guarded(r.handler) })),
   ];
 }

@@ -51,7 +51,10 @@ export interface WsGatewayDeps {
   readonly klines: LiveKlines;
   /** Opens API secrets (shares nothing with the REST authenticator but the sealer). */
   readonly authenticator: Authenticator;
+  /** Venue time: the 24 h ticker window and pushes. */
   readonly now: () => number;
+  /** The wall clock for signed subscriptions' reqTime and nonce (default `now`): a manual venue clock must not refuse them. */
+  readonly wallClock?: () => number;
   readonly log: (message: string) => void;
 }
 
@@ -385,7 +388,7 @@ export class WsGateway {
         message,
         channel as never,
         connection.ip,
-        this.#deps.now(),
+        (this.#deps.wallClock ?? this.#deps.now)(),
       );
       if (!auth.ok) {
         connection.send(errorText(auth.result, no, channel.name, auth.message));

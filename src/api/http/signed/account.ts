@@ -151,7 +151,8 @@ async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
   }
   const dataType =
     optional(request, 'dataType') === undefined ? undefined : choiceParam(request, 'dataType', ['0', '1']);
-  const split = request.receivedAt - BILLS_RECENT_MS;
+  // Bills carry venue time, so "within 48 hours" is measured on it (docs/sandbox.md: a manual clock).
+  const split = ctx.venue.now() - BILLS_RECENT_MS;
   if (dataType === '0') startTime = Math.max(startTime ?? split, split);
   if (dataType === '1') endTime = Math.min(endTime ?? split - 1, split - 1);
   const pageIndex = intParam(request, 'pageIndex', 1, MAX_BILLS_PAGE_INDEX, 1);

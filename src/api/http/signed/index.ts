@@ -5,6 +5,7 @@ import type { SecretSealer } from '../../auth/secret-sealing.ts';
 import type { Route, VenuePort } from '../types.ts';
 import { ACCOUNT_ENDPOINTS } from './account.ts';
 import { ADDRESS_ENDPOINTS } from './addresses.ts';
+import { FAUCET_ENDPOINTS } from './faucet.ts';
 import { FUND_RECORD_ENDPOINTS } from './fund-records.ts';
 import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
 import { signedRoute, type SignedEndpoint } from './pipeline.ts';
@@ -36,6 +37,7 @@ export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
   ...ADDRESS_ENDPOINTS,
   ...FUND_RECORD_ENDPOINTS,
   ...WITHDRAW_ENDPOINTS,
+  ...FAUCET_ENDPOINTS,
 ];
 
 /**

@@ -24,7 +24,7 @@ const LOCKED_TEXT = '您的资金安全密码已经被锁定，请等待24个小
 const MAX_ADDRESS_LENGTH = 200;
 
 /** A decimal parameter in the coin's units; `result` names a malformed one. */
-function units(
+export function units(
   ctx: SignedContext,
   name: string,
   coin: CoinSpec,

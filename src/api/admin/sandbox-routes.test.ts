@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { DEFAULT_VENUE } from '../../config/default-venue.ts';
+import type { Command } from '../../domain/commands.ts';
+import { Engine } from '../../engine/engine.ts';
+import { MAX_CLOCK_ADVANCE_MS, ManualClock } from '../../sequencer/manual-clock.ts';
+import type { HistoryStore } from '../../store/history-store.ts';
+import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
+import { adminRoutes } from './admin-routes.ts';
+import { parseDuration } from './sandbox-routes.ts';
+
+const TOKEN = 'b'.repeat(64);
+const START = 1_700_000_000_000;
+
+/** The admin routes over a real engine whose commands are stamped from a manual clock (or the wall clock). */
+function setUp(manual = true) {
+  const engine = new Engine(DEFAULT_VENUE);
+  const clock = new ManualClock(START);
+  let seq = 0;
+  const venue: VenuePort = {
+    engine,
+    history: undefined as unknown as HistoryStore,
+    now: clock.now,
+    submit: (command: Command) =>
+      Promise.resolve(engine.apply({ ...command, seq: ++seq, time: clock.now() })),
+  };
+  const routes = new Map<string, Route>(
+    adminRoutes({
+      venue,
+      token: TOKEN,
+      instance: 'i'.repeat(32),
+      snapshot: () => Promise.resolve(undefined),
+      funds: { chains: [], simulator: undefined, syncChains: () => Promise.resolve() },
+      keys: { issue: () => ({ accessKey: 'k'.repeat(8), secretKey: 's', sealedSecret: 'x' }) },
+      ...(manual
+        ? {
+            sandbox: {
+              clock: { manual: true, now: clock.now, advance: (ms: number) => clock.advance(ms, venueClock) },
+              maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
+            },
+          }
+        : {}),
+    }).map((r) => [r.path, r]),
+  );
+  const venueClock = { nextDeadline: () => engine.nextDeadline(), submit: venue.submit };
+  const call = async (path: string, form: [string, string][] = [], token = TOKEN) => {
+    const request: ApiRequest = {
+      method: 'POST',
+      path,
+      params: form.map(([name, value]) => ({ name, value, raw: `${name}=${value}` })),
+      ip: '127.0.0.1',
+      headers: { authorization: `Bearer ${token}` },
+      receivedAt: 0,
+    };
+    const reply: ApiReply = await (routes.get(path) as Route).handler(request);
+    return ('json' in reply ? reply.json : {}) as Record<string, unknown>;
+  };
+  const must = (command: Command): void =>
+    assert.equal(engine.apply({ ...command, seq: ++seq, time: clock.now() }).result, 'OK');
+  return { engine, clock, call, must };
+}
+
+const stateOf = (engine: Engine): string => JSON.stringify({ ...engine.snapshot(), lastSeq: 0 });
+
+describe('sandbox admin routes', () => {
+  test('durations', () => {
+    assert.equal(parseDuration('1h'), 3_600_000);
+    assert.equal(parseDuration('1h30m'), 5_400_000);
+    assert.equal(parseDuration('500ms'), 500);
+    assert.equal(parseDuration('2d'), 172_800_000);
+    assert.equal(parseDuration('1w1d'), 691_200_000);
+    for (const bad of [
+      '',
+      '1',
+      'h',
+      '-1h',
+      '1.5h',
+      '1 h',
+      '1h1h',
+      '0s',
+      '1y',
+      '99999999999999999w',
+      'x'.repeat(41),
+    ])
+      assert.equal(parseDuration(bad), undefined, bad);
+  });
+
+  test('every route needs the admin token', async () => {
+    const { call } = setUp();
+    for (const path of [
+      '/admin/demo/status',
+      '/admin/demo/stop',
+      '/admin/demo/faucet',
+      '/admin/clock',
+      '/admin/clock/advance',
+    ])
+      assert.equal((await call(path, [], 'wrong')).code, 1003, path);
+  });
+
+  test('demo status, faucet and stop', async () => {
+    const { engine, call, must } = setUp();
+    must({ type: 'RegisterUser', name: 'demo-trader' });
+    must({ type: 'RegisterUser', name: 'alice' });
+    must({ type: 'StartDemo', faucet: [{ coin: 'usdt', perHour: 1_000_000_000 }] });
+    must({ type: 'MarkDemoUser', userId: 1 });
+    assert.deepEqual(await call('/admin/demo/status'), {
+      code: 1000,
+      message: 'success',
+      started: true,
+      stopped: false,
+      users: ['demo-trader'],
+      faucet: [{ coin: 'usdt', perHour: '1000' }],
+    });
+    const credited = await call('/admin/demo/faucet', [
+      ['user', 'demo-trader'],
+      ['coin', 'USDT'],
+      ['amount', '250'],
+    ]);
+    assert.equal(credited.code, 1000);
+    assert.equal(credited.available, '250');
+    assert.match(String(credited.depositId), /^faucet:/);
+
+    const before = stateOf(engine);
+    const refusals: [[string, string][], number, RegExp][] = [
+      [
+        [
+          ['user', 'nobody'],
+          ['coin', 'usdt'],
+          ['amount', '1'],
+        ],
+        3004,
+        /no user named/,
+      ],
+      [
+        [
+          ['user', 'alice'],
+          ['coin', 'usdt'],
+          ['amount', '1'],
+        ],
+        1012,
+        /demo users only/,
+      ],
+      [
+        [
+          ['user', 'demo-trader'],
+          ['coin', 'doge'],
+          ['amount', '1'],
+        ],
+        3005,
+        /unknown coin/,
+      ],
+      [
+        [
+          ['user', 'demo-trader'],
+          ['coin', 'btc'],
+          ['amount', '1'],
+        ],
+        3005,
+        /gives no btc/,
+      ],
+      [
+        [
+          ['user', 'demo-trader'],
+          ['coin', 'usdt'],
+          ['amount', 'lots'],
+        ],
+        3003,
+        /positive decimal/,
+      ],
+      [
+        [
+          ['user', 'demo-trader'],
+          ['coin', 'usdt'],
+          ['amount', '751'],
+        ],
+        1001,
+        /750 left until/,
+      ],
+    ];
+    for (const [form, code, message] of refusals) {
+      const r = await call('/admin/demo/faucet', form);
+      assert.equal(r.code, code, JSON.stringify(form));
+      assert.match(String(r.message), message);
+    }
+    assert.equal(stateOf(engine), before);
+
+    assert.deepEqual(await call('/admin/demo/stop'), { code: 1000, message: 'success', duplicate: false });
+    assert.equal((await call('/admin/demo/stop')).duplicate, true);
+    assert.equal(engine.demo.stopped, true);
+  });
+
+  test('demo stop on a venue that never had the demo is refused', async () => {
+    const { call } = setUp();
+    const r = await call('/admin/demo/stop');
+    assert.equal(r.code, 3005);
+    assert.match(String(r.message), /never started/);
+  });
+
+  test('clock: show and advance; the dead-man switch fires on the way', async () => {
+    const { engine, clock, call, must } = setUp();
+    assert.deepEqual(await call('/admin/clock'), {
+      code: 1000,
+      message: 'success',
+      mode: 'manual',
+      time: START,
+      iso: new Date(START).toISOString(),
+    });
+    must({ type: 'RegisterUser', name: 'alice' });
+    must({ type: 'CancelAllOrdersAfter', userId: 1, market: 'btc_usdt' });
+    const r = await call('/admin/clock/advance', [['by', '1h']]);
+    assert.equal(r.code, 1000);
+    assert.equal(r.time, START + 3_600_000);
+    assert.equal(r.from, START);
+    assert.equal(r.timerSteps, 1);
+    assert.equal(engine.nextDeadline(), undefined, 'the switch fired');
+    assert.equal(clock.now(), START + 3_600_000);
+
+    const before = stateOf(engine);
+    for (const by of ['', 'soon', '-1h', '1.5h', '367d', '0s'])
+      assert.equal((await call('/admin/clock/advance', [['by', by]])).code, 3005, by);
+    assert.equal(clock.now(), START + 3_600_000);
+    assert.equal(stateOf(engine), before);
+  });
+
+  test('on the wall clock, advancing is refused', async () => {
+    const { call } = setUp(false);
+    assert.equal((await call('/admin/clock')).mode, 'real');
+    const r = await call('/admin/clock/advance', [['by', '1h']]);
+    assert.equal(r.code, 3005);
+    assert.match(String(r.message), /--clock=manual/);
+  });
+});

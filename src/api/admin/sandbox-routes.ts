@@ -1,0 +1,150 @@
+/**
+ * @module sandbox-routes — the operator's demo and clock API (under the admin token, used by the
+ * `bourse demo`, `bourse faucet` and `bourse clock` commands): stop the demo's bots for good, see
+ * the demo, credit a demo user from the faucet, and read or advance a manual clock.
+ * docs/sandbox.md describes them.
+ */
+import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
+import type { Engine } from '../../engine/engine.ts';
+import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
+import { fail, fromResult, userOf } from './admin-reply.ts';
+
+/** The venue's clock as the operator sees it. */
+export interface SandboxClock {
+  /** Whether time moves only when advanced (`--clock=manual`). */
+  readonly manual: boolean;
+  now(): number;
+  /** Moves a manual clock forward by `ms` (the caller has checked the range). */
+  advance(ms: number): Promise<{ from: number; to: number; timerSteps: number }>;
+}
+
+export interface SandboxAdminDeps {
+  readonly venue: VenuePort;
+  readonly clock: SandboxClock;
+  /** The longest advance accepted (ms). */
+  readonly maxAdvanceMs: number;
+}
+
+/** ms in each unit `parseDuration` knows. */
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/**
+ * `1h`, `90m`, `1h30m`, `2d`, `500ms`, `1w` → ms; undefined for anything else (a sign, decimals,
+ * spaces, a unit given twice, a total below 1 ms or beyond 2^53).
+ */
+export function parseDuration(text: string): number | undefined {
+  if (text.length > 40 || !/^(\d+(ms|s|m|h|d|w))+$/.test(text)) return undefined;
+  let total = 0;
+  const seen = new Set<string>();
+  for (const [, digits, unit] of text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) {
+    if (seen.has(unit as string)) return undefined;
+    seen.add(unit as string);
+    total += Number(digits) * (DURATION_UNITS[unit as string] as number);
+  }
+  return Number.isSafeInteger(total) && total >= 1 ? total : undefined;
+}
+
+/** The demo as the operator sees it: started, stopped, its users by name, the faucet's allowances. */
+export function demoStatus(engine: Engine): Record<string, unknown> {
+  const demo = engine.demo;
+  return {
+    started: demo.started,
+    stopped: demo.stopped,
+    users: demo.demoUsers().map((id) => engine.userName(id) ?? String(id)),
+    faucet: demo.faucet().map((a) => ({
+      coin: a.coin,
+      perHour: formatUnitsTrim(a.perHour, engine.coin(a.coin)?.unitDecimal ?? 0),
+    })),
+  };
+}
+
+const clockBody = (clock: SandboxClock): Record<string, unknown> => ({
+  mode: clock.manual ? 'manual' : 'real',
+  time: clock.now(),
+  iso: new Date(clock.now()).toISOString(),
+});
+
+/** The routes (unguarded: admin-routes.ts puts them behind the admin token). */
+export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
+  const { venue, clock } = deps;
+  const engine = venue.engine;
+  return [
+    {
+      path: '/admin/demo/status',
+      handler: () => ({ json: { code: 1000, message: 'success', ...demoStatus(engine) } }),
+    },
+    {
+      path: '/admin/demo/stop',
+      handler: async () => {
+        const r = await venue.submit({ type: 'StopDemo' });
+        return fromResult(r, { duplicate: r.duplicate === true });
+      },
+    },
+    {
+      path: '/admin/demo/faucet',
+      handler: async (request): Promise<ApiReply> => {
+        const userId = userOf(venue, request);
+        if (typeof userId !== 'number') return userId;
+        const coinName = (param(request, 'coin') ?? '').toLowerCase();
+        const coin = engine.coin(coinName);
+        if (coin === undefined) return fail('UNKNOWN_COIN', `unknown coin '${coinName.slice(0, 40)}'`);
+        const amountText = param(request, 'amount') ?? '';
+        const amount = parseDecimal(amountText, coin.unitDecimal);
+        if (amount === undefined || amount <= 0) {
+          return fail(
+            'INVALID_AMOUNT',
+            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals`,
+          );
+        }
+        const r = await venue.submit({ type: 'DemoFaucet', userId, coin: coin.name, amount });
+        const deposit = r.events.find((e) => e.type === 'DepositUpdated');
+        const balance = engine.balance(userId, coin.name);
+        return fromResult(r, {
+          depositId: deposit?.depositId,
+          available: formatUnitsTrim(balance?.available ?? 0, coin.unitDecimal),
+        });
+      },
+    },
+    {
+      path: '/admin/clock',
+      handler: () => ({ json: { code: 1000, message: 'success', ...clockBody(clock) } }),
+    },
+    {
+      path: '/admin/clock/advance',
+      handler: async (request): Promise<ApiReply> => {
+        if (!clock.manual) {
+          return fail(
+            'INVALID_STATE',
+            'the venue runs on the wall clock: only a venue started with --clock=manual can be advanced',
+          );
+        }
+        const text = param(request, 'by') ?? '';
+        const ms = parseDuration(text);
+        if (ms === undefined || ms > deps.maxAdvanceMs) {
+          return fail(
+            'INVALID_PARAMETER',
+            `by '${text.slice(0, 40)}' must be a duration such as 30s, 15m, 1h, 1h30m, 2d or 1w, ` +
+              `at most ${deps.maxAdvanceMs / 86_400_000} days`,
+          );
+        }
+        const done = await clock.advance(ms);
+        return {
+          json: {
+            code: 1000,
+            message: 'success',
+            ...clockBody(clock),
+            from: done.from,
+            timerSteps: done.timerSteps,
+          },
+        };
+      },
+    },
+  ];
+}

@@ -1,0 +1,2 @@
+// Vite bundles the stylesheet imported by main.ts.
+declare module '*.css';

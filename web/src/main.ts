@@ -1,0 +1,107 @@
+/**
+ * @module main — the trading page: loads the venue's markets and settings, opens the WebSocket
+ * feed, and starts each panel. Everything comes from the public and signed APIs, as for any client.
+ */
+import './style.css';
+import { accountPanel } from './account-panel.ts';
+import { byId, Observable, type App, type Balance, type MarketInfo } from './app.ts';
+import { bookPanel } from './book-panel.ts';
+import { chartPanel } from './chart-panel.ts';
+import { Feed } from './feed.ts';
+import { marketsPanel } from './markets-panel.ts';
+import { orderForm } from './order-form.ts';
+import { getPublic, type Json, type SignedApi } from './rest.ts';
+import { tradesPanel } from './trades-panel.ts';
+
+/** How often the sandbox clock badge is refreshed (ms). */
+const CLOCK_REFRESH_MS = 5_000;
+
+async function start(): Promise<void> {
+  const [markets, venue, tickers, fees] = await Promise.all([
+    getPublic('/data/v1/markets'),
+    getPublic('/data/v1/venueInfo'),
+    getPublic('/data/v1/allTicker'),
+    getPublic('/api/getFeeInfo'),
+  ]);
+  const infos = new Map<string, MarketInfo>();
+  for (const [name, spec] of Object.entries(markets as Record<string, Json>)) {
+    const [base, quote] = name.split('_') as [string, string];
+    const rates = venue.markets?.[name] ?? {};
+    infos.set(name, {
+      name,
+      wireId: name.replace('_', ''),
+      base,
+      quote,
+      priceScale: Number(spec.priceScale),
+      amountScale: Number(spec.amountScale),
+      minAmount: Number(spec.minAmount),
+      minSize: Number(spec.minSize),
+      makerFee: String(rates.makerFee ?? '0'),
+      takerFee: String(rates.takerFee ?? '0'),
+    });
+  }
+  const first = infos.get(location.hash.slice(1)) ?? infos.values().next().value;
+  if (first === undefined) throw new Error('the venue has no market');
+
+  const notice = byId('notice');
+  let noticeTimer: ReturnType<typeof setTimeout> | undefined;
+  const status = byId('feed-status');
+  const app: App = {
+    feed: new Feed(
+      `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/websocket`,
+      (s) => {
+        status.textContent =
+          s === 'live' ? 'live' : s === 'connecting' ? 'connecting…' : 'offline: reconnecting';
+        status.className = `badge ${s === 'live' ? 'live' : ''}`;
+      },
+      (message) => app.notice(message),
+    ),
+    markets: infos,
+    coins: Object.keys(fees?.result ?? {}).map((c) => c.toLowerCase()),
+    venue,
+    market: new Observable<MarketInfo>(first),
+    api: new Observable<SignedApi | undefined>(undefined),
+    balances: new Observable<ReadonlyMap<string, Balance>>(new Map()),
+    pickedPrice: new Observable(''),
+    lastTrade: new Observable<{ price: string; buy: boolean } | undefined>(undefined),
+    notice: (text) => {
+      notice.textContent = text;
+      notice.hidden = false;
+      if (noticeTimer !== undefined) clearTimeout(noticeTimer);
+      noticeTimer = setTimeout(() => (notice.hidden = true), 8_000);
+    },
+  };
+
+  marketsPanel(app, tickers);
+  chartPanel(app);
+  bookPanel(app);
+  tradesPanel(app);
+  orderForm(app);
+  accountPanel(app);
+  sandboxClock(venue);
+}
+
+/** A badge with the venue's time when its clock is manual (a sandbox): time moves when the operator says. */
+function sandboxClock(venue: Json): void {
+  if (venue?.clock?.mode !== 'manual') return;
+  const badge = byId('clock');
+  badge.hidden = false;
+  badge.className = 'badge manual';
+  const show = (time: number): void => {
+    badge.textContent = `sandbox clock ${new Date(time).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  };
+  show(Number(venue.clock.time));
+  setInterval(() => {
+    void getPublic('/data/v1/venueInfo')
+      .then((v) => show(Number(v.clock.time)))
+      .catch(() => undefined);
+  }, CLOCK_REFRESH_MS);
+}
+
+start().catch((error: unknown) => {
+  const notice = document.getElementById('notice');
+  if (notice !== null) {
+    notice.hidden = false;
+    notice.textContent = `The page could not load the venue: ${String(error)}`;
+  }
+});

@@ -1,0 +1,153 @@
+/**
+ * @module order-form — limit, PostOnly and IOC orders for the selected market, by amount or by
+ * total, with the available balance and the fee estimated from the market's rates (exact decimal
+ * arithmetic). The order is a signed `order` call like any client's.
+ */
+import { byId, type App, type MarketInfo } from './app.ts';
+import { decimalsOf, div, format, mul, parseDec, rescale, type Dec } from './decimal.ts';
+import { ApiError } from './rest.ts';
+
+type Side = 'buy' | 'sell';
+type Kind = 'limit' | 'postOnly' | 'ioc';
+
+/** Decimals shown for totals and fees: exact up to this many. */
+const SHOWN_DECIMALS = 8;
+
+/** A rate `0.002` as a percent text `0.2%`. */
+function percent(rate: string): string {
+  const r = parseDec(rate);
+  return r === undefined ? rate : `${Number(format(mul(r, { units: 100n, scale: 0 })))}%`;
+}
+
+/** Trailing zeros after the point dropped: `0.01000000` → `0.01`. */
+function trim(text: string): string {
+  return text.includes('.') ? text.replace(/\.?0+$/, '') : text;
+}
+
+export function orderForm(app: App): void {
+  const form = byId<HTMLFormElement>('order');
+  const type = byId<HTMLSelectElement>('order-type');
+  const price = byId<HTMLInputElement>('order-price');
+  const amount = byId<HTMLInputElement>('order-amount');
+  const total = byId<HTMLInputElement>('order-total');
+  const available = byId('order-available');
+  const fee = byId('order-fee');
+  const submit = byId<HTMLButtonElement>('order-submit');
+  const result = byId('order-result');
+  const buyTab = byId('side-buy');
+  const sellTab = byId('side-sell');
+  let side: Side = 'buy';
+  /** Which of amount and total the user typed last: the other follows it. */
+  let driver: 'amount' | 'total' = 'amount';
+
+  const show = (text: string, kind: 'ok' | 'error' | '' = ''): void => {
+    result.textContent = text;
+    result.className = `result ${kind}`;
+  };
+
+  const update = (): void => {
+    const m = app.market.value;
+    const p = parseDec(price.value);
+    if (driver === 'amount') {
+      const a = parseDec(amount.value);
+      total.value = p !== undefined && a !== undefined ? trim(format(mul(p, a), SHOWN_DECIMALS)) : '';
+    } else {
+      const t = parseDec(total.value);
+      const a = p !== undefined && t !== undefined ? div(t, p, m.amountScale) : undefined;
+      amount.value = a === undefined ? '' : format(a);
+    }
+    const balance = app.balances.value.get(side === 'buy' ? m.quote : m.base);
+    available.textContent =
+      balance === undefined
+        ? '–'
+        : `${balance.available} ${(side === 'buy' ? m.quote : m.base).toUpperCase()}`;
+    fee.textContent = feeText(m);
+  };
+
+  const feeText = (m: MarketInfo): string => {
+    const kind = type.value as Kind;
+    const rate = kind === 'postOnly' ? m.makerFee : m.takerFee;
+    const rates =
+      kind === 'limit'
+        ? `maker ${percent(m.makerFee)}, taker ${percent(m.takerFee)}`
+        : `${kind === 'postOnly' ? 'maker' : 'taker'} ${percent(rate)}`;
+    // The fee is taken from what the order receives: the base coin for a buy, the quote for a sell.
+    const received: Dec | undefined = parseDec(side === 'buy' ? amount.value : total.value);
+    const r = parseDec(rate);
+    if (received === undefined || r === undefined) return rates;
+    const estimate = trim(format(rescale(mul(received, r), SHOWN_DECIMALS, true)));
+    const coin = (side === 'buy' ? m.base : m.quote).toUpperCase();
+    return `${kind === 'limit' ? 'up to ' : ''}${estimate} ${coin} (${rates})`;
+  };
+
+  const setSide = (next: Side): void => {
+    side = next;
+    buyTab.classList.toggle('active', side === 'buy');
+    sellTab.classList.toggle('active', side === 'sell');
+    submit.className = `submit ${side}`;
+    const m = app.market.value;
+    submit.textContent = `${side === 'buy' ? 'Buy' : 'Sell'} ${m.base.toUpperCase()}`;
+    update();
+  };
+
+  buyTab.addEventListener('click', () => setSide('buy'));
+  sellTab.addEventListener('click', () => setSide('sell'));
+  type.addEventListener('change', update);
+  price.addEventListener('input', update);
+  amount.addEventListener('input', () => {
+    driver = 'amount';
+    update();
+  });
+  total.addEventListener('input', () => {
+    driver = 'total';
+    update();
+  });
+
+  app.market.listen((m) => {
+    byId('price-unit').textContent = m.quote.toUpperCase();
+    byId('amount-unit').textContent = m.base.toUpperCase();
+    byId('total-unit').textContent = m.quote.toUpperCase();
+    price.value = '';
+    amount.value = '';
+    total.value = '';
+    show('');
+    setSide(side);
+  }, true);
+  app.pickedPrice.listen((p) => {
+    price.value = p;
+    update();
+  });
+  app.balances.listen(update);
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void place();
+  });
+
+  const place = async (): Promise<void> => {
+    const api = app.api.value;
+    const m = app.market.value;
+    if (api === undefined) return show('Sign in with an API key to place orders.', 'error');
+    if (parseDec(price.value) === undefined || decimalsOf(price.value) > m.priceScale)
+      return show(`Price: a number with at most ${m.priceScale} decimals.`, 'error');
+    if (parseDec(amount.value) === undefined || decimalsOf(amount.value) > m.amountScale)
+      return show(`Amount: a number with at most ${m.amountScale} decimals.`, 'error');
+    const params: [string, string][] = [
+      ['currency', m.name],
+      ['tradeType', side === 'buy' ? '1' : '0'],
+      ['price', price.value.trim()],
+      ['amount', amount.value.trim()],
+    ];
+    if (type.value === 'postOnly') params.push(['orderType', '1']);
+    if (type.value === 'ioc') params.push(['orderType', '2']);
+    submit.disabled = true;
+    try {
+      const reply = await api.call('order', params);
+      show(`Order ${String(reply.id)} placed.`, 'ok');
+    } catch (error) {
+      show(error instanceof ApiError ? `${error.message} (${error.code})` : String(error), 'error');
+    } finally {
+      submit.disabled = false;
+    }
+  };
+}
