@@ -6,10 +6,10 @@
 import { loadOptions } from '../src/config/options.ts';
 import { startVenue } from '../src/main.ts';
 import { reportStatsOverIpc } from './ws-child-stats.ts';
+import { createLogger } from '../src/observability/logger.ts';
 
-const venue = await startVenue(loadOptions(process.argv.slice(2), process.env), (message) =>
-  console.log(`server: ${message}`),
-);
+const options = loadOptions(process.argv.slice(2), process.env);
+const venue = await startVenue(options, createLogger({ level: options.logLevel, format: 'json' }).log);
 reportStatsOverIpc(
   () => ({ connections: venue.ws.connections, dropped: venue.ws.dropped }),
   () => venue.close(),

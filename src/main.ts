@@ -2,14 +2,16 @@
  * @module main — the composition root: the one module that wires every part together, and the
  * program `npm start` runs.
  *
- * Start-up order: options → data directory (genesis, admin token) → master key → journal,
- * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
- * sequencer → market data → chains (the simulated chain, and a first pass of the chain watcher)
- * → HTTP and WebSocket, then the admin listener, then `listen.json` (where both listen). The API
+ * Start-up order: options → logger → data directory (genesis, admin token) → master key → the
+ * admin listener, answering only `/health` and `/ready` (503 to the rest) → journal, snapshots,
+ * history store → recovery (snapshot + journal replay, history brought up to date) → sequencer →
+ * market data, metrics → chains (the simulated chain, and a first pass of the chain watcher) →
+ * HTTP and WebSocket, the admin routes, then `listen.json` (where both listen). The public API
  * opens only after recovery has finished. The listen addresses are checked before anything is
  * created on disk, so that a busy port is one line and no new data directory.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
@@ -46,14 +48,15 @@ import {
   writeListenFile,
   type Endpoint,
 } from './config/listen-file.ts';
-import {
-  describeOptions,
-  loadOptions,
-  serverUsage,
-  wantsHelp,
-  type ServerOptions,
-} from './config/options.ts';
+import { loadOptions, serverUsage, shownOptions, wantsHelp, type ServerOptions } from './config/options.ts';
+import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
+import { Health } from './observability/health.ts';
+import { createLogger, type Component } from './observability/logger.ts';
+import { VenueMetrics } from './observability/metrics.ts';
+import { withProbes } from './observability/probes.ts';
+import { progressReporter } from './observability/progress.ts';
+import type { Log } from './sequencer/ports.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { recover } from './sequencer/recovery.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
@@ -75,6 +78,10 @@ export interface RunningVenue {
   /** The simulated chain every coin moves on, and the watcher that reports it to the engine. */
   readonly chain: SimulatedChain;
   readonly watcher: ChainWatcher;
+  /** Liveness and readiness (`/health`, `/ready`). */
+  readonly health: Health;
+  /** The Prometheus metrics (`/metrics`), unless switched off with `--metrics=false`. */
+  readonly metrics: VenueMetrics | undefined;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
 }
@@ -114,19 +121,30 @@ async function refuseBusyAddresses(options: ServerOptions): Promise<void> {
   if (problem !== undefined) throw new ListenError(problem);
 }
 
+/** What `startVenue` may be given besides the options and the log. */
+export interface VenueHooks {
+  /** Writes the log's queued lines (called before a fatal exit). */
+  readonly flushLog?: () => void;
+}
+
 /**
  * Starts a venue with `options`; resolves once it is recovered and listening. Rejects with a
- * ListenError, before the data directory is touched, when an address is taken.
+ * ListenError, before the data directory is touched, when an address is taken. `log` is the root
+ * logger: each part logs through a child with its `component` (docs/operations.md, "Logs").
  */
 export async function startVenue(
   options: ServerOptions,
-  log: (message: string) => void,
+  log: Log,
+  hooks: VenueHooks = {},
 ): Promise<RunningVenue> {
   await refuseBusyAddresses(options);
+  const at = (component: Component): Log => log.child({ component });
+  const mainLog = at('main');
   const instance = newInstanceId();
   const paths = dataPaths(options.dataDir);
   const genesis = ensureGenesis(paths.root);
   const adminToken = ensureAdminToken(paths.root);
+  const health = new Health({ maxHistoryLag: options.readyMaxHistoryLag });
 
   const keyFile =
     options.masterKeyFile ??
@@ -134,194 +152,314 @@ export async function startVenue(
   if (keyFile !== undefined && options.masterKeyFile === undefined && !existsSync(keyFile)) {
     mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 });
     writeMasterKeyFile(keyFile);
-    log(
+    mainLog.warn(
+      { keyFile },
       `created the master key ${keyFile} (outside the data directory: back it up, it opens the API secrets)`,
     );
   }
-  const sealer = createSecretSealer(loadMasterKey({ keyFile, dataDir: paths.root, warn: log }));
-
-  const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
-  if (journal.recovery.truncatedBytes > 0) log(`journal: ${journal.recovery.tail}`);
-  const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => log(`snapshots: ${p}`) });
-  const historyPlace = historyLocation(options.historyUrl, paths.history);
-  const history = await openHistoryStore(historyPlace, log);
-  log(`history store: ${describeHistoryLocation(historyPlace)}`);
-  // Writes go through a worker thread with its own connection; reads stay on `history`.
-  const historyWrites = new HistoryWorker(historyPlace);
-  const writer = new HistoryWriter(historyWrites, log);
-  const historyAt = await history.checkpoint();
-
-  const started = Date.now();
-  // History behind the newest snapshot (a new or lost database) needs the journal from genesis.
-  const newestSnapshot = snapshots.list()[0]?.lastSeq ?? 0;
-  const journalComplete = journal.firstSeq <= 1 || journal.durableSeq === 0;
-  const rebuildHistory = historyAt < newestSnapshot && journalComplete;
-  if (rebuildHistory)
-    log(
-      `history store at seq ${historyAt}, behind the snapshot at ${newestSnapshot}: replaying from genesis`,
-    );
-  else if (historyAt < newestSnapshot) {
-    log(
-      `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
-    );
-  }
-  const { engine } = await recover({
-    genesis,
-    journal,
-    snapshots,
-    ignoreSnapshots: rebuildHistory,
-    log,
-    onReplayed: async (batch) => {
-      writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
-      if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
-    },
-  });
-  await writer.drain();
-  // From here on the history follows the journal's bytes on its own engine replica.
-  await historyWrites.close();
-  engine.assertInvariants();
-  log(`recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`);
-  const startState = engine.snapshot();
-  const follower = new HistoryFollower(
-    { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
-    log,
+  const sealer = createSecretSealer(
+    loadMasterKey({ keyFile, dataDir: paths.root, warn: (message) => mainLog.warn(message) }),
   );
 
-  const sequencer = new Sequencer(engine, journal, snapshots, {
-    clock: Date.now,
-    maxInFlight: options.maxInFlightCommands,
-    snapshotEveryCommands: options.snapshotEveryCommands,
-    snapshotEveryMs: options.snapshotEveryMinutes * 60_000,
-    keepSnapshots: options.keepSnapshots,
-    pruneJournal: options.pruneJournal,
-    log,
-  });
-  const marketData = new MarketData(engine, { now: Date.now });
-  await marketData.seed(history);
-  const klines = new LiveKlines();
-  await klines.seed(
-    history,
-    engine.markets().map((m) => m.name),
-  );
-  sequencer.onApplied((batch) => marketData.apply(batch));
-  sequencer.onApplied(klines.apply);
-  sequencer.onApplied(follower.enqueue);
-  sequencer.addPressureSource(follower.overBound);
-
-  // The chain configuration is the genesis one: every coin and chain has its adapter.
-  const chain = SimulatedChain.open(engine.funds.config(), paths.chain, log);
-  const watcher = new ChainWatcher({
-    engine,
-    submit: (command) => sequencer.submit(command),
-    adapters: chain.adapters(),
-    log,
-  });
-  sequencer.onApplied(watcher.onApplied);
-  // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
-  await watcher.start();
-
-  const venue: VenuePort = {
-    engine,
-    history,
-    now: Date.now,
-    submit: (command) => sequencer.submit(command),
-  };
-  const routes = [
-    ...publicRoutes({ venue, marketData }),
-    ...signedRoutes({
-      venue,
-      sealer,
-      reqTimeWindowMs: options.reqTimeWindowMs,
-      rateLimiter: options.rateLimits
-        ? new MemoryRateLimiter({
-            ipRequestsPerMinute: options.ipRequestsPerMinute,
-            keyRequestsPerSecond: options.keyRequestsPerSecond,
-          })
-        : UNLIMITED,
-    }),
-  ];
-  const admins = adminRoutes({
-    venue,
-    token: adminToken,
-    instance,
-    snapshot: () => sequencer.snapshot(),
-    funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
-    keys: {
-      issue: () => {
-        const c = generateApiCredentials();
-        return {
-          accessKey: c.accessKey,
-          secretKey: c.secret,
-          sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-        };
-      },
-    },
-  });
-  const handler = createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log });
-  const ws = new WsGateway({
-    engine,
-    marketData,
-    klines,
-    authenticator: new Authenticator(venue, sealer),
-    now: Date.now,
-    log,
-  });
-  sequencer.onApplied(ws.apply);
-  const http = await startHttpServer({ host: options.host, port: options.port, handler }).catch(
-    (error: unknown) => {
-      throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
-    },
-  );
-  ws.attach(http.server);
-  const admin = await startAdminServer(adminTarget(options), createRequestHandler(admins, { log })).catch(
-    async (error: unknown) => {
-      await http.close();
-      throw error;
-    },
-  );
-  const publicAt = tcpEndpoint(http.host, http.port);
+  // The admin listener opens first, answering /health and /ready (and 503 to the rest) while the
+  // venue recovers: a long replay is then visible to monitoring instead of looking dead.
+  const adminLog = at('admin');
+  let adminHandler: RequestListener = withProbes(recoveringHandler, { health, detail: true });
+  const admin = await startAdminServer(adminTarget(options), (req, res) => adminHandler(req, res));
   const adminAt: Endpoint =
     admin.target.socket !== undefined
       ? { socket: admin.target.socket }
       : tcpEndpoint(admin.target.host, admin.target.port);
-  writeListenFile(paths.root, {
-    pid: process.pid,
-    instance,
-    startedAt: new Date().toISOString(),
-    public: publicAt,
-    admin: adminAt,
-  });
-  log(`admin API on ${'socket' in adminAt ? `the Unix socket ${adminAt.socket}` : adminAt.url}`);
+  adminLog.info(
+    { admin: adminAt },
+    `admin API on ${'socket' in adminAt ? `the Unix socket ${adminAt.socket}` : adminAt.url}`,
+  );
   if (!('socket' in adminAt) && !isLoopback(adminAt.host)) {
-    log(`warning: the admin API listens on ${adminAt.host}, not on loopback: keep that interface private`);
+    adminLog.warn(
+      { host: adminAt.host },
+      `the admin API listens on ${adminAt.host}, not on loopback: keep that interface private`,
+    );
   }
-  log(`listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`);
+  try {
+    return await startServing();
+  } catch (error) {
+    await admin.close();
+    throw error;
+  }
 
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      // First, so that a CLI started during the stop is told no server runs here.
-      removeListenFile(paths.root, instance);
-      await ws.close();
-      await http.close();
-      await admin.close();
-      await watcher.stop();
-      await sequencer.close();
-      await follower.close().catch(() => undefined);
-      await history.close();
-    })());
-  const fatal = (error: Error): void => {
-    log(`fatal: ${error.message}; stopping so that a restart recovers from the journal`);
-    process.exitCode = 1;
-    void close().finally(() => process.exit(1));
-  };
-  sequencer.onFatal(fatal);
-  follower.onFatal(fatal);
-  return { sequencer, http, admin, ws, options, chain, watcher, close };
+  async function startServing(): Promise<RunningVenue> {
+    health.recovering();
+    const journalLog = at('journal');
+    const historyLog = at('history');
+    const snapshotLog = at('snapshots');
+    const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
+    journalLog.info(
+      { dir: paths.journal, segments: journal.recovery.segments, lastSeq: journal.recovery.lastSeq },
+      `journal opened at seq ${journal.recovery.lastSeq}`,
+    );
+    if (journal.recovery.truncatedBytes > 0) {
+      journalLog.warn(
+        { truncatedBytes: journal.recovery.truncatedBytes, tail: journal.recovery.tail },
+        `journal: ${journal.recovery.tail}`,
+      );
+    }
+    journal.onSegmentCreated((file, firstSeq) =>
+      journalLog.info({ file, firstSeq }, `new journal segment from seq ${firstSeq}`),
+    );
+    const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => snapshotLog.warn(p) });
+    const historyPlace = historyLocation(options.historyUrl, paths.history);
+    const history = await openHistoryStore(historyPlace, (message) => historyLog.warn(message));
+    historyLog.info(
+      { store: describeHistoryLocation(historyPlace) },
+      `history store: ${describeHistoryLocation(historyPlace)}`,
+    );
+    // Writes go through a worker thread with its own connection; reads stay on `history`.
+    const historyWrites = new HistoryWorker(historyPlace);
+    const writer = new HistoryWriter(historyWrites, (message) => historyLog.warn(message));
+    const historyAt = await history.checkpoint();
+
+    const started = Date.now();
+    // History behind the newest snapshot (a new or lost database) needs the journal from genesis.
+    const newestSnapshot = snapshots.list()[0]?.lastSeq ?? 0;
+    const journalComplete = journal.firstSeq <= 1 || journal.durableSeq === 0;
+    const rebuildHistory = historyAt < newestSnapshot && journalComplete;
+    if (rebuildHistory) {
+      historyLog.warn(
+        { historySeq: historyAt, snapshotSeq: newestSnapshot },
+        `history store at seq ${historyAt}, behind the snapshot at ${newestSnapshot}: replaying from genesis`,
+      );
+    } else if (historyAt < newestSnapshot) {
+      historyLog.error(
+        { historySeq: historyAt, snapshotSeq: newestSnapshot },
+        `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
+      );
+    }
+    const recoveryLog = at('recovery');
+    const showReplay = progressReporter({
+      label: 'replay',
+      unit: 'commands',
+      tty: process.stderr.isTTY === true ? process.stderr : undefined,
+      line: (text, figures) => recoveryLog.info({ ...figures }, text),
+    });
+    const { engine, snapshotSeq, replayed } = await recover({
+      genesis,
+      journal,
+      snapshots,
+      ignoreSnapshots: rebuildHistory,
+      log: recoveryLog,
+      progress: (done, total) => {
+        health.replayProgress(done, total);
+        showReplay(done, total);
+      },
+      onReplayed: async (batch) => {
+        writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
+        if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
+      },
+    });
+    await writer.drain();
+    // From here on the history follows the journal's bytes on its own engine replica.
+    await historyWrites.close();
+    engine.assertInvariants();
+    recoveryLog.info(
+      { seq: engine.lastSeq, snapshotSeq, replayed, historySeq: historyAt, ms: Date.now() - started },
+      `recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`,
+    );
+    const startState = engine.snapshot();
+    const follower = new HistoryFollower(
+      { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
+      historyLog,
+    );
+
+    const sequencer = new Sequencer(engine, journal, snapshots, {
+      clock: Date.now,
+      maxInFlight: options.maxInFlightCommands,
+      snapshotEveryCommands: options.snapshotEveryCommands,
+      snapshotEveryMs: options.snapshotEveryMinutes * 60_000,
+      keepSnapshots: options.keepSnapshots,
+      pruneJournal: options.pruneJournal,
+      log: at('sequencer'),
+      snapshotLog,
+    });
+    const marketData = new MarketData(engine, { now: Date.now });
+    await marketData.seed(history);
+    const klines = new LiveKlines();
+    await klines.seed(
+      history,
+      engine.markets().map((m) => m.name),
+    );
+    const venue: VenuePort = {
+      engine,
+      history,
+      now: Date.now,
+      submit: (command) => sequencer.submit(command),
+    };
+    const ws = new WsGateway({
+      engine,
+      marketData,
+      klines,
+      authenticator: new Authenticator(venue, sealer),
+      now: Date.now,
+      log: at('ws'),
+    });
+    const authLog = at('auth');
+    const rateLimiter = options.rateLimits
+      ? new MemoryRateLimiter({
+          ipRequestsPerMinute: options.ipRequestsPerMinute,
+          keyRequestsPerSecond: options.keyRequestsPerSecond,
+          onLock: (ip, until, perMinute) =>
+            authLog.warn(
+              { ip, until: new Date(until).toISOString() },
+              `rate limit: IP ${ip} made more than ${perMinute} trade-API requests in a minute and is locked until ${new Date(until).toISOString()}`,
+            ),
+        })
+      : undefined;
+    const metrics = options.metrics
+      ? new VenueMetrics({
+          engine,
+          sequencer,
+          journal,
+          history: follower,
+          ws,
+          ...(rateLimiter === undefined ? {} : { rateLimiter }),
+          ready: health.isReady,
+          openOrdersAtStart: startState.orders.map((o) => o[2]),
+        })
+      : undefined;
+    if (metrics !== undefined) {
+      sequencer.onApplied(metrics.onApplied);
+      journal.onFlushed(metrics.onFlushed);
+    }
+    sequencer.onApplied((batch) => marketData.apply(batch));
+    sequencer.onApplied(klines.apply);
+    sequencer.onApplied(follower.enqueue);
+    sequencer.addPressureSource(follower.overBound);
+
+    // The chain configuration is the genesis one: every coin and chain has its adapter.
+    const chainLog = at('chain');
+    const chain = SimulatedChain.open(engine.funds.config(), paths.chain, (message) =>
+      chainLog.warn(message),
+    );
+    const watcher = new ChainWatcher({
+      engine,
+      submit: (command) => sequencer.submit(command),
+      adapters: chain.adapters(),
+      log: (message) => chainLog.warn(message),
+    });
+    sequencer.onApplied(watcher.onApplied);
+    // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
+    await watcher.start();
+
+    const routes = [
+      ...publicRoutes({ venue, marketData }),
+      ...signedRoutes({
+        venue,
+        sealer,
+        reqTimeWindowMs: options.reqTimeWindowMs,
+        rateLimiter: rateLimiter ?? UNLIMITED,
+        log: authLog,
+      }),
+    ];
+    const admins = adminRoutes({
+      venue,
+      token: adminToken,
+      instance,
+      log: adminLog,
+      snapshot: () => sequencer.snapshot(),
+      funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
+      keys: {
+        issue: () => {
+          const c = generateApiCredentials();
+          return {
+            accessKey: c.accessKey,
+            secretKey: c.secret,
+            sealedSecret: sealer.seal(c.secretHash, c.accessKey),
+          };
+        },
+      },
+    });
+    const handler = withProbes(
+      createRequestHandler(routes, {
+        strictUserAgent: options.strictUserAgent,
+        log: at('http'),
+        slowRequestMs: options.slowRequestMs,
+      }),
+      { health, detail: false, metrics: options.publicMetrics ? metrics : undefined, log: at('http') },
+    );
+    sequencer.onApplied(ws.apply);
+    const http = await startHttpServer({ host: options.host, port: options.port, handler }).catch(
+      (error: unknown) => {
+        throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
+      },
+    );
+    ws.attach(http.server);
+    adminHandler = withProbes(createRequestHandler(admins, { log: adminLog, accessLog: true }), {
+      health,
+      detail: true,
+      metrics,
+      log: adminLog,
+    });
+    const publicAt = tcpEndpoint(http.host, http.port);
+    writeListenFile(paths.root, {
+      pid: process.pid,
+      instance,
+      startedAt: new Date().toISOString(),
+      public: publicAt,
+      admin: adminAt,
+    });
+    health.running({ engine, journal, sequencer, history: follower });
+    at('http').info(
+      { public: publicAt, dataDir: resolve(paths.root) },
+      `listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`,
+    );
+
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        health.stopping();
+        // First, so that a CLI started during the stop is told no server runs here.
+        removeListenFile(paths.root, instance);
+        await ws.close();
+        await http.close();
+        await admin.close();
+        await watcher.stop();
+        await sequencer.close();
+        await follower.close().catch(() => undefined);
+        await history.close();
+      })());
+    const fatal = (error: Error): void => {
+      // Said once, whichever part failed first (the journal, the engine, the history follower).
+      if (health.phase === 'failed') return;
+      health.failed(error.message);
+      mainLog.fatal(
+        { err: error, reason: error.message, seq: engine.lastSeq },
+        `stopping: ${error.message}; a restart recovers from the journal`,
+      );
+      process.exitCode = 1;
+      void close().finally(() => {
+        hooks.flushLog?.();
+        process.exit(1);
+      });
+    };
+    sequencer.onFatal(fatal);
+    follower.onFatal(fatal);
+    return { sequencer, http, admin, ws, options, chain, watcher, health, metrics, close };
+  }
+}
+
+/** The admin listener's answer while the venue recovers (probes are answered before it). */
+function recoveringHandler(_req: IncomingMessage, res: ServerResponse): void {
+  const body = JSON.stringify({
+    code: RESULTS.BUSY.code,
+    message: 'the server is recovering (replaying its journal): retry once /ready answers 200',
+  });
+  res.writeHead(503, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
 }
 
 async function main(): Promise<void> {
-  const log = (message: string): void => console.log(`${new Date().toISOString()} bourse: ${message}`);
   if (wantsHelp(process.argv.slice(2))) {
     console.log(serverUsage());
     return;
@@ -333,21 +471,36 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(2);
   }
-  log(`starting with ${describeOptions(options)}`);
-  const venue = await startVenue(options, log);
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const log = logger.component('main');
+  // A bug that escapes every handler: its stack, once, then the exit node would make anyway.
+  process.once('uncaughtException', (error) => {
+    log.fatal({ err: error, reason: error.message }, `stopping: uncaught exception: ${error.message}`);
+    logger.flushSync();
+    process.exit(1);
+  });
+  log.info({ settings: shownOptions(options), node: process.version }, 'starting');
+  let venue: RunningVenue;
+  try {
+    venue = await startVenue(options, logger.log, { flushLog: logger.flushSync });
+  } catch (error) {
+    // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
+    const detail = error instanceof ListenError ? error.message : ((error as Error).stack ?? String(error));
+    log.fatal({ err: error, reason: (error as Error).message }, `cannot start: ${(error as Error).message}`);
+    logger.flushSync();
+    console.error(`bourse: cannot start: ${detail}`);
+    process.exit(1);
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      log(`${signal}: closing`);
-      void venue.close().then(() => process.exit(0));
+      log.info({ signal }, `stopping: ${signal}`);
+      void venue.close().then(() => {
+        log.info('stopped');
+        logger.flushSync();
+        process.exit(0);
+      });
     });
   }
 }
 
-if (import.meta.main) {
-  main().catch((error: unknown) => {
-    // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
-    const detail = error instanceof ListenError ? error.message : ((error as Error).stack ?? String(error));
-    console.error(`bourse: cannot start: ${detail}`);
-    process.exit(1);
-  });
-}
+if (import.meta.main) await main();

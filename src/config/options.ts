@@ -44,6 +44,18 @@ export interface ServerOptions {
    * SQLite in the data directory (docs/history-store.md).
    */
   readonly historyUrl: string | undefined;
+  /** The least severe log level written (docs/operations.md, "Logs"). */
+  readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  /** `json` lines, `pretty` lines for a person, or `auto` (pretty on a terminal). */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
+  /** A public request slower than this is logged (warn), ms (0: never). */
+  readonly slowRequestMs: number;
+  /** Keep the Prometheus metrics (`/metrics` on the admin listener); false drops them and their cost. */
+  readonly metrics: boolean;
+  /** Serve `/metrics` on the public listener too. */
+  readonly publicMetrics: boolean;
+  /** Commands the history store may be behind the engine while `/ready` still answers 200. */
+  readonly readyMaxHistoryLag: number;
 }
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
@@ -66,13 +78,21 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   keyRequestsPerSecond: 60,
   rateLimits: true,
   historyUrl: undefined,
+  logLevel: 'info',
+  logFormat: 'auto',
+  slowRequestMs: 1_000,
+  metrics: true,
+  publicMetrics: false,
+  readyMaxHistoryLag: 50_000,
 });
 
 interface Setting {
   readonly key: keyof ServerOptions;
   readonly flag: string;
   readonly env: string;
-  readonly kind: 'string' | 'int' | 'bool';
+  readonly kind: 'string' | 'int' | 'bool' | 'choice';
+  /** The values a `choice` setting takes. */
+  readonly choices?: readonly string[];
   readonly min?: number;
   readonly max?: number;
   /** The value's placeholder in `--help` (default by kind). */
@@ -237,6 +257,52 @@ const SETTINGS: readonly Setting[] = [
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL (postgres://user@host:port/db[?schema=name]); none: SQLite in --data',
   },
+  {
+    key: 'logLevel',
+    flag: '--log-level',
+    env: 'BOURSE_LOG_LEVEL',
+    kind: 'choice',
+    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    help: 'least severe log level written',
+  },
+  {
+    key: 'logFormat',
+    flag: '--log-format',
+    env: 'BOURSE_LOG_FORMAT',
+    kind: 'choice',
+    choices: ['auto', 'json', 'pretty'],
+    help: 'json lines, pretty lines for a person, or auto (pretty on a terminal)',
+  },
+  {
+    key: 'slowRequestMs',
+    flag: '--slow-request-ms',
+    env: 'BOURSE_SLOW_REQUEST_MS',
+    kind: 'int',
+    min: 0,
+    help: 'log a public request slower than this, ms (0: never)',
+  },
+  {
+    key: 'metrics',
+    flag: '--metrics',
+    env: 'BOURSE_METRICS',
+    kind: 'bool',
+    help: 'Prometheus metrics at /metrics on the admin listener (--metrics=false: none, and no cost)',
+  },
+  {
+    key: 'publicMetrics',
+    flag: '--public-metrics',
+    env: 'BOURSE_PUBLIC_METRICS',
+    kind: 'bool',
+    help: 'serve /metrics on the public listener too',
+  },
+  {
+    key: 'readyMaxHistoryLag',
+    flag: '--ready-max-history-lag',
+    env: 'BOURSE_READY_MAX_HISTORY_LAG',
+    kind: 'int',
+    min: 0,
+    help: 'commands the history store may be behind while /ready answers 200',
+  },
 ];
 
 /** Every server flag with its environment variable (for checks that the docs list them all). */
@@ -248,7 +314,11 @@ export const SERVER_FLAGS: readonly { readonly flag: string; readonly env: strin
 export function serverUsage(): string {
   const rows = SETTINGS.map((s) => {
     const value =
-      s.kind === 'bool' ? '[=true|false]' : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
+      s.kind === 'bool'
+        ? '[=true|false]'
+        : s.kind === 'choice'
+          ? ` ${(s.choices ?? []).join('|')}`
+          : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
     const fallback = DEFAULT_OPTIONS[s.key];
     return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : String(fallback), s.help];
   });
@@ -288,6 +358,10 @@ export function loadOptions(
     if (s.kind === 'string') {
       if (raw === '') problems.push(`${source}: empty value`);
       else values[s.key] = raw;
+    } else if (s.kind === 'choice') {
+      const choices = s.choices ?? [];
+      if (choices.includes(raw)) values[s.key] = raw;
+      else problems.push(`${source}: expected one of ${choices.join(', ')}, got '${raw}'`);
     } else if (s.kind === 'bool') {
       if (raw === 'true' || raw === '1' || raw === '') values[s.key] = true;
       else if (raw === 'false' || raw === '0') values[s.key] = false;
@@ -335,9 +409,14 @@ export function loadOptions(
   return Object.freeze(values as unknown as ServerOptions);
 }
 
-/** The options as `name=value` lines for the start-up log. */
-export function describeOptions(options: ServerOptions): string {
-  return SETTINGS.map((s) => `${s.key}=${redactPassword(String(options[s.key] ?? '(none)'))}`).join(' ');
+/** The options as log fields (every setting by name), a password in a URL replaced. */
+export function shownOptions(options: ServerOptions): Record<string, unknown> {
+  return Object.fromEntries(
+    SETTINGS.map((s) => {
+      const value = options[s.key];
+      return [s.key, typeof value === 'string' ? redactPassword(value) : value];
+    }),
+  );
 }
 
 /** A URL's password replaced, for logs and messages. */

@@ -8,6 +8,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
+import type { Log } from '../../sequencer/ports.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
@@ -27,6 +28,11 @@ export interface AdminDeps {
   readonly snapshot: () => Promise<string | undefined>;
   /** Addresses, fund passwords, withdrawals and the simulated chain. */
   readonly funds: Omit<FundsAdminDeps, 'venue'>;
+  /**
+   * The admin component's log, for what an action wants said beyond the listener's access line
+   * (which already records every admin request at info: path, parameters, answer code, time).
+   */
+  readonly log?: Log;
 }
 
 const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
