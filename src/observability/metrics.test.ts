@@ -34,8 +34,8 @@ describe('open orders per market', () => {
     for (const [i, command] of commands.entries()) {
       batch.push({ result: engine.apply(command) });
       if (random() < 0.2 || i === commands.length - 1) {
-        counts.apply(batch, engine);
-        later?.apply(batch, engine);
+        counts.apply(batch);
+        later?.apply(batch);
         batch = [];
         const want = restingByMarket(engine);
         for (const m of engine.markets()) {

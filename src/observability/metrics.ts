@@ -40,7 +40,6 @@ export interface MetricsSources {
     readonly lastSeq: number;
     markets(): readonly MarketSpec[];
     depth(market: string, limit: number): { bids: [number, number][]; asks: [number, number][] } | undefined;
-    openOrder(orderId: number): unknown;
   };
   readonly sequencer: {
     readonly inFlight: number;
@@ -69,7 +68,6 @@ export interface MetricsSources {
 
 export class VenueMetrics {
   readonly registry = new Registry();
-  readonly #sources: MetricsSources;
   /** Commands applied, by kind then result. */
   readonly #commands = new Map<string, Map<string, number>>();
   readonly #orderEntry: BucketHistogram;
@@ -78,7 +76,6 @@ export class VenueMetrics {
   readonly #openOrders: OpenOrderCounts;
 
   constructor(sources: MetricsSources) {
-    this.#sources = sources;
     this.#openOrders = new OpenOrderCounts(sources.openOrdersAtStart);
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -261,7 +258,7 @@ export class VenueMetrics {
         this.#orderEntry.observe((now - item.submittedAt) / 1000);
       }
     }
-    this.#openOrders.apply(batch, this.#sources.engine);
+    this.#openOrders.apply(batch);
   };
 
   /** Takes each journal flush (a journal `onFlushed` listener). */
