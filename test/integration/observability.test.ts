@@ -137,7 +137,11 @@ describe('watching a running server', () => {
   test('JSON logs, /health and /ready on both listeners, /metrics that moves as orders flow', async () => {
     const server = await startServer(dataDir());
     try {
-      // Every line of the log is a JSON object with the documented fields.
+      // Every line of the log is a JSON object with the documented fields. (The fixture may have
+      // seen listen.json before the asynchronous log reached the pipe.)
+      await until('the start-up lines', () =>
+        logLines(server.output()).some((l) => /^listening on/.test(l['msg'] as string)) ? true : undefined,
+      );
       const startLines = logLines(server.output());
       assert.ok(startLines.length >= 4, server.output());
       for (const line of startLines) {
