@@ -15,6 +15,10 @@
  * The last line is one JSON object. Rate limits are switched off (`--rate-limits=false`): the
  * spec's 60 requests/s per key would otherwise need 500+ keys for this load.
  * `HTTP_BENCH_RUNS=orders` (say) makes only some runs, e.g. to profile the server under one load.
+ * `HTTP_BENCH_METRICS_PAIRS=n` instead measures what the Prometheus metrics cost: two servers,
+ * one with `--metrics=false` and one with metrics on and `/metrics` scraped every second during
+ * its runs, each given n order runs, interleaved A B B A …, so that the shared machine's drift
+ * falls on both alike.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,6 +39,10 @@ if (unknownRuns.length > 0) {
   throw new Error(`HTTP_BENCH_RUNS: unknown run ${unknownRuns.join(', ')}; runs are ${ALL_RUNS.join(', ')}`);
 }
 const skipped = (): Promise<Figures | undefined> => Promise.resolve(undefined);
+/** Pairs of order runs without and with metrics (0: the usual runs). */
+const METRICS_PAIRS = Number(process.env['HTTP_BENCH_METRICS_PAIRS'] ?? 0);
+/** How often the metrics run is scraped (ms). */
+const SCRAPE_EVERY_MS = 1_000;
 const GENERATORS = ['wrk', 'lean', 'autocannon'];
 /**
  * The load generator (HTTP_BENCH_GENERATOR): `wrk` (C, one thread; the default when installed:
@@ -214,6 +222,129 @@ async function helloWorld(): Promise<Figures> {
   }
 }
 
+type Server = Awaited<ReturnType<typeof startServer>>;
+
+/** The flags of every Bourse server of the bench. */
+const SERVER_FLAGS = [
+  '--rate-limits=false',
+  '--snapshot-every',
+  '0',
+  // A run's requests carry the reqTime of its start (see orderLoad): the window covers the run.
+  '--req-time-window-ms',
+  String((SECONDS + 60) * 1000),
+];
+
+/**
+ * Makes a buyer and a seller on `server` and returns the load of a run of signed orders: buys and
+ * sells of 0.01 BTC at one price, alternating on each connection.
+ */
+async function orderLoad(server: Server): Promise<(seconds?: number) => Load> {
+  const keys = [
+    await createTrader(server, 'buyer', [['usdt', '5000000000']]),
+    await createTrader(server, 'seller', [['btc', '1000000']]),
+  ];
+  // The signature does not cover reqTime, so each side's request is signed once; each run sends
+  // the two with its start time as reqTime. autocannon then sends prebuilt requests, as it does
+  // to the hello-world server: rebuilding each request (setupRequest) cost it a further 6–7%
+  // of the orders' rate on these two cores.
+  const paths = keys.map(({ accessKey, secret }, side) =>
+    `/api/order?${signedQuery(
+      'order',
+      [
+        ['currency', 'btc_usdt'],
+        ['tradeType', side === 0 ? '1' : '0'],
+        ['price', '30000.00'],
+        ['amount', '0.0100'],
+      ],
+      accessKey,
+      secret,
+    )}`.replace(/&reqTime=\d+$/, '&reqTime='),
+  );
+  return (seconds = SECONDS) => ({
+    paths: paths.map((path) => `${path}${Date.now()}`),
+    expectBody: '"code":1000',
+    seconds,
+  });
+}
+
+/** Scrapes `/metrics` every SCRAPE_EVERY_MS until stopped; resolves with the scrapes made. */
+function scraper(server: Server): { stop(): Promise<number> } {
+  let stopped = false;
+  let scrapes = 0;
+  const done = (async () => {
+    while (!stopped) {
+      const response = await fetch(`${server.adminBase}/metrics`);
+      if (response.status !== 200) throw new Error(`/metrics answered ${response.status}`);
+      await response.text();
+      scrapes++;
+      await new Promise((resolve) => setTimeout(resolve, SCRAPE_EVERY_MS));
+    }
+    return scrapes;
+  })();
+  return {
+    stop: () => {
+      stopped = true;
+      return done;
+    },
+  };
+}
+
+/**
+ * The metrics' cost on order throughput: METRICS_PAIRS runs on a server without metrics (A) and
+ * as many on one with metrics scraped every second (B), in the order A B B A A B …
+ */
+async function metricsCost(): Promise<void> {
+  const without = await startServer(join(root, 'data-without'), [...SERVER_FLAGS, '--metrics=false']);
+  const withMetrics = await startServer(join(root, 'data-with'), SERVER_FLAGS);
+  try {
+    const loads = { without: await orderLoad(without), with: await orderLoad(withMetrics) };
+    await load(without.base, loads.without(2));
+    await load(withMetrics.base, loads.with(2));
+    const a: number[] = [];
+    const b: number[] = [];
+    let scrapes = 0;
+    for (let i = 0; i < METRICS_PAIRS * 2; i++) {
+      // A B B A A B …: each pair's first run alternates, so a trend in the machine's load cancels.
+      const metricsRun = i % 4 === 1 || i % 4 === 2;
+      if (metricsRun) {
+        const s = scraper(withMetrics);
+        const f = await load(withMetrics.base, loads.with());
+        scrapes += await s.stop();
+        if (f.errors + f.non2xx > 0) throw new Error(`metrics run: ${f.errors + f.non2xx} errors`);
+        b.push(f.rps);
+        console.log(line(`orders, metrics scraped`, f));
+      } else {
+        const f = await load(without.base, loads.without());
+        if (f.errors + f.non2xx > 0) throw new Error(`no-metrics run: ${f.errors + f.non2xx} errors`);
+        a.push(f.rps);
+        console.log(line(`orders, --metrics=false`, f));
+      }
+    }
+    // Runs i of each side were made next to each other: their ratio is the least drift-prone figure.
+    const ratios = a.map((x, i) => (b[i] as number) / x);
+    const costPct = (1 - median(ratios)) * 100;
+    console.log(
+      `metrics cost: ${costPct.toFixed(1)}% (median of the ${ratios.length} paired ratios ` +
+        `${ratios.map((r) => r.toFixed(3)).join(', ')}); medians ${median(a)} → ${median(b)} orders/s; ${scrapes} scrapes`,
+    );
+    console.log(
+      JSON.stringify({
+        bench: 'http-metrics-cost',
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        pairs: METRICS_PAIRS,
+        withoutRps: a,
+        withRps: b,
+        costPct: Number(costPct.toFixed(2)),
+        scrapes,
+      }),
+    );
+  } finally {
+    await without.stop();
+    await withMetrics.stop();
+  }
+}
+
 /** The run's temporary directory: the server's data and wrk's scripts. */
 const root = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-http-'));
 
@@ -223,44 +354,16 @@ async function main(): Promise<void> {
       `${CONNECTIONS} connections, ${SECONDS} s per run, load generator ${GENERATOR}, each server in its own process`,
   );
   try {
+    if (METRICS_PAIRS > 0) {
+      await metricsCost();
+      return;
+    }
     const hello = RUNS.has('hello') ? await helloWorld() : undefined;
     console.log(line('hello world (node:http)', hello));
 
-    const server = await startServer(join(root, 'data'), [
-      '--rate-limits=false',
-      '--snapshot-every',
-      '0',
-      // A run's requests carry the reqTime of its start (see below): the window covers the run.
-      '--req-time-window-ms',
-      String((SECONDS + 60) * 1000),
-    ]);
+    const server = await startServer(join(root, 'data'), SERVER_FLAGS);
     try {
-      const keys = [
-        await createTrader(server, 'buyer', [['usdt', '5000000000']]),
-        await createTrader(server, 'seller', [['btc', '1000000']]),
-      ];
-      // The signature does not cover reqTime, so each side's request is signed once; each run sends
-      // the two with its start time as reqTime. autocannon then sends prebuilt requests, as it does
-      // to the hello-world server: rebuilding each request (setupRequest) cost it a further 6–7%
-      // of the orders' rate on these two cores.
-      const paths = keys.map(({ accessKey, secret }, side) =>
-        `/api/order?${signedQuery(
-          'order',
-          [
-            ['currency', 'btc_usdt'],
-            ['tradeType', side === 0 ? '1' : '0'],
-            ['price', '30000.00'],
-            ['amount', '0.0100'],
-          ],
-          accessKey,
-          secret,
-        )}`.replace(/&reqTime=\d+$/, '&reqTime='),
-      );
-      const signed = (seconds = SECONDS): Load => ({
-        paths: paths.map((path) => `${path}${Date.now()}`),
-        expectBody: '"code":1000',
-        seconds,
-      });
+      const signed = await orderLoad(server);
       const orders = (): Promise<Figures> => load(server.base, signed());
       if (RUNS.has('orders')) await load(server.base, signed(2));
       const placed = RUNS.has('orders') ? await orders() : undefined;

@@ -18,6 +18,7 @@ import { encodeCommand } from '../src/sequencer/command-codec.ts';
 import { recover } from '../src/sequencer/recovery.ts';
 import { createEngine, DEFAULT_STREAM, generateStream } from './engine-stream.ts';
 import { seededRandom } from '../src/store/trading-stream.ts';
+import { SILENT_LOG } from '../src/observability/memory-log.ts';
 
 const RECORDS = Number(process.env['RECOVERY_RECORDS'] ?? 1_000_000);
 const OPEN_ORDERS = Number(process.env['RECOVERY_OPEN_ORDERS'] ?? 1_000_000);
@@ -61,7 +62,7 @@ async function journalReplay(): Promise<Record<string, number>> {
     genesis: DEFAULT_VENUE,
     journal,
     snapshots: undefined,
-    log: () => undefined,
+    log: SILENT_LOG,
   });
   const totalMs = performance.now() - t;
   await journal.close();

@@ -6,12 +6,11 @@
 import { loadOptions } from '../src/config/options.ts';
 import { startVenue } from '../src/main.ts';
 import { reportStatsOverIpc } from './ws-child-stats.ts';
+import { createLogger } from '../src/observability/logger.ts';
 
 // The demo market's bots would add load of their own to the measured server.
-const venue = await startVenue(
-  loadOptions(['--demo=false', ...process.argv.slice(2)], process.env),
-  (message) => console.log(`server: ${message}`),
-);
+const options = loadOptions(['--demo=false', ...process.argv.slice(2)], process.env);
+const venue = await startVenue(options, createLogger({ level: options.logLevel, format: 'json' }).log);
 reportStatsOverIpc(
   () => ({ connections: venue.ws.connections, dropped: venue.ws.dropped }),
   () => venue.close(),

@@ -2,16 +2,18 @@
  * @module main — the composition root: the one module that wires every part together, and the
  * program `npm start` runs.
  *
- * Start-up order: options → data directory (genesis, admin token) → master key → journal,
- * snapshots, history store → recovery (snapshot + journal replay, history brought up to date) →
- * sequencer (on the wall clock, or a manual one) → market data → chains (the simulated chain, and
+ * Start-up order: options → logger → data directory (genesis, admin token) → master key → the
+ * admin listener, answering only `/health` and `/ready` (503 to the rest) → journal, snapshots,
+ * history store → recovery (snapshot + journal replay, history brought up to date) → sequencer
+ * (on the wall clock, or a manual one) → market data, metrics → chains (the simulated chain, and
  * a first pass of the chain watcher) → HTTP (the API behind the trading page's files) and
- * WebSocket, then the admin listener, then `listen.json` (where both listen), then the demo market
- * when this venue has one. The API opens only after recovery has finished. The listen addresses
+ * WebSocket, the admin routes, then `listen.json` (where both listen), then the demo market when
+ * this venue has one. The public API opens only after recovery has finished. The listen addresses
  * are checked before anything is created on disk, so that a busy port is one line and no new data
  * directory.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
@@ -52,15 +54,22 @@ import {
   type Endpoint,
 } from './config/listen-file.ts';
 import {
-  describeOptions,
   isLoopbackHost,
   loadOptions,
   serverUsage,
+  shownOptions,
   wantsHelp,
   type ServerOptions,
 } from './config/options.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
+import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
+import { Health } from './observability/health.ts';
+import { createLogger, type Component } from './observability/logger.ts';
+import { VenueMetrics } from './observability/metrics.ts';
+import { withProbes } from './observability/probes.ts';
+import { progressReporter } from './observability/progress.ts';
+import type { Log } from './sequencer/ports.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { MAX_CLOCK_ADVANCE_MS, ManualClock } from './sequencer/manual-clock.ts';
 import { recover } from './sequencer/recovery.ts';
@@ -88,6 +97,10 @@ export interface RunningVenue {
   readonly watcher: ChainWatcher;
   /** The demo market's bots, when they run (docs/sandbox.md). */
   readonly demo: DemoMarket | undefined;
+  /** Liveness and readiness (`/health`, `/ready`). */
+  readonly health: Health;
+  /** The Prometheus metrics (`/metrics`), unless switched off with `--metrics=false`. */
+  readonly metrics: VenueMetrics | undefined;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
 }
@@ -124,19 +137,30 @@ async function refuseBusyAddresses(options: ServerOptions): Promise<void> {
   if (problem !== undefined) throw new ListenError(problem);
 }
 
+/** What `startVenue` may be given besides the options and the log. */
+export interface VenueHooks {
+  /** Writes the log's queued lines (called before a fatal exit). */
+  readonly flushLog?: () => void;
+}
+
 /**
  * Starts a venue with `options`; resolves once it is recovered and listening. Rejects with a
- * ListenError, before the data directory is touched, when an address is taken.
+ * ListenError, before the data directory is touched, when an address is taken. `log` is the root
+ * logger: each part logs through a child with its `component` (docs/operations.md, "Logs").
  */
 export async function startVenue(
   options: ServerOptions,
-  log: (message: string) => void,
+  log: Log,
+  hooks: VenueHooks = {},
 ): Promise<RunningVenue> {
   await refuseBusyAddresses(options);
+  const at = (component: Component): Log => log.child({ component });
+  const mainLog = at('main');
   const instance = newInstanceId();
   const paths = dataPaths(options.dataDir);
   const genesis = ensureGenesis(paths.root);
   const adminToken = ensureAdminToken(paths.root);
+  const health = new Health({ maxHistoryLag: options.readyMaxHistoryLag });
 
   const keyFile =
     options.masterKeyFile ??
@@ -144,274 +168,401 @@ export async function startVenue(
   if (keyFile !== undefined && options.masterKeyFile === undefined && !existsSync(keyFile)) {
     mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 });
     writeMasterKeyFile(keyFile);
-    log(
+    mainLog.warn(
+      { keyFile },
       `created the master key ${keyFile} (outside the data directory: back it up, it opens the API secrets)`,
     );
   }
-  const sealer = createSecretSealer(loadMasterKey({ keyFile, dataDir: paths.root, warn: log }));
-
-  const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
-  if (journal.recovery.truncatedBytes > 0) log(`journal: ${journal.recovery.tail}`);
-  const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => log(`snapshots: ${p}`) });
-  const historyPlace = historyLocation(options.historyUrl, paths.history);
-  const history = await openHistoryStore(historyPlace, log);
-  log(`history store: ${describeHistoryLocation(historyPlace)}`);
-  // Writes go through a worker thread with its own connection; reads stay on `history`.
-  const historyWrites = new HistoryWorker(historyPlace);
-  const writer = new HistoryWriter(historyWrites, log);
-  const historyAt = await history.checkpoint();
-
-  const started = Date.now();
-  // History behind the newest snapshot (a new or lost database) needs the journal from genesis.
-  const newestSnapshot = snapshots.list()[0]?.lastSeq ?? 0;
-  const journalComplete = journal.firstSeq <= 1 || journal.durableSeq === 0;
-  const rebuildHistory = historyAt < newestSnapshot && journalComplete;
-  if (rebuildHistory)
-    log(
-      `history store at seq ${historyAt}, behind the snapshot at ${newestSnapshot}: replaying from genesis`,
-    );
-  else if (historyAt < newestSnapshot) {
-    log(
-      `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
-    );
-  }
-  const { engine, lastTime } = await recover({
-    genesis,
-    journal,
-    snapshots,
-    ignoreSnapshots: rebuildHistory,
-    log,
-    onReplayed: async (batch) => {
-      writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
-      if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
-    },
-  });
-  await writer.drain();
-  // From here on the history follows the journal's bytes on its own engine replica.
-  await historyWrites.close();
-  engine.assertInvariants();
-  log(`recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`);
-  const startState = engine.snapshot();
-  const follower = new HistoryFollower(
-    { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
-    log,
+  const sealer = createSecretSealer(
+    loadMasterKey({ keyFile, dataDir: paths.root, warn: (message) => mainLog.warn(message) }),
   );
 
-  // Venue time: the wall clock, or under --clock=manual one that moves only when advanced, from
-  // where the journal left off. Rate limits, reqTime checks and timeouts stay on the wall clock.
-  const manualClock = options.clock === 'manual' ? new ManualClock(lastTime ?? Date.now()) : undefined;
-  const now = manualClock?.now ?? Date.now;
-  if (manualClock !== undefined) {
-    log(
-      `clock: manual, standing at ${new Date(now()).toISOString()}; it moves only with bourse clock advance <duration>`,
-    );
-  } else if (lastTime !== undefined && lastTime > Date.now() + 60_000) {
-    log(
-      `clock: the journal's last time ${new Date(lastTime).toISOString()} is ahead of the wall clock ` +
-        '(a manual clock was advanced): new commands carry that time until the wall clock passes it',
-    );
-  }
-  const sequencer = new Sequencer(engine, journal, snapshots, {
-    clock: now,
-    armTimers: manualClock === undefined,
-    startTime: lastTime,
-    maxInFlight: options.maxInFlightCommands,
-    snapshotEveryCommands: options.snapshotEveryCommands,
-    snapshotEveryMs: options.snapshotEveryMinutes * 60_000,
-    keepSnapshots: options.keepSnapshots,
-    pruneJournal: options.pruneJournal,
-    log,
-  });
-  const marketData = new MarketData(engine, { now });
-  await marketData.seed(history);
-  const klines = new LiveKlines();
-  await klines.seed(
-    history,
-    engine.markets().map((m) => m.name),
-  );
-  sequencer.onApplied((batch) => marketData.apply(batch));
-  sequencer.onApplied(klines.apply);
-  sequencer.onApplied(follower.enqueue);
-  sequencer.addPressureSource(follower.overBound);
-
-  // The chain configuration is the genesis one: every coin and chain has its adapter.
-  const chain = SimulatedChain.open(engine.funds.config(), paths.chain, log);
-  const watcher = new ChainWatcher({
-    engine,
-    submit: (command) => sequencer.submit(command),
-    adapters: chain.adapters(),
-    log,
-  });
-  sequencer.onApplied(watcher.onApplied);
-  // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
-  await watcher.start();
-
-  const venue: VenuePort = {
-    engine,
-    history,
-    now,
-    submit: (command) => sequencer.submit(command),
-  };
-  const issueKey = (): { accessKey: string; secretKey: string; sealedSecret: string } => {
-    const c = generateApiCredentials();
-    return {
-      accessKey: c.accessKey,
-      secretKey: c.secret,
-      sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-    };
-  };
-  const routes = [
-    // The kline endpoint's per-IP spacing is a rate limit: on the wall clock, like the others.
-    ...publicRoutes({ venue: { ...venue, now: Date.now }, marketData }),
-    ...venueInfoRoutes({ engine, clock: { mode: options.clock, now } }),
-    ...signedRoutes({
-      venue,
-      sealer,
-      reqTimeWindowMs: options.reqTimeWindowMs,
-      rateLimiter: options.rateLimits
-        ? new MemoryRateLimiter({
-            ipRequestsPerMinute: options.ipRequestsPerMinute,
-            keyRequestsPerSecond: options.keyRequestsPerSecond,
-          })
-        : UNLIMITED,
-    }),
-  ];
-  const admins = adminRoutes({
-    venue,
-    token: adminToken,
-    instance,
-    snapshot: () => sequencer.snapshot(),
-    funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
-    keys: { issue: issueKey },
-    sandbox: {
-      clock: {
-        manual: manualClock !== undefined,
-        now,
-        advance: (ms) =>
-          (manualClock as ManualClock).advance(ms, {
-            nextDeadline: () => engine.nextDeadline(),
-            submit: venue.submit,
-          }),
-      },
-      maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
-    },
-  });
-  const trustedProxies = new TrustedProxies(options.trustedProxies);
-  const site = StaticSite.load(WEB_DIST);
-  const handler = withStaticSite(
-    site,
-    createRequestHandler(routes, { strictUserAgent: options.strictUserAgent, log, trustedProxies }),
-  );
-  const ws = new WsGateway(
-    {
-      engine,
-      marketData,
-      klines,
-      authenticator: new Authenticator(venue, sealer),
-      now,
-      wallClock: Date.now,
-      log,
-    },
-    { trustedProxies },
-  );
-  sequencer.onApplied(ws.apply);
-  const http = await startHttpServer({
-    host: options.host,
-    port: options.port,
-    handler,
-    trustedProxies,
-    limits: {
-      maxConnections: options.maxConnections,
-      maxConnectionsPerIp: options.maxConnectionsPerIp,
-      headersTimeoutMs: options.headersTimeoutMs,
-      requestTimeoutMs: options.requestTimeoutMs,
-      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
-    },
-  }).catch((error: unknown) => {
-    throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
-  });
-  ws.attach(http.server);
-  const admin = await startAdminServer(adminTarget(options), createRequestHandler(admins, { log })).catch(
-    async (error: unknown) => {
-      await http.close();
-      throw error;
-    },
-  );
-  const publicAt = tcpEndpoint(http.host, http.port);
+  // The admin listener opens first, answering /health and /ready (and 503 to the rest) while the
+  // venue recovers: a long replay is then visible to monitoring instead of looking dead.
+  const adminLog = at('admin');
+  let adminHandler: RequestListener = withProbes(recoveringHandler, { health, detail: true });
+  const admin = await startAdminServer(adminTarget(options), (req, res) => adminHandler(req, res));
   const adminAt: Endpoint =
     admin.target.socket !== undefined
       ? { socket: admin.target.socket }
       : tcpEndpoint(admin.target.host, admin.target.port);
-  writeListenFile(paths.root, {
-    pid: process.pid,
-    instance,
-    startedAt: new Date().toISOString(),
-    public: publicAt,
-    admin: adminAt,
-  });
-  log(`admin API on ${'socket' in adminAt ? `the Unix socket ${adminAt.socket}` : adminAt.url}`);
-  if (!('socket' in adminAt) && !isLoopbackHost(adminAt.host)) {
-    log(`warning: the admin API listens on ${adminAt.host}, not on loopback: keep that interface private`);
-  }
-  log(`listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`);
-  log(
-    site === undefined
-      ? `trading page: not built (run npm run build:web)`
-      : `trading page: http://${http.host}:${http.port}/`,
+  adminLog.info(
+    { admin: adminAt },
+    `admin API on ${'socket' in adminAt ? `the Unix socket ${adminAt.socket}` : adminAt.url}`,
   );
+  if (!('socket' in adminAt) && !isLoopbackHost(adminAt.host)) {
+    adminLog.warn(
+      { host: adminAt.host },
+      `the admin API listens on ${adminAt.host}, not on loopback: keep that interface private`,
+    );
+  }
+  try {
+    return await startServing();
+  } catch (error) {
+    await admin.close();
+    throw error;
+  }
 
-  const decision = decideDemo(engine, options.demo, isLoopbackHost(options.host));
-  let demo: DemoMarket | undefined;
-  if (decision.run) {
-    try {
-      demo = await startDemoMarket({
-        engine,
-        submit: venue.submit,
-        issueKey,
-        baseUrl: `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}`,
-        log,
-      });
-      log(
-        `demo trader: sign in on the page with API key ${demo.trader.accessKey} and secret ` +
-          `${demo.trader.secretKey} (a new key at each start; bourse demo stop ends the demo)`,
+  async function startServing(): Promise<RunningVenue> {
+    health.recovering();
+    const journalLog = at('journal');
+    const historyLog = at('history');
+    const snapshotLog = at('snapshots');
+    const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
+    journalLog.info(
+      { dir: paths.journal, segments: journal.recovery.segments, lastSeq: journal.recovery.lastSeq },
+      `journal opened at seq ${journal.recovery.lastSeq}`,
+    );
+    if (journal.recovery.truncatedBytes > 0) {
+      journalLog.warn(
+        { truncatedBytes: journal.recovery.truncatedBytes, tail: journal.recovery.tail },
+        `journal: ${journal.recovery.tail}`,
       );
-      const running = demo;
-      sequencer.onApplied((batch) => {
-        if (batch.some((a) => a.command.type === 'StopDemo' && a.result.result === 'OK')) {
-          void running.stop().then(() => log('demo market stopped for good; its users stay'));
-        }
-      });
-    } catch (error) {
-      log(`demo market not started: ${(error as Error).message}`);
     }
-  } else if (options.demo) log(decision.reason);
+    journal.onSegmentCreated((file, firstSeq) =>
+      journalLog.info({ file, firstSeq }, `new journal segment from seq ${firstSeq}`),
+    );
+    const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => snapshotLog.warn(p) });
+    const historyPlace = historyLocation(options.historyUrl, paths.history);
+    const history = await openHistoryStore(historyPlace, (message) => historyLog.warn(message));
+    historyLog.info(
+      { store: describeHistoryLocation(historyPlace) },
+      `history store: ${describeHistoryLocation(historyPlace)}`,
+    );
+    // Writes go through a worker thread with its own connection; reads stay on `history`.
+    const historyWrites = new HistoryWorker(historyPlace);
+    const writer = new HistoryWriter(historyWrites, (message) => historyLog.warn(message));
+    const historyAt = await history.checkpoint();
 
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      // First, so that a CLI started during the stop is told no server runs here.
-      removeListenFile(paths.root, instance);
-      await demo?.stop();
-      await ws.close();
-      await http.close();
-      await admin.close();
-      await watcher.stop();
-      await sequencer.close();
-      await follower.close().catch(() => undefined);
-      await history.close();
-    })());
-  const fatal = (error: Error): void => {
-    log(`fatal: ${error.message}; stopping so that a restart recovers from the journal`);
-    process.exitCode = 1;
-    void close().finally(() => process.exit(1));
-  };
-  sequencer.onFatal(fatal);
-  follower.onFatal(fatal);
-  return { sequencer, http, admin, ws, options, chain, watcher, demo, close };
+    const started = Date.now();
+    // History behind the newest snapshot (a new or lost database) needs the journal from genesis.
+    const newestSnapshot = snapshots.list()[0]?.lastSeq ?? 0;
+    const journalComplete = journal.firstSeq <= 1 || journal.durableSeq === 0;
+    const rebuildHistory = historyAt < newestSnapshot && journalComplete;
+    if (rebuildHistory) {
+      historyLog.warn(
+        { historySeq: historyAt, snapshotSeq: newestSnapshot },
+        `history store at seq ${historyAt}, behind the snapshot at ${newestSnapshot}: replaying from genesis`,
+      );
+    } else if (historyAt < newestSnapshot) {
+      historyLog.error(
+        { historySeq: historyAt, snapshotSeq: newestSnapshot },
+        `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
+      );
+    }
+    const recoveryLog = at('recovery');
+    const showReplay = progressReporter({
+      label: 'replay',
+      unit: 'commands',
+      tty: process.stderr.isTTY === true ? process.stderr : undefined,
+      line: (text, figures) => recoveryLog.info({ ...figures }, text),
+    });
+    const { engine, snapshotSeq, replayed, lastTime } = await recover({
+      genesis,
+      journal,
+      snapshots,
+      ignoreSnapshots: rebuildHistory,
+      log: recoveryLog,
+      progress: (done, total) => {
+        health.replayProgress(done, total);
+        showReplay(done, total);
+      },
+      onReplayed: async (batch) => {
+        writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
+        if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
+      },
+    });
+    await writer.drain();
+    // From here on the history follows the journal's bytes on its own engine replica.
+    await historyWrites.close();
+    engine.assertInvariants();
+    recoveryLog.info(
+      { seq: engine.lastSeq, snapshotSeq, replayed, historySeq: historyAt, ms: Date.now() - started },
+      `recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`,
+    );
+    const startState = engine.snapshot();
+    const follower = new HistoryFollower(
+      { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
+      historyLog,
+    );
+
+    // Venue time: the wall clock, or under --clock=manual one that moves only when advanced, from
+    // where the journal left off. Rate limits, reqTime checks and timeouts stay on the wall clock.
+    const manualClock = options.clock === 'manual' ? new ManualClock(lastTime ?? Date.now()) : undefined;
+    const now = manualClock?.now ?? Date.now;
+    const clockLog = at('clock');
+    if (manualClock !== undefined) {
+      clockLog.info(
+        { at: new Date(now()).toISOString() },
+        `clock: manual, standing at ${new Date(now()).toISOString()}; it moves only with bourse clock advance <duration>`,
+      );
+    } else if (lastTime !== undefined && lastTime > Date.now() + 60_000) {
+      clockLog.warn(
+        { lastTime: new Date(lastTime).toISOString() },
+        `clock: the journal's last time ${new Date(lastTime).toISOString()} is ahead of the wall clock ` +
+          '(a manual clock was advanced): new commands carry that time until the wall clock passes it',
+      );
+    }
+    const sequencer = new Sequencer(engine, journal, snapshots, {
+      clock: now,
+      armTimers: manualClock === undefined,
+      startTime: lastTime,
+      maxInFlight: options.maxInFlightCommands,
+      snapshotEveryCommands: options.snapshotEveryCommands,
+      snapshotEveryMs: options.snapshotEveryMinutes * 60_000,
+      keepSnapshots: options.keepSnapshots,
+      pruneJournal: options.pruneJournal,
+      log: at('sequencer'),
+      snapshotLog,
+    });
+    const marketData = new MarketData(engine, { now });
+    await marketData.seed(history);
+    const klines = new LiveKlines();
+    await klines.seed(
+      history,
+      engine.markets().map((m) => m.name),
+    );
+    const venue: VenuePort = {
+      engine,
+      history,
+      now,
+      submit: (command) => sequencer.submit(command),
+    };
+    const trustedProxies = new TrustedProxies(options.trustedProxies);
+    const ws = new WsGateway(
+      {
+        engine,
+        marketData,
+        klines,
+        authenticator: new Authenticator(venue, sealer),
+        now,
+        wallClock: Date.now,
+        log: at('ws'),
+      },
+      { trustedProxies },
+    );
+    const authLog = at('auth');
+    const rateLimiter = options.rateLimits
+      ? new MemoryRateLimiter({
+          ipRequestsPerMinute: options.ipRequestsPerMinute,
+          keyRequestsPerSecond: options.keyRequestsPerSecond,
+          onLock: (ip, until, perMinute) =>
+            authLog.warn(
+              { ip, until: new Date(until).toISOString() },
+              `rate limit: IP ${ip} made more than ${perMinute} trade-API requests in a minute and is locked until ${new Date(until).toISOString()}`,
+            ),
+        })
+      : undefined;
+    const metrics = options.metrics
+      ? new VenueMetrics({
+          engine,
+          sequencer,
+          journal,
+          history: follower,
+          ws,
+          ...(rateLimiter === undefined ? {} : { rateLimiter }),
+          ready: health.isReady,
+          openOrdersAtStart: startState.orders.map((o) => o[2]),
+        })
+      : undefined;
+    if (metrics !== undefined) {
+      sequencer.onApplied(metrics.onApplied);
+      journal.onFlushed(metrics.onFlushed);
+    }
+    sequencer.onApplied((batch) => marketData.apply(batch));
+    sequencer.onApplied(klines.apply);
+    sequencer.onApplied(follower.enqueue);
+    sequencer.addPressureSource(follower.overBound);
+
+    // The chain configuration is the genesis one: every coin and chain has its adapter.
+    const chainLog = at('chain');
+    const chain = SimulatedChain.open(engine.funds.config(), paths.chain, (message) =>
+      chainLog.warn(message),
+    );
+    const watcher = new ChainWatcher({
+      engine,
+      submit: (command) => sequencer.submit(command),
+      adapters: chain.adapters(),
+      log: (message) => chainLog.warn(message),
+    });
+    sequencer.onApplied(watcher.onApplied);
+    // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
+    await watcher.start();
+
+    const issueKey = (): { accessKey: string; secretKey: string; sealedSecret: string } => {
+      const c = generateApiCredentials();
+      return {
+        accessKey: c.accessKey,
+        secretKey: c.secret,
+        sealedSecret: sealer.seal(c.secretHash, c.accessKey),
+      };
+    };
+    const routes = [
+      // The kline endpoint's per-IP spacing is a rate limit: on the wall clock, like the others.
+      ...publicRoutes({ venue: { ...venue, now: Date.now }, marketData }),
+      ...venueInfoRoutes({ engine, clock: { mode: options.clock, now } }),
+      ...signedRoutes({
+        venue,
+        sealer,
+        reqTimeWindowMs: options.reqTimeWindowMs,
+        rateLimiter: rateLimiter ?? UNLIMITED,
+        log: authLog,
+      }),
+    ];
+    const admins = adminRoutes({
+      venue,
+      token: adminToken,
+      instance,
+      log: adminLog,
+      snapshot: () => sequencer.snapshot(),
+      funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
+      keys: { issue: issueKey },
+      sandbox: {
+        clock: {
+          manual: manualClock !== undefined,
+          now,
+          advance: (ms) =>
+            (manualClock as ManualClock).advance(ms, {
+              nextDeadline: () => engine.nextDeadline(),
+              submit: venue.submit,
+            }),
+        },
+        maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
+      },
+    });
+    const site = StaticSite.load(WEB_DIST);
+    const handler = withProbes(
+      withStaticSite(
+        site,
+        createRequestHandler(routes, {
+          strictUserAgent: options.strictUserAgent,
+          log: at('http'),
+          slowRequestMs: options.slowRequestMs,
+          trustedProxies,
+        }),
+      ),
+      { health, detail: false, metrics: options.publicMetrics ? metrics : undefined, log: at('http') },
+    );
+    sequencer.onApplied(ws.apply);
+    const http = await startHttpServer({
+      host: options.host,
+      port: options.port,
+      handler,
+      trustedProxies,
+      limits: {
+        maxConnections: options.maxConnections,
+        maxConnectionsPerIp: options.maxConnectionsPerIp,
+        headersTimeoutMs: options.headersTimeoutMs,
+        requestTimeoutMs: options.requestTimeoutMs,
+        keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+      },
+    }).catch((error: unknown) => {
+      throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
+    });
+    ws.attach(http.server);
+    adminHandler = withProbes(createRequestHandler(admins, { log: adminLog, accessLog: true }), {
+      health,
+      detail: true,
+      metrics,
+      log: adminLog,
+    });
+    const publicAt = tcpEndpoint(http.host, http.port);
+    writeListenFile(paths.root, {
+      pid: process.pid,
+      instance,
+      startedAt: new Date().toISOString(),
+      public: publicAt,
+      admin: adminAt,
+    });
+    health.running({ engine, journal, sequencer, history: follower });
+    at('http').info(
+      { public: publicAt, dataDir: resolve(paths.root) },
+      `listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`,
+    );
+    at('http').info(
+      { built: site !== undefined },
+      site === undefined
+        ? `trading page: not built (run npm run build:web)`
+        : `trading page: http://${http.host}:${http.port}/`,
+    );
+
+    const demoLog = at('demo');
+    const decision = decideDemo(engine, options.demo, isLoopbackHost(options.host));
+    let demo: DemoMarket | undefined;
+    if (decision.run) {
+      try {
+        demo = await startDemoMarket({
+          engine,
+          submit: venue.submit,
+          issueKey,
+          baseUrl: `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}`,
+          log: (message) => demoLog.info(message),
+        });
+        demoLog.info(
+          { accessKey: demo.trader.accessKey },
+          `demo trader: sign in on the page with API key ${demo.trader.accessKey} and secret ` +
+            `${demo.trader.secretKey} (a new key at each start; bourse demo stop ends the demo)`,
+        );
+        const running = demo;
+        sequencer.onApplied((batch) => {
+          if (batch.some((a) => a.command.type === 'StopDemo' && a.result.result === 'OK')) {
+            void running.stop().then(() => demoLog.info('demo market stopped for good; its users stay'));
+          }
+        });
+      } catch (error) {
+        demoLog.warn({ err: error }, `demo market not started: ${(error as Error).message}`);
+      }
+    } else if (options.demo) demoLog.info(decision.reason);
+
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        health.stopping();
+        // First, so that a CLI started during the stop is told no server runs here.
+        removeListenFile(paths.root, instance);
+        await demo?.stop();
+        await ws.close();
+        await http.close();
+        await admin.close();
+        await watcher.stop();
+        await sequencer.close();
+        await follower.close().catch(() => undefined);
+        await history.close();
+      })());
+    const fatal = (error: Error): void => {
+      // Said once, whichever part failed first (the journal, the engine, the history follower).
+      if (health.phase === 'failed') return;
+      health.failed(error.message);
+      mainLog.fatal(
+        { err: error, reason: error.message, seq: engine.lastSeq },
+        `stopping: ${error.message}; a restart recovers from the journal`,
+      );
+      process.exitCode = 1;
+      void close().finally(() => {
+        hooks.flushLog?.();
+        process.exit(1);
+      });
+    };
+    sequencer.onFatal(fatal);
+    follower.onFatal(fatal);
+    return { sequencer, http, admin, ws, options, chain, watcher, demo, health, metrics, close };
+  }
+}
+
+/** The admin listener's answer while the venue recovers (probes are answered before it). */
+function recoveringHandler(_req: IncomingMessage, res: ServerResponse): void {
+  const body = JSON.stringify({
+    code: RESULTS.BUSY.code,
+    message: 'the server is recovering (replaying its journal): retry once /ready answers 200',
+  });
+  res.writeHead(503, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
 }
 
 async function main(): Promise<void> {
-  const log = (message: string): void => console.log(`${new Date().toISOString()} bourse: ${message}`);
   if (wantsHelp(process.argv.slice(2))) {
     console.log(serverUsage());
     return;
@@ -423,21 +574,36 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(2);
   }
-  log(`starting with ${describeOptions(options)}`);
-  const venue = await startVenue(options, log);
+  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const log = logger.component('main');
+  // A bug that escapes every handler: its stack, once, then the exit node would make anyway.
+  process.once('uncaughtException', (error) => {
+    log.fatal({ err: error, reason: error.message }, `stopping: uncaught exception: ${error.message}`);
+    logger.flushSync();
+    process.exit(1);
+  });
+  log.info({ settings: shownOptions(options), node: process.version }, 'starting');
+  let venue: RunningVenue;
+  try {
+    venue = await startVenue(options, logger.log, { flushLog: logger.flushSync });
+  } catch (error) {
+    // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
+    const detail = error instanceof ListenError ? error.message : ((error as Error).stack ?? String(error));
+    log.fatal({ err: error, reason: (error as Error).message }, `cannot start: ${(error as Error).message}`);
+    logger.flushSync();
+    console.error(`bourse: cannot start: ${detail}`);
+    process.exit(1);
+  }
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      log(`${signal}: closing`);
-      void venue.close().then(() => process.exit(0));
+      log.info({ signal }, `stopping: ${signal}`);
+      void venue.close().then(() => {
+        log.info('stopped');
+        logger.flushSync();
+        process.exit(0);
+      });
     });
   }
 }
 
-if (import.meta.main) {
-  main().catch((error: unknown) => {
-    // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
-    const detail = error instanceof ListenError ? error.message : ((error as Error).stack ?? String(error));
-    console.error(`bourse: cannot start: ${detail}`);
-    process.exit(1);
-  });
-}
+if (import.meta.main) await main();

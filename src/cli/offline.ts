@@ -8,6 +8,8 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { dataPaths, readGenesis } from '../config/data-dir.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
+import { SILENT_LOG } from '../observability/memory-log.ts';
+import { progressReporter } from '../observability/progress.ts';
 import { recover } from '../sequencer/recovery.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from '../store/history-writer.ts';
 import type { HistoryStore } from '../store/history-store.ts';
@@ -15,23 +17,17 @@ import { PgHistoryStore, redactUrl } from '../store/pg-history-store.ts';
 import { SqliteHistoryStore } from '../store/sqlite-history-store.ts';
 import type { CliIo, OfflineCommands } from './bourse.ts';
 
-/** A one-line progress bar on a terminal, plain lines otherwise. */
+/**
+ * Progress of a replay on standard error: a line redrawn in place (done / total, rate, ETA) on a
+ * terminal, a plain line every few seconds otherwise.
+ */
 function progress(io: CliIo, label: string): (done: number, total: number) => void {
-  const tty = process.stderr.isTTY === true;
-  let shown = -1;
-  return (done, total) => {
-    const pct = total === 0 ? 100 : Math.floor((done * 100) / total);
-    if (pct === shown) return;
-    shown = pct;
-    if (tty) {
-      const width = 30;
-      const filled = Math.round((pct * width) / 100);
-      process.stderr.write(
-        `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${pct}% (${done}/${total})`,
-      );
-      if (done >= total) process.stderr.write('\n');
-    } else if (pct % 10 === 0) io.err(`${label}: ${pct}% (${done}/${total})`);
-  };
+  return progressReporter({
+    label,
+    unit: 'commands',
+    tty: process.stderr.isTTY === true ? process.stderr : undefined,
+    line: (text) => io.err(text),
+  });
 }
 
 async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
@@ -55,13 +51,13 @@ async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number
     const journal = FileJournal.open(paths.journal);
     try {
       const bar = progress(io, 'replay');
-      const total = journal.durableSeq;
       const recovered = await recover({
         genesis: readGenesis(dataDir),
         journal,
         snapshots: undefined,
         ignoreSnapshots: true,
-        log: () => undefined,
+        log: SILENT_LOG,
+        progress: bar,
         afterEach: (seq, engine) => {
           const want = expected.get(seq);
           if (want === undefined) return;
@@ -70,7 +66,6 @@ async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number
           if (hash !== want)
             problems.push(`replay at seq ${seq} gives state hash ${hash}, the snapshot records ${want}`);
         },
-        onReplayed: (batch) => bar(batch[batch.length - 1]?.command.seq ?? 0, total),
       });
       replayed = recovered.replayed;
     } catch (error) {
@@ -177,10 +172,10 @@ async function replayInto(
       journal,
       snapshots: undefined,
       ignoreSnapshots: true,
-      log: () => undefined,
+      log: SILENT_LOG,
+      progress: bar,
       onReplayed: async (batch) => {
         writer.enqueue(batch);
-        bar(batch[batch.length - 1]?.command.seq ?? 0, total);
         if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
       },
     });

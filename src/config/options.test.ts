@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_OPTIONS, describeOptions, isLoopbackHost, loadOptions } from './options.ts';
+import { DEFAULT_OPTIONS, isLoopbackHost, loadOptions, shownOptions } from './options.ts';
 
 test('defaults: 127.0.0.1:8080 with data under ./data', () => {
   const o = loadOptions([], {});
@@ -43,8 +43,8 @@ test('--history-url (BOURSE_HISTORY_URL) names a PostgreSQL history store; its p
   const o = loadOptions(['--history-url', 'postgres://bourse:s3cret@db:5432/venue?schema=h'], {});
   assert.equal(o.historyUrl, 'postgres://bourse:s3cret@db:5432/venue?schema=h');
   assert.equal(loadOptions([], { BOURSE_HISTORY_URL: 'postgresql://db/v' }).historyUrl, 'postgresql://db/v');
-  assert.match(describeOptions(o), /historyUrl=postgres:\/\/bourse:\*\*\*@db:5432\/venue/);
-  assert.doesNotMatch(describeOptions(o), /s3cret/);
+  assert.equal(shownOptions(o)['historyUrl'], 'postgres://bourse:***@db:5432/venue?schema=h');
+  assert.doesNotMatch(JSON.stringify(shownOptions(o)), /s3cret/);
   assert.throws(
     () => loadOptions(['--history-url', 'mysql://u:pw@db/v'], {}),
     (e: Error) =>

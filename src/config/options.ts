@@ -64,6 +64,18 @@ export interface ServerOptions {
   readonly clock: ClockMode;
   /** Declares the venue a sandbox, allowing `--clock=manual` on any address and data directory. */
   readonly sandbox: boolean;
+  /** The least severe log level written (docs/operations.md, "Logs"). */
+  readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  /** `json` lines, `pretty` lines for a person, or `auto` (pretty on a terminal). */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
+  /** A public request slower than this is logged (warn), ms (0: never). */
+  readonly slowRequestMs: number;
+  /** Keep the Prometheus metrics (`/metrics` on the admin listener); false drops them and their cost. */
+  readonly metrics: boolean;
+  /** Serve `/metrics` on the public listener too. */
+  readonly publicMetrics: boolean;
+  /** Commands the history store may be behind the engine while `/ready` still answers 200. */
+  readonly readyMaxHistoryLag: number;
 }
 
 export const CLOCK_MODES = ['real', 'manual'] as const;
@@ -98,6 +110,12 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   demo: true,
   clock: 'real',
   sandbox: false,
+  logLevel: 'info',
+  logFormat: 'auto',
+  slowRequestMs: 1_000,
+  metrics: true,
+  publicMetrics: false,
+  readyMaxHistoryLag: 50_000,
 });
 
 interface Setting {
@@ -105,9 +123,9 @@ interface Setting {
   readonly flag: string;
   readonly env: string;
   /** `list`: comma-separated text, each item checked by `item`. */
-  readonly kind: 'string' | 'int' | 'bool' | 'list';
+  readonly kind: 'string' | 'int' | 'bool' | 'list' | 'choice';
   readonly item?: (text: string) => string | undefined;
-  /** For a string: the values allowed. */
+  /** The values a `choice` setting (or a string) takes. */
   readonly choices?: readonly string[];
   readonly min?: number;
   readonly max?: number;
@@ -345,6 +363,52 @@ const SETTINGS: readonly Setting[] = [
     kind: 'bool',
     help: 'declare the venue a sandbox (else: loopback and a data directory other than ./data)',
   },
+  {
+    key: 'logLevel',
+    flag: '--log-level',
+    env: 'BOURSE_LOG_LEVEL',
+    kind: 'choice',
+    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    help: 'least severe log level written',
+  },
+  {
+    key: 'logFormat',
+    flag: '--log-format',
+    env: 'BOURSE_LOG_FORMAT',
+    kind: 'choice',
+    choices: ['auto', 'json', 'pretty'],
+    help: 'json lines, pretty lines for a person, or auto (pretty on a terminal)',
+  },
+  {
+    key: 'slowRequestMs',
+    flag: '--slow-request-ms',
+    env: 'BOURSE_SLOW_REQUEST_MS',
+    kind: 'int',
+    min: 0,
+    help: 'log a public request slower than this, ms (0: never)',
+  },
+  {
+    key: 'metrics',
+    flag: '--metrics',
+    env: 'BOURSE_METRICS',
+    kind: 'bool',
+    help: 'Prometheus metrics at /metrics on the admin listener (--metrics=false: none, and no cost)',
+  },
+  {
+    key: 'publicMetrics',
+    flag: '--public-metrics',
+    env: 'BOURSE_PUBLIC_METRICS',
+    kind: 'bool',
+    help: 'serve /metrics on the public listener too',
+  },
+  {
+    key: 'readyMaxHistoryLag',
+    flag: '--ready-max-history-lag',
+    env: 'BOURSE_READY_MAX_HISTORY_LAG',
+    kind: 'int',
+    min: 0,
+    help: 'commands the history store may be behind while /ready answers 200',
+  },
 ];
 
 /** Every server flag with its environment variable (for checks that the docs list them all). */
@@ -356,7 +420,11 @@ export const SERVER_FLAGS: readonly { readonly flag: string; readonly env: strin
 export function serverUsage(): string {
   const rows = SETTINGS.map((s) => {
     const value =
-      s.kind === 'bool' ? '[=true|false]' : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
+      s.kind === 'bool'
+        ? '[=true|false]'
+        : s.kind === 'choice'
+          ? ` ${(s.choices ?? []).join('|')}`
+          : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
     const fallback = DEFAULT_OPTIONS[s.key];
     const shown = Array.isArray(fallback) ? fallback.join(',') || 'none' : String(fallback);
     return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : shown, s.help];
@@ -407,6 +475,10 @@ export function loadOptions(
       const bad = items.map((item) => s.item?.(item)).filter((p) => p !== undefined);
       if (bad.length > 0) problems.push(`${source}: ${bad.join('; ')}`);
       else values[s.key] = Object.freeze(items);
+    } else if (s.kind === 'choice') {
+      const choices = s.choices ?? [];
+      if (choices.includes(raw)) values[s.key] = raw;
+      else problems.push(`${source}: expected one of ${choices.join(', ')}, got '${raw}'`);
     } else if (s.kind === 'bool') {
       if (raw === 'true' || raw === '1' || raw === '') values[s.key] = true;
       else if (raw === 'false' || raw === '0') values[s.key] = false;
@@ -485,13 +557,14 @@ export function isSandbox(options: Pick<ServerOptions, 'sandbox' | 'host' | 'dat
   );
 }
 
-/** The options as `name=value` lines for the start-up log. */
-export function describeOptions(options: ServerOptions): string {
-  return SETTINGS.map((s) => {
-    const value = options[s.key];
-    const shown = Array.isArray(value) ? value.join(',') || '(none)' : String(value ?? '(none)');
-    return `${s.key}=${redactPassword(shown)}`;
-  }).join(' ');
+/** The options as log fields (every setting by name), a password in a URL replaced. */
+export function shownOptions(options: ServerOptions): Record<string, unknown> {
+  return Object.fromEntries(
+    SETTINGS.map((s) => {
+      const value = options[s.key];
+      return [s.key, typeof value === 'string' ? redactPassword(value) : value];
+    }),
+  );
 }
 
 /** A URL's password replaced, for logs and messages. */

@@ -91,7 +91,8 @@ function rethrowLater(error: unknown): void {
   });
 }
 
-function subscribe<T>(list: T[], listener: T): () => void {
+/** Adds `listener` to `list`; returns a function that takes it out again. */
+export function subscribe<T>(list: T[], listener: T): () => void {
   list.push(listener);
   return () => {
     const i = list.indexOf(listener);

@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { DurabilityReports, JournalFailedError } from './durability.ts';
+import { DurabilityReports, JournalFailedError, subscribe } from './durability.ts';
 
 export { JournalFailedError };
 
@@ -105,6 +105,16 @@ export interface JournalStats {
   readonly segmentsCreated: number;
 }
 
+/** One flush made durable: what `onFlushed` listeners receive (for metrics). */
+export interface FlushReport {
+  /** Records the flush carried (every batch closed since the previous flush). */
+  readonly records: number;
+  /** Bytes it wrote, framing included. */
+  readonly bytes: number;
+  /** How long its fdatasync took (ms; 0 with `fsync: false`). */
+  readonly syncMs: number;
+}
+
 /** Result of the read-only `FileJournal.verify`. */
 export interface JournalVerification {
   readonly segments: number;
@@ -181,6 +191,8 @@ export class FileJournal {
   #failure: JournalFailedError | null = null;
   #closing: Promise<void> | null = null;
   readonly #reports = new DurabilityReports();
+  readonly #flushListeners: ((report: FlushReport) => void)[] = [];
+  readonly #segmentListeners: ((file: string, firstSeq: number) => void)[] = [];
   #batches = 0;
   #writes = 0;
   #fsyncs = 0;
@@ -430,6 +442,19 @@ export class FileJournal {
     return this.#reports.onError(listener);
   }
 
+  /**
+   * Subscribes to each flush once its fdatasync has completed (before the watermark moves), for
+   * metrics: records, bytes and fdatasync time. Must not throw. Returns a function that unsubscribes.
+   */
+  onFlushed(listener: (report: FlushReport) => void): () => void {
+    return subscribe(this.#flushListeners, listener);
+  }
+
+  /** Subscribes to the creation of each new segment file (its path and first seq). Must not throw. */
+  onSegmentCreated(listener: (file: string, firstSeq: number) => void): () => void {
+    return subscribe(this.#segmentListeners, listener);
+  }
+
   /** Resolves once `durableSeq >= seq`; rejects if the journal fails first. */
   whenDurable(seq: number): Promise<void> {
     if (seq <= this.#durableSeq) return Promise.resolve();
@@ -565,12 +590,15 @@ export class FileJournal {
         if (this.#failure !== null) return;
         this.#syncing.push(flush);
         if (!this.#options.fsync) {
+          this.#reportFlush(flush, 0);
           this.#synced(flush);
           return;
         }
+        const syncStarted = performance.now();
         fdatasync(fd).then(
           () => {
             this.#fsyncs++;
+            this.#reportFlush(flush, performance.now() - syncStarted);
             this.#synced(flush);
           },
           (error: unknown) => this.#fail(error),
@@ -580,6 +608,18 @@ export class FileJournal {
       },
       (error: unknown) => this.#fail(error),
     );
+  }
+
+  #reportFlush(flush: Flush, syncMs: number): void {
+    if (this.#flushListeners.length === 0) return;
+    let records = 0;
+    let bytes = 0;
+    for (const batch of flush.batches) {
+      records += batch.records;
+      bytes += batch.used;
+    }
+    const report: FlushReport = { records, bytes, syncMs };
+    for (const listener of this.#flushListeners) listener(report);
   }
 
   /** One write (pwritev) of the batches, after starting a new segment if due; resolves with its fd. */
@@ -627,6 +667,7 @@ export class FileJournal {
     this.#fileSize = SEGMENT_HEADER_BYTES;
     this.#segments.push({ file, firstSeq });
     this.#segmentsCreated++;
+    for (const listener of this.#segmentListeners) listener(file, firstSeq);
     // The previous segment's records were all fdatasynced by their own batches.
     if (previous !== null) fs.close(previous, () => undefined);
   }

@@ -6,12 +6,16 @@ import type { VenueConfig } from '../domain/specs.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { decodeCommand } from './command-codec.ts';
-import type { JournalPort, JournalRecord, SnapshotPort } from './ports.ts';
+import type { JournalPort, JournalRecord, Log, SnapshotPort } from './ports.ts';
 import type { AppliedCommand } from './sequencer.ts';
 
 /** How many replayed commands are handed to `onReplayed` at a time. */
 export const REPLAY_BATCH_COMMANDS = 2_000;
-const PROGRESS_EVERY_COMMANDS = 250_000;
+/**
+ * Longest the replay keeps the event loop (ms) before it lets other work run: the admin
+ * listener answers `/health` and `/ready` during a long replay.
+ */
+const REPLAY_YIELD_EVERY_MS = 20;
 
 export interface RecoveryOptions {
   /** The venue configuration the journal started from (kept in the data directory). */
@@ -27,7 +31,12 @@ export interface RecoveryOptions {
   readonly onReplayed?: (batch: readonly AppliedCommand[]) => void | Promise<void>;
   /** Called after every replayed command with the engine in the state right after it. */
   readonly afterEach?: (seq: number, engine: Engine) => void;
-  readonly log: (message: string) => void;
+  /**
+   * Told how far the replay is: after every REPLAY_BATCH_COMMANDS commands and at the end, with
+   * the commands replayed and the total to replay (src/observability/progress.ts shows it).
+   */
+  readonly progress?: (replayed: number, total: number) => void;
+  readonly log: Log;
 }
 
 export interface Recovered {
@@ -58,17 +67,26 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
         `snapshot ${stored.path}: state hash ${hash} does not match the recorded ${stored.stateHash}`,
       );
     }
-    log(`restored snapshot at seq ${stored.lastSeq} (state hash ${hash.slice(0, 16)}…)`);
+    log.info(
+      { seq: stored.lastSeq, stateHash: hash, path: stored.path },
+      `restored the snapshot at seq ${stored.lastSeq}`,
+    );
   }
   const snapshotSeq = engine.lastSeq;
   const total = journal.durableSeq - snapshotSeq;
   if (total < 0) {
     throw new Error(`the journal ends at seq ${journal.durableSeq}, before the snapshot at ${snapshotSeq}`);
   }
-  if (total > 0) log(`replaying ${total} journal records after seq ${snapshotSeq}`);
+  if (total > 0) {
+    log.info(
+      { fromSeq: snapshotSeq + 1, toSeq: journal.durableSeq, records: total },
+      `replaying ${total} journal records after seq ${snapshotSeq}`,
+    );
+  }
   const started = Date.now();
   let replayed = 0;
   let lastTime: number | undefined;
+  let yieldedAt = performance.now();
   let batch: AppliedCommand[] = [];
   /** Applies one record; returns a full batch for `onReplayed` when one is due. */
   const replay = ({ seq, payload }: JournalRecord): AppliedCommand[] | undefined => {
@@ -82,10 +100,6 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     lastTime = command.time;
     replayed++;
     options.afterEach?.(seq, engine);
-    if (replayed % PROGRESS_EVERY_COMMANDS === 0) {
-      const rate = Math.round(replayed / Math.max(0.001, (Date.now() - started) / 1000));
-      log(`replay ${replayed}/${total} (${Math.floor((replayed * 100) / total)}%, ${rate} commands/s)`);
-    }
     if (options.onReplayed === undefined) return undefined;
     batch.push({ command, result, payload });
     if (batch.length < REPLAY_BATCH_COMMANDS) return undefined;
@@ -93,24 +107,41 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     batch = [];
     return full;
   };
+  /** Every REPLAY_BATCH_COMMANDS: tells the progress, and lets the event loop run when it is due. */
+  const progressed = async (): Promise<void> => {
+    options.progress?.(replayed, total);
+    if (performance.now() - yieldedAt >= REPLAY_YIELD_EVERY_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      yieldedAt = performance.now();
+    }
+  };
   const records = journal.read(snapshotSeq + 1);
   // A local journal is read synchronously: `for await` would cost a microtask per record.
   if (Symbol.asyncIterator in records) {
     for await (const record of records) {
       const full = replay(record);
       if (full !== undefined) await options.onReplayed?.(full);
+      if (replayed % REPLAY_BATCH_COMMANDS === 0) await progressed();
     }
   } else {
     for (const record of records) {
       const full = replay(record);
       if (full !== undefined) await options.onReplayed?.(full);
+      if (replayed % REPLAY_BATCH_COMMANDS === 0) await progressed();
     }
   }
   if (batch.length > 0) await options.onReplayed?.(batch);
+  if (total > 0) options.progress?.(replayed, total);
   if (engine.lastSeq !== journal.durableSeq) {
     throw new Error(`replay stopped at seq ${engine.lastSeq}, the journal ends at ${journal.durableSeq}`);
   }
-  if (replayed > 0) log(`replayed ${replayed} records in ${Date.now() - started} ms`);
+  if (replayed > 0) {
+    const ms = Date.now() - started;
+    log.info(
+      { records: replayed, ms, perSecond: Math.round(replayed / Math.max(0.001, ms / 1000)) },
+      `replayed ${replayed} records in ${ms} ms`,
+    );
+  }
   return { engine, snapshotSeq, replayed, lastTime: lastTime ?? (await lastJournaledTime(journal)) };
 }
 

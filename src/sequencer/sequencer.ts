@@ -9,7 +9,7 @@
 import type { Command, SequencedCommand } from '../domain/commands.ts';
 import type { ApplyResult, Engine } from '../engine/engine.ts';
 import { encodeCommand } from './command-codec.ts';
-import type { Clock, JournalPort, SnapshotPort } from './ports.ts';
+import type { Clock, JournalPort, Log, SnapshotPort } from './ports.ts';
 
 /** Commands appended but not yet applied, beyond which new commands are refused as BUSY. */
 export const DEFAULT_MAX_IN_FLIGHT_COMMANDS = 100_000;
@@ -25,8 +25,10 @@ export interface SequencerOptions {
   readonly keepSnapshots: number;
   /** Whether retention also deletes journal segments older than the oldest kept snapshot. */
   readonly pruneJournal: boolean;
-  /** Diagnostic output (progress, snapshots, faults). */
-  readonly log: (message: string) => void;
+  /** Diagnostics: busy spells, subscriber faults, a stop nobody listens for. */
+  readonly log: Log;
+  /** Snapshot and retention events (default `log`). */
+  readonly snapshotLog?: Log;
   /**
    * Schedule FireTimers at the engine's deadlines on real-time timers (default true). False
    * under a manual clock, where timers fire when the operator advances time (manual-clock.ts).
@@ -42,6 +44,8 @@ export interface AppliedCommand {
   readonly result: ApplyResult;
   /** The command as the journal holds it (see command-codec.ts): what a replica applies. */
   readonly payload: Uint8Array;
+  /** When `submit` took it (performance.now(), ms); absent for commands replayed at start-up. */
+  readonly submittedAt?: number;
 }
 
 export type AppliedListener = (batch: readonly AppliedCommand[]) => void;
@@ -49,8 +53,21 @@ export type AppliedListener = (batch: readonly AppliedCommand[]) => void;
 interface InFlight {
   readonly command: SequencedCommand;
   readonly payload: Uint8Array;
+  readonly submittedAt: number;
   readonly resolve: (result: ApplyResult) => void;
   readonly reject: (error: Error) => void;
+}
+
+/**
+ * A command refused or abandoned because the sequencer stopped (`cause`: the journal failure or
+ * broken invariant that stopped it) or was closed. The stop itself is reported once, through
+ * `onFatal`; a request that meets this error need not report it again.
+ */
+export class SequencerStoppedError extends Error {
+  constructor(message: string, cause?: Error) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'SequencerStoppedError';
+  }
 }
 
 const BUSY: ApplyResult = { result: 'BUSY', message: 'too many commands in flight', events: [] };
@@ -68,12 +85,20 @@ export class Sequencer {
   #lastSeq: number;
   #lastTime = 0;
   #failed: Error | undefined;
+  /** What submits get once the sequencer has failed. */
+  #stopped: SequencerStoppedError | undefined;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Infinity;
   #sinceSnapshot = 0;
   #snapshotTimer: NodeJS.Timeout | undefined;
   #snapshotting: Promise<string | undefined> | undefined;
   #closed = false;
+  readonly #snapshotLog: Log;
+  /** Commands refused as BUSY, by command type (for metrics). */
+  readonly #busy = new Map<string, number>();
+  /** Refusals since the current busy spell began (undefined: not busy). */
+  #busySpell: { since: number; refused: number } | undefined;
+  #lastSnapshot: { seq: number; at: number } | undefined;
 
   constructor(
     engine: Engine,
@@ -85,6 +110,7 @@ export class Sequencer {
     this.#journal = journal;
     this.#snapshots = snapshots;
     this.#options = options;
+    this.#snapshotLog = options.snapshotLog ?? options.log;
     this.#lastSeq = engine.lastSeq;
     this.#lastTime = options.startTime ?? 0;
     if (journal.durableSeq !== engine.lastSeq) {
@@ -117,6 +143,21 @@ export class Sequencer {
     return this.#inFlight.length - this.#head;
   }
 
+  /** Commands refused as BUSY since start, by command type. */
+  get busyRefusals(): ReadonlyMap<string, number> {
+    return this.#busy;
+  }
+
+  /** The latest snapshot this sequencer wrote: its seq and wall-clock time (ms). */
+  get lastSnapshot(): { readonly seq: number; readonly at: number } | undefined {
+    return this.#lastSnapshot;
+  }
+
+  /** The failure that stopped the sequencer, or undefined while it runs. */
+  get failure(): Error | undefined {
+    return this.#failed;
+  }
+
   /** Subscribers receive each applied batch in sequence order; a failing one is logged, never fatal. */
   onApplied(listener: AppliedListener): void {
     this.#listeners.push(listener);
@@ -135,23 +176,51 @@ export class Sequencer {
   /**
    * Sequences a command. Resolves with the engine's result once the command is durable and
    * applied; resolves BUSY at once (nothing journaled) when the pipeline is over its bounds;
-   * rejects if the sequencer has stopped.
+   * rejects with a SequencerStoppedError if the sequencer has stopped or is closed.
    */
   submit(command: Command): Promise<ApplyResult> {
-    if (this.#failed !== undefined) return Promise.reject(this.#failed);
-    if (this.#closed) return Promise.reject(new Error('sequencer closed'));
+    if (this.#stopped !== undefined) return Promise.reject(this.#stopped);
+    if (this.#closed) return Promise.reject(new SequencerStoppedError('sequencer closed'));
     if (this.inFlight >= this.#options.maxInFlight || this.#pressure.some((over) => over())) {
-      return Promise.resolve(BUSY);
+      return Promise.resolve(this.#refuseBusy(command));
     }
+    if (this.#busySpell !== undefined) this.#endBusySpell();
     const now = this.#options.clock();
     this.#lastTime = now > this.#lastTime ? now : this.#lastTime;
     const sequenced = { ...command, seq: this.#lastSeq + 1, time: this.#lastTime } as SequencedCommand;
     const payload = encodeCommand(sequenced);
     this.#journal.append(sequenced.seq, payload);
     this.#lastSeq = sequenced.seq;
+    const submittedAt = performance.now();
     return new Promise<ApplyResult>((resolve, reject) => {
-      this.#inFlight.push({ command: sequenced, payload, resolve, reject });
+      this.#inFlight.push({ command: sequenced, payload, submittedAt, resolve, reject });
     });
+  }
+
+  /** Counts a BUSY refusal; the first of a spell is logged (once, not per command). */
+  #refuseBusy(command: Command): ApplyResult {
+    this.#busy.set(command.type, (this.#busy.get(command.type) ?? 0) + 1);
+    if (this.#busySpell === undefined) {
+      this.#busySpell = { since: performance.now(), refused: 0 };
+      const over = this.inFlight >= this.#options.maxInFlight;
+      this.#options.log.warn(
+        { inFlight: this.inFlight, maxInFlight: this.#options.maxInFlight },
+        over
+          ? 'busy: commands in flight reached their bound; new commands are refused (BUSY) until the journal catches up'
+          : 'busy: a downstream queue (history store) is over its bound; new commands are refused (BUSY) until it drains',
+      );
+    }
+    this.#busySpell.refused++;
+    return BUSY;
+  }
+
+  #endBusySpell(): void {
+    const spell = this.#busySpell as { since: number; refused: number };
+    this.#busySpell = undefined;
+    this.#options.log.warn(
+      { refused: spell.refused, ms: Math.round(performance.now() - spell.since) },
+      `busy spell over: ${spell.refused} commands were refused as BUSY`,
+    );
   }
 
   #applyDurable(durableSeq: number): void {
@@ -172,7 +241,7 @@ export class Sequencer {
         );
         return;
       }
-      batch.push({ command: entry.command, result, payload: entry.payload });
+      batch.push({ command: entry.command, result, payload: entry.payload, submittedAt: entry.submittedAt });
       resolved.push([entry, result]);
     }
     if (this.#head > 4096 && this.#head * 2 > this.#inFlight.length) {
@@ -184,8 +253,9 @@ export class Sequencer {
       try {
         listener(batch);
       } catch (error) {
-        this.#options.log(
-          `subscriber failed on seq ${batch[0]?.command.seq}..${durableSeq}: ${(error as Error).stack}`,
+        this.#options.log.error(
+          { err: error, fromSeq: batch[0]?.command.seq, toSeq: durableSeq },
+          'an applied-batch subscriber failed (the engine state is unaffected)',
         );
       }
     }
@@ -237,12 +307,13 @@ export class Sequencer {
     this.#snapshotting = store
       .write(state, { lastSeq, stateHash })
       .then((path) => {
-        this.#options.log(`snapshot at seq ${lastSeq} written: ${path}`);
+        this.#lastSnapshot = { seq: lastSeq, at: this.#options.clock() };
+        this.#snapshotLog.info({ seq: lastSeq, path }, `snapshot at seq ${lastSeq} written`);
         this.#retain(store);
         return path;
       })
       .catch((error: Error) => {
-        this.#options.log(`snapshot at seq ${lastSeq} failed: ${error.message}`);
+        this.#snapshotLog.error({ seq: lastSeq, err: error }, `snapshot at seq ${lastSeq} failed`);
         return undefined;
       })
       .finally(() => (this.#snapshotting = undefined));
@@ -251,13 +322,13 @@ export class Sequencer {
 
   #retain(store: SnapshotPort): void {
     const removed = store.prune(Math.max(2, this.#options.keepSnapshots));
-    for (const path of removed) this.#options.log(`retention removed ${path}`);
+    for (const path of removed) this.#snapshotLog.info({ path }, 'retention removed a snapshot');
     if (!this.#options.pruneJournal) return;
     const kept = store.list();
     const oldest = kept[kept.length - 1];
     if (kept.length >= 2 && oldest !== undefined) {
       for (const path of this.#journal.removeSegmentsBefore(oldest.lastSeq + 1)) {
-        this.#options.log(`retention removed ${path}`);
+        this.#snapshotLog.info({ path }, 'retention removed a journal segment');
       }
     }
   }
@@ -265,8 +336,11 @@ export class Sequencer {
   #fail(error: Error): void {
     if (this.#failed !== undefined) return;
     this.#failed = error;
-    this.#options.log(`sequencer stopped: ${error.message}`);
-    for (let i = this.#head; i < this.#inFlight.length; i++) (this.#inFlight[i] as InFlight).reject(error);
+    this.#stopped = new SequencerStoppedError(`the venue stopped: ${error.message}`, error);
+    // The composition root logs the stop once; said here only when nobody listens.
+    if (this.#fatalListeners.length === 0) this.#options.log.error({ err: error }, 'sequencer stopped');
+    for (let i = this.#head; i < this.#inFlight.length; i++)
+      (this.#inFlight[i] as InFlight).reject(this.#stopped);
     this.#inFlight.length = 0;
     this.#head = 0;
     for (const listener of this.#fatalListeners) listener(error);

@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, describe, test } from 'node:test';
 import type { ApplyResult } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
+import { memoryLog, SILENT_LOG } from '../observability/memory-log.ts';
 import { encodeCommand } from '../sequencer/command-codec.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import { HistoryFollower } from './history-follower.ts';
@@ -78,15 +79,11 @@ async function prepared(
 describe('HistoryFollower', () => {
   test('a replica started from a snapshot writes the same history as the events themselves', async () => {
     const { rec, snapshot, stateHash, path, refPath } = await prepared('same', 3_000, 700);
-    const logs: string[] = [];
-    const follower = new HistoryFollower(
-      { store: { kind: 'sqlite', path }, snapshot, stateHash },
-      (m) => logs.push(m),
-      {
-        gatherMs: 2,
-        gatherCommands: 50,
-      },
-    );
+    const logs = memoryLog();
+    const follower = new HistoryFollower({ store: { kind: 'sqlite', path }, snapshot, stateHash }, logs.log, {
+      gatherMs: 2,
+      gatherCommands: 50,
+    });
     let fatal: Error | undefined;
     follower.onFatal((e) => (fatal = e));
     // Uneven batches, as group commits hand them over, some of them while earlier ones are written.
@@ -105,17 +102,17 @@ describe('HistoryFollower', () => {
     assert.equal(follower.writtenSeq, rec.seq);
     await follower.close();
     assert.equal(fatal, undefined);
-    assert.deepEqual(logs, []);
+    assert.deepEqual(logs.messages(), []);
     assert.deepEqual(dump(path), dump(refPath));
     assert.ok((dump(path)['trades']?.length ?? 0) > 100, 'the stream traded');
   });
 
   test('a store write that fails is retried until it succeeds; what arrives meanwhile joins the next round', async () => {
     const { rec, snapshot, stateHash, path, refPath } = await prepared('retry', 600, 300);
-    const logs: string[] = [];
+    const logs = memoryLog();
     const follower = new HistoryFollower(
       { store: { kind: 'sqlite', path, options: { busyTimeoutMs: 20 } }, snapshot, stateHash },
-      (m) => logs.push(m),
+      logs.log,
       { gatherMs: 0 },
     );
     // Another connection holds the write lock: the follower's transactions fail as busy.
@@ -123,7 +120,7 @@ describe('HistoryFollower', () => {
     blocker.exec('BEGIN EXCLUSIVE');
     const retried = new Promise<void>((resolve) => {
       const poll = setInterval(() => {
-        if (logs.length > 0) {
+        if (logs.entries().length > 0) {
           clearInterval(poll);
           resolve();
         }
@@ -131,7 +128,10 @@ describe('HistoryFollower', () => {
     });
     follower.enqueue(appliedRange(rec, snapshot.lastSeq, snapshot.lastSeq + 100));
     await retried;
-    assert.match(logs[0] as string, /history store write failed \(retrying\): database is locked/);
+    const [retry] = logs.entries();
+    assert.equal(retry?.['level'], 'warn');
+    assert.equal(retry?.['msg'], 'history store write failed: retrying');
+    assert.match(String(retry?.['reason']), /database is locked/);
     // More commands arrive while the store is locked; they join the next round.
     follower.enqueue(appliedRange(rec, snapshot.lastSeq + 100, rec.seq));
     assert.equal(follower.writtenSeq, snapshot.lastSeq);
@@ -147,7 +147,7 @@ describe('HistoryFollower', () => {
     const { snapshot, path } = await prepared('hash', 300, 200);
     const follower = new HistoryFollower(
       { store: { kind: 'sqlite', path }, snapshot, stateHash: 'not-the-hash' },
-      () => undefined,
+      SILENT_LOG,
     );
     const fatal = new Promise<Error>((resolve) => follower.onFatal(resolve));
     assert.match((await fatal).message, /state hash .* does not match/);
@@ -157,10 +157,7 @@ describe('HistoryFollower', () => {
 
   test('a gap in the commands handed over, or bytes that are not a command, stop the follower', async () => {
     const { rec, snapshot, stateHash, path } = await prepared('gap', 300, 200);
-    const gap = new HistoryFollower(
-      { store: { kind: 'sqlite', path }, snapshot, stateHash },
-      () => undefined,
-    );
+    const gap = new HistoryFollower({ store: { kind: 'sqlite', path }, snapshot, stateHash }, SILENT_LOG);
     let gapError: Error | undefined;
     gap.onFatal((e) => (gapError = e));
     gap.enqueue(appliedRange(rec, snapshot.lastSeq + 1, snapshot.lastSeq + 3));
@@ -169,7 +166,7 @@ describe('HistoryFollower', () => {
 
     const garbled = new HistoryFollower(
       { store: { kind: 'sqlite', path }, snapshot, stateHash },
-      () => undefined,
+      SILENT_LOG,
       {
         gatherMs: 0,
       },

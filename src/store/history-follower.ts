@@ -21,6 +21,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
+import type { Log } from '../sequencer/ports.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import { HISTORY_GATHER_ENTRIES, HISTORY_GATHER_MS } from './history-writer.ts';
 import type { HistoryLocation } from './history-location.ts';
@@ -68,7 +69,7 @@ const INITIAL_BUFFER_BYTES = 64 * 1024;
 
 export class HistoryFollower {
   readonly #worker: Worker;
-  readonly #log: (message: string) => void;
+  readonly #log: Log;
   readonly #gatherMs: number;
   readonly #gatherCommands: number;
   readonly #fatalListeners: ((error: Error) => void)[] = [];
@@ -90,7 +91,7 @@ export class HistoryFollower {
    * Starts the worker from the engine's snapshot (`snapshot.lastSeq`: everything up to it must
    * already be in the store). Commands are fed with `enqueue`, the sequencer's applied batches.
    */
-  constructor(start: FollowerStart, log: (message: string) => void, options: HistoryFollowerOptions = {}) {
+  constructor(start: FollowerStart, log: Log, options: HistoryFollowerOptions = {}) {
     this.#log = log;
     this.#gatherMs = options.gatherMs ?? HISTORY_GATHER_MS;
     this.#gatherCommands = options.gatherCommands ?? HISTORY_GATHER_ENTRIES;
@@ -116,6 +117,11 @@ export class HistoryFollower {
   /** The last seq written to the store by the follower. */
   get writtenSeq(): number {
     return this.#writtenSeq;
+  }
+
+  /** The failure that stopped the follower, or undefined while it runs. */
+  get failure(): Error | undefined {
+    return this.#failure;
   }
 
   /** True while too many commands wait to be written (a sequencer pressure source). */
@@ -215,7 +221,7 @@ export class HistoryFollower {
         return;
       }
       case 'retrying':
-        this.#log(`history store write failed (retrying): ${reply.message}`);
+        this.#log.warn({ reason: reply.message }, 'history store write failed: retrying');
         return;
       case 'fatal':
         this.#fail(new Error(`history follower: ${reply.message}`));
@@ -231,7 +237,8 @@ export class HistoryFollower {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     for (const w of this.#waiters.splice(0)) w.reject(error);
-    this.#log(error.message);
+    // The composition root logs the stop once; said here only when nobody listens.
+    if (this.#fatalListeners.length === 0) this.#log.error({ err: error }, 'history follower stopped');
     for (const listener of this.#fatalListeners) listener(error);
   }
 }

@@ -22,6 +22,7 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
 import { seededRandom } from '../../src/store/trading-stream.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20261121);
 const ROUNDS = Number(process.env['CRASH_ROUNDS'] ?? 20);
@@ -112,7 +113,7 @@ async function verifyDataDir(acked: Acked): Promise<{ records: number; hash: str
       assert.ok(cancelled.has(id), `acknowledged cancel of ${id} is not in the journal`);
 
     const genesis = readGenesis(dataDir);
-    const log = (): void => undefined;
+    const log = SILENT_LOG;
     const snapshots = new SnapshotStore(join(dataDir, 'snapshots'));
     const fromSnapshot = await recover({ genesis, journal, snapshots, log });
     const fromScratch = await recover({ genesis, journal, snapshots: undefined, ignoreSnapshots: true, log });

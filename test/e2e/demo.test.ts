@@ -11,6 +11,7 @@ import { decodeCommand } from '../../src/sequencer/command-codec.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { TEST_USER_AGENT, ZbClient } from '../fixtures/zb-client.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const roots: string[] = [];
 after(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
@@ -53,7 +54,7 @@ async function journalOf(dir: string) {
       genesis: readGenesis(dir),
       journal,
       snapshots: undefined,
-      log: () => undefined,
+      log: SILENT_LOG,
     });
     const commands = [...journal.read(1)].map(({ seq, payload }) => decodeCommand(seq, payload));
     return { engine, commands };

@@ -19,6 +19,7 @@ import { offlineCommands } from '../../src/cli/offline.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const roots: string[] = [];
@@ -93,7 +94,7 @@ const tokenOf = (venue: RunningVenue): string =>
 describe('the admin listener', () => {
   test('admin routes answer on the admin listener only; the public one treats them as unknown paths', async () => {
     const root = tempRoot();
-    const venue = await startVenue(options(root), () => undefined);
+    const venue = await startVenue(options(root), SILENT_LOG);
     try {
       const token = tokenOf(venue);
       const record = readListenFile(venue.options.dataDir);
@@ -130,7 +131,7 @@ describe('the admin listener', () => {
 
   test('the CLI finds the server from BOURSE_DATA alone; key create names the permissions or is refused', async () => {
     const root = tempRoot();
-    const venue = await startVenue(options(root), () => undefined);
+    const venue = await startVenue(options(root), SILENT_LOG);
     try {
       const env = { BOURSE_DATA: venue.options.dataDir, BOURSE_PORT: String(venue.http.port) };
       assert.deepEqual(await cli(['user', 'create', 'alice'], env), {
@@ -182,7 +183,7 @@ describe('the admin listener', () => {
     await new Promise((resolve) => child.once('exit', resolve));
     assert.ok(lstatSync(socket).isSocket());
 
-    const venue = await startVenue(options(root, { adminSocket: socket }), () => undefined);
+    const venue = await startVenue(options(root, { adminSocket: socket }), SILENT_LOG);
     try {
       assert.equal(statSync(socket).mode & 0o777, 0o600);
       assert.deepEqual(readListenFile(venue.options.dataDir)?.admin, { socket });
@@ -194,7 +195,7 @@ describe('the admin listener', () => {
       // A second venue cannot take a socket that is in use, and creates nothing.
       const other = tempRoot();
       await assert.rejects(
-        startVenue(options(other, { adminSocket: socket }), () => undefined),
+        startVenue(options(other, { adminSocket: socket }), SILENT_LOG),
         (e: Error) =>
           e instanceof ListenError && /Unix socket .* another server is listening there/.test(e.message),
       );
@@ -260,7 +261,7 @@ describe('starting', () => {
           ...extra,
         };
         await assert.rejects(
-          startVenue(settings, () => undefined),
+          startVenue(settings, SILENT_LOG),
           (e: Error) => e instanceof ListenError && what.test(e.message),
         );
         assert.equal(existsSync(data), false, JSON.stringify(extra));

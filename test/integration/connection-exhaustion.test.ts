@@ -14,6 +14,7 @@ import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS } from '../../src/config/options.ts';
 import { startVenue } from '../../src/main.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-exhaust-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -65,7 +66,7 @@ test('thousands of idle connections: the admin API and a fresh public request fr
   // The default limits: 256 connections per address, 10,000 in total.
   const venue = await startVenue(
     { ...DEFAULT_OPTIONS, port: 0, dataDir: join(root, 'data'), masterKeyFile },
-    () => undefined,
+    SILENT_LOG,
   );
   const sockets: Socket[] = [];
   try {

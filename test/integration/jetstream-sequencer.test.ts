@@ -12,6 +12,7 @@ import { JetStreamJournal } from '../../src/journal/jetstream-journal.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const skip = natsSkipReason();
 let server: NatsServer | undefined;
@@ -27,7 +28,7 @@ const sequencerOptions = {
   snapshotEveryMs: 0,
   keepSnapshots: 2,
   pruneJournal: false,
-  log: () => undefined,
+  log: SILENT_LOG,
 };
 
 const journalOptions = (stream: string) => ({
@@ -77,7 +78,7 @@ describe('sequencer on the JetStream journal', { skip }, () => {
       genesis: DEFAULT_VENUE,
       journal,
       snapshots: undefined,
-      log: () => undefined,
+      log: SILENT_LOG,
     });
     const sequencer = new Sequencer(engine, journal, undefined, sequencerOptions);
     await trade(sequencer, 200);
@@ -92,7 +93,7 @@ describe('sequencer on the JetStream journal', { skip }, () => {
       genesis: DEFAULT_VENUE,
       journal: reopened,
       snapshots: undefined,
-      log: () => undefined,
+      log: SILENT_LOG,
     });
     assert.equal(recovered.replayed, lastSeq);
     assert.equal(recovered.engine.stateHash(), hash);
@@ -150,7 +151,7 @@ describe('sequencer on the JetStream journal', { skip }, () => {
       genesis: DEFAULT_VENUE,
       journal,
       snapshots: undefined,
-      log: () => undefined,
+      log: SILENT_LOG,
       afterEach: (seq, engine) => {
         const want = reported.get(seq);
         if (want === undefined) return;

@@ -11,6 +11,7 @@ import { MAX_CLOCK_ADVANCE_MS, ManualClock } from '../../src/sequencer/manual-cl
 import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import { creditCommand } from '../fixtures/engine-driver.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -22,7 +23,7 @@ const MINUTE = 60_000;
 /** The venue on `dir`, on `clock` (default: a manual clock where the journal ends, or at START). */
 async function openVenue(dir: string, clock?: { readonly now: () => number }) {
   const journal = FileJournal.open(join(dir, 'journal'));
-  const recovered = await recover({ genesis: DEFAULT_VENUE, journal, snapshots: undefined, log: () => {} });
+  const recovered = await recover({ genesis: DEFAULT_VENUE, journal, snapshots: undefined, log: SILENT_LOG });
   const manual = (clock ?? new ManualClock(recovered.lastTime ?? START)) as ManualClock;
   const sequencer = new Sequencer(recovered.engine, journal, undefined, {
     clock: manual.now,
@@ -31,7 +32,7 @@ async function openVenue(dir: string, clock?: { readonly now: () => number }) {
     snapshotEveryMs: 0,
     keepSnapshots: 2,
     pruneJournal: false,
-    log: () => undefined,
+    log: SILENT_LOG,
     armTimers: false,
     startTime: recovered.lastTime,
   });

@@ -10,6 +10,7 @@ import { FileJournal } from '../../src/journal/file-journal.ts';
 import { SnapshotStore } from '../../src/journal/snapshot-store.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer, type AppliedCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
+import { memoryLog, SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -26,7 +27,7 @@ const options = (overrides: Partial<SequencerOptions> = {}): SequencerOptions =>
   snapshotEveryMs: 0,
   keepSnapshots: 2,
   pruneJournal: false,
-  log: () => undefined,
+  log: SILENT_LOG,
   ...overrides,
 });
 
@@ -37,7 +38,7 @@ async function open(
 ) {
   const journal = FileJournal.open(join(dir, 'journal'));
   const snapshots = new SnapshotStore(join(dir, 'snapshots'));
-  const { engine } = await recover({ genesis, journal, snapshots, log: () => undefined });
+  const { engine } = await recover({ genesis, journal, snapshots, log: SILENT_LOG });
   return { sequencer: new Sequencer(engine, journal, snapshots, options(overrides)), journal, snapshots };
 }
 
@@ -160,15 +161,17 @@ describe('sequencer', () => {
     const hash = sequencer.engine.stateHash();
     await sequencer.close();
 
-    const logs: string[] = [];
+    const logs = memoryLog();
     const journal = FileJournal.open(join(dir, 'journal'));
     const snapshots = new SnapshotStore(join(dir, 'snapshots'));
-    const recovered = await recover({ genesis: DEFAULT_VENUE, journal, snapshots, log: (m) => logs.push(m) });
+    const recovered = await recover({ genesis: DEFAULT_VENUE, journal, snapshots, log: logs.log });
     assert.equal(recovered.snapshotSeq, 54);
     assert.equal(recovered.replayed, 30);
     assert.equal(recovered.engine.stateHash(), hash);
     recovered.engine.assertInvariants();
-    assert.ok(logs.some((l) => l.startsWith('restored snapshot at seq 54')));
+    const restored = logs.entries().find((e) => e['msg'] === 'restored the snapshot at seq 54');
+    assert.equal(restored?.['seq'], 54);
+    assert.equal(restored?.['level'], 'info');
     await journal.close();
   });
 });

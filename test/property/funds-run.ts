@@ -26,6 +26,7 @@ import { FileJournal } from '../../src/journal/file-journal.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { Rng } from './command-generator.ts';
+import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const USERS = ['ann', 'ben', 'cat', 'dan'];
 /** The coins moved: usdt on two chains, btc, and xwc on a memo chain; btc_usdt is traded. */
@@ -93,7 +94,7 @@ class FundsRun {
       masterKeyFile: this.#keyFile,
       demo: false,
     };
-    this.#venue = await startVenue(options, () => {});
+    this.#venue = await startVenue(options, SILENT_LOG);
   }
 
   async restart(): Promise<void> {
@@ -379,7 +380,7 @@ async function replay(dataDir: string): Promise<{ paths: Set<string>; stateHash:
       genesis: readGenesis(dataDir),
       journal,
       snapshots: undefined,
-      log: () => {},
+      log: SILENT_LOG,
       onReplayed: (batch) => {
         for (const { result } of batch) {
           for (const e of result.events) {

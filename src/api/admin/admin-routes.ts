@@ -8,6 +8,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
+import type { Log } from '../../sequencer/ports.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
@@ -30,6 +31,11 @@ export interface AdminDeps {
   readonly funds: Omit<FundsAdminDeps, 'venue'>;
   /** The demo and the clock (default: the wall clock, which cannot be advanced). */
   readonly sandbox?: Omit<SandboxAdminDeps, 'venue'>;
+  /**
+   * The admin component's log, for what an action wants said beyond the listener's access line
+   * (which already records every admin request at info: path, parameters, answer code, time).
+   */
+  readonly log?: Log;
 }
 
 const WALL_CLOCK: Omit<SandboxAdminDeps, 'venue'> = {

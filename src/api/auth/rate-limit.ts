@@ -41,6 +41,8 @@ export interface MemoryRateLimiterOptions {
   readonly maxTrackedKeys?: number;
   /** How often (clock ms) idle entries are swept. Default 10,000. */
   readonly sweepEveryMs?: number;
+  /** Told when an IP gets locked (once a lock, not per refused request), e.g. to log it. */
+  readonly onLock?: (ip: string, until: number, requestsPerMinute: number) => void;
 }
 
 const SECONDS_PER_WINDOW = 60;
@@ -87,6 +89,7 @@ export class MemoryRateLimiter implements RateLimiter {
   /** Insertion order is recency order: a hit deletes and re-inserts its entry. */
   readonly #ips = new Map<string, IpWindow>();
   readonly #locks = new Map<string, number>();
+  readonly #onLock: MemoryRateLimiterOptions['onLock'];
   readonly #keys = new Map<string, KeyWindow>();
   #lastSweep: number;
 
@@ -98,6 +101,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.#maxIps = options.maxTrackedIps ?? 200_000;
     this.#maxKeys = options.maxTrackedKeys ?? 100_000;
     this.#sweepEveryMs = options.sweepEveryMs ?? 10_000;
+    this.#onLock = options.onLock;
     if (this.#ipLimit < 1 || this.#ipLimit > 65_535 || this.#keyLimit < 1) {
       throw new RangeError('rate limits must be positive (per-IP at most 65535 per minute)');
     }
@@ -125,6 +129,7 @@ export class MemoryRateLimiter implements RateLimiter {
       // Over the limit: lock for the lock period; the count starts afresh when it ends.
       const until = now + this.#ipLockMs;
       this.#locks.set(ip, until);
+      this.#onLock?.(ip, until, this.#ipLimit);
       return this.#ipLocked(ip, until, now);
     }
     const slot = w.second % SECONDS_PER_WINDOW;

@@ -4,13 +4,14 @@ import { describe, test } from 'node:test';
 import { inject } from 'light-my-request';
 import { decodeComponent, parseParams } from './params.ts';
 import { createRequestHandler, startHttpServer } from './server.ts';
+import { memoryLog } from '../../observability/memory-log.ts';
 import type { ApiRequest, RequestParam, Route } from './types.ts';
 
 const UA = 'Mozilla/5.0 (test)';
 
 /** A handler whose routes echo the parsed request, throw, reject or reply in other ways. */
 function echoServer(options: Parameters<typeof createRequestHandler>[1] = {}) {
-  const logged: string[] = [];
+  const logs = memoryLog();
   const seen: ApiRequest[] = [];
   const routes: Route[] = [
     {
@@ -33,8 +34,8 @@ function echoServer(options: Parameters<typeof createRequestHandler>[1] = {}) {
     { path: '/undefined', handler: () => ({ json: undefined }) },
     { path: '/async', handler: async () => ({ json: { later: 1 } }) },
   ];
-  const handler = createRequestHandler(routes, { log: (m) => logged.push(m), ...options });
-  return { handler, logged, seen };
+  const handler = createRequestHandler(routes, { log: logs.log, ...options });
+  return { handler, logs, seen };
 }
 
 const params = (body: unknown): RequestParam[] => (body as { params: RequestParam[] }).params;
@@ -260,15 +261,72 @@ describe('request handling', () => {
   });
 
   test('a handler that throws, rejects or returns unserializable JSON → logged, HTTP 200, code 1002', async () => {
-    const { handler, logged } = echoServer();
+    const { handler, logs } = echoServer();
     for (const path of ['/throws', '/rejects', '/bigint', '/undefined']) {
       const r = await inject(handler, { method: 'GET', url: path, headers: { 'user-agent': UA } });
       assert.equal(r.statusCode, 200, path);
       assert.deepEqual(r.json(), { code: 1002, message: 'internal error' }, path);
     }
+    const logged = logs.entries();
     assert.equal(logged.length, 4);
-    assert.match(logged[0] ?? '', /GET \/throws failed: Error: boom/);
-    assert.match(logged[1] ?? '', /async boom/);
+    assert.deepEqual(
+      logged.map((e) => [e['level'], e['path'], (e['err'] as { message: string }).message]),
+      [
+        ['error', '/throws', 'boom'],
+        ['error', '/rejects', 'async boom'],
+        ['error', '/bigint', 'Do not know how to serialize a BigInt'],
+        ['error', '/undefined', 'the reply has no body, text or JSON value'],
+      ],
+    );
+    assert.match(logged[0]?.['msg'] as string, /GET \/throws failed: answered 1002/);
+  });
+
+  test('a request slower than slowRequestMs is logged at warn; faster ones are not', async () => {
+    let clock = 1_000;
+    const logs = memoryLog();
+    const handler = createRequestHandler(
+      [
+        { path: '/fast', handler: () => ({ json: { code: 1000 } }) },
+        {
+          path: '/slow',
+          handler: () => {
+            clock += 250;
+            return { json: { code: 1000 } };
+          },
+        },
+      ],
+      { log: logs.log, slowRequestMs: 200, now: () => clock },
+    );
+    for (const url of ['/fast', '/slow?x=1'])
+      await inject(handler, { method: 'GET', url, headers: { 'user-agent': UA } });
+    const [line, ...rest] = logs.entries();
+    assert.deepEqual(rest, []);
+    assert.equal(line?.['level'], 'warn');
+    assert.equal(line?.['msg'], 'slow request: GET /slow took 250 ms');
+    assert.equal(line?.['ms'], 250);
+    assert.equal(line?.['code'], 1000);
+    assert.equal(line?.['params'], undefined, 'parameters are not in a slow-request line');
+  });
+
+  test('the access log has every routed request at info, secret parameters hidden', async () => {
+    const logs = memoryLog();
+    const handler = createRequestHandler([{ path: '/admin/x', handler: () => ({ json: { code: 3005 } }) }], {
+      log: logs.log,
+      accessLog: true,
+    });
+    await inject(handler, {
+      method: 'POST',
+      url: '/admin/x',
+      headers: { 'user-agent': UA, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'user=alice&password=hunter22&amount=5',
+    });
+    await inject(handler, { method: 'GET', url: '/nowhere', headers: { 'user-agent': UA } });
+    const lines = logs.entries();
+    assert.equal(lines.length, 1, 'unrouted requests are not access-logged');
+    assert.equal(lines[0]?.['level'], 'info');
+    assert.equal(lines[0]?.['code'], 3005);
+    assert.deepEqual(lines[0]?.['params'], { user: 'alice', password: '***', amount: '5' });
+    assert.doesNotMatch(JSON.stringify(lines), /hunter22/);
   });
 
   test('duplicate paths are refused at start-up', () => {

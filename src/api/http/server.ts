@@ -18,6 +18,10 @@
  *   HTTP 413, code 3005, and the connection is closed;
  * - a route that throws or rejects → logged, HTTP 200 with code 1002 (INTERNAL_ERROR). The process
  *   never crashes on a request and never answers with an HTML page.
+ *
+ * Logging (docs/operations.md, "Logs"): a failing route at `error`; a routed request slower than
+ * `slowRequestMs` at `warn`; with `accessLog`, every routed request at `info` (the admin listener,
+ * whose requests are few and each an operator's action). Nothing per request otherwise.
  */
 import {
   createServer,
@@ -35,6 +39,8 @@ import {
   serverTimeouts,
   type ConnectionLimits,
 } from './connection-guard.ts';
+import type { Log } from '../../sequencer/ports.ts';
+import { SequencerStoppedError } from '../../sequencer/sequencer.ts';
 import { parseParams } from './params.ts';
 import { resultBody } from './reply.ts';
 import type { ApiReply, ApiRequest, RequestParam, Route, RouteHandler } from './types.ts';
@@ -69,8 +75,12 @@ export interface RequestHandlerOptions {
   readonly strictUserAgent?: boolean;
   /** Default DEFAULT_MAX_BODY_BYTES. */
   readonly maxBodyBytes?: number;
-  /** Where handler failures are reported (default: console.error). */
-  readonly log?: (message: string) => void;
+  /** Where handler failures, slow requests and the access log go (default: nowhere). */
+  readonly log?: Log;
+  /** A routed request answered after this many ms is logged at warn (0 or absent: never). */
+  readonly slowRequestMs?: number;
+  /** Log every routed request at info: method, path, status, code, ms, parameters (secrets hidden). */
+  readonly accessLog?: boolean;
   /** Wall clock for `ApiRequest.receivedAt` (default Date.now). */
   readonly now?: () => number;
   /** Proxies whose X-Forwarded-For names the client (default none: the socket's address). */
@@ -92,9 +102,12 @@ export function createRequestHandler(
   }
   const strictUserAgent = options.strictUserAgent ?? false;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const log = options.log ?? ((message: string) => console.error(message));
+  const log = options.log;
   const now = options.now ?? Date.now;
   const proxies = options.trustedProxies ?? new TrustedProxies();
+  const slowMs = options.slowRequestMs ?? 0;
+  const accessLog = options.accessLog === true && log !== undefined;
+  const timed = (slowMs > 0 && log !== undefined) || accessLog;
 
   const tooLargeBody = resultBody('INVALID_PARAMETER', `request body larger than ${maxBodyBytes} bytes`);
   const notFormBody = resultBody(
@@ -112,11 +125,35 @@ export function createRequestHandler(
   const internalBody = resultBody('INTERNAL_ERROR');
 
   const failed = (res: ServerResponse, method: string, path: string, error: unknown): void => {
-    log(
-      `http: ${method} ${path} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
+    // A stopped venue is logged once where it stops, not again by every request it cut short.
+    if (error instanceof SequencerStoppedError)
+      log?.debug({ method, path }, `${method} ${truncate(path)}: ${error.message}`);
+    else log?.error({ method, path, err: error }, `${method} ${truncate(path)} failed: answered 1002`);
     if (res.headersSent) res.destroy();
     else send(res, 200, internalBody);
+  };
+
+  /** The slow-request and access lines for a routed request, once answered. */
+  const answered = (request: ApiRequest, status: number, reply: ApiReply | undefined): void => {
+    const ms = now() - request.receivedAt;
+    const slow = slowMs > 0 && ms >= slowMs;
+    if (!slow && !accessLog) return;
+    const json = reply !== undefined && 'json' in reply ? reply.json : undefined;
+    const code =
+      typeof json === 'object' && json !== null && 'code' in json
+        ? (json as { code: unknown }).code
+        : undefined;
+    const fields = {
+      method: request.method,
+      path: request.path,
+      status,
+      code,
+      ms,
+      ip: request.ip,
+      ...(accessLog ? { params: shownParams(request.params) } : {}),
+    };
+    if (slow) log?.warn(fields, `slow request: ${request.method} ${truncate(request.path)} took ${ms} ms`);
+    else log?.info(fields, `${request.method} ${truncate(request.path)}`);
   };
 
   const write = (res: ServerResponse, request: ApiRequest, reply: ApiReply): void => {
@@ -131,9 +168,11 @@ export function createRequestHandler(
       if (body === undefined) throw new Error('the reply has no body, text or JSON value');
     } catch (error) {
       failed(res, request.method, request.path, error);
+      if (timed) answered(request, 200, undefined);
       return;
     }
     send(res, reply.status ?? 200, body);
+    if (timed) answered(request, reply.status ?? 200, reply);
   };
 
   const dispatch = (res: ServerResponse, handler: RouteHandler, request: ApiRequest): void => {
@@ -142,13 +181,17 @@ export function createRequestHandler(
       reply = handler(request);
     } catch (error) {
       failed(res, request.method, request.path, error);
+      if (timed) answered(request, 200, undefined);
       return;
     }
     // Synchronous replies (cached market data) skip the microtask hop of a promise.
     if (reply instanceof Promise) {
       reply.then(
         (r) => write(res, request, r),
-        (error: unknown) => failed(res, request.method, request.path, error),
+        (error: unknown) => {
+          failed(res, request.method, request.path, error);
+          if (timed) answered(request, 200, undefined);
+        },
       );
     } else {
       write(res, request, reply);
@@ -295,6 +338,16 @@ function send(res: ServerResponse, status: number, body: string | Uint8Array): v
 function sendAndClose(res: ServerResponse, status: number, body: string): void {
   res.setHeader('Connection', 'close');
   send(res, status, body);
+}
+
+/** Parameter names whose values never reach a log line. */
+const SECRET_PARAM = /pass|pwd|secret|token|sign/i;
+
+/** A request's parameters for the access log, secret values replaced by `***`. */
+function shownParams(params: readonly RequestParam[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of params) out[p.name] = SECRET_PARAM.test(p.name) ? '***' : truncate(p.value);
+  return out;
 }
 
 /** Echoed client text is cut short so that an error body stays small. */

@@ -397,6 +397,8 @@ export class FanOut {
   #writeAt = 0;
   readonly #joined = new Map<string, Buffer>();
   #closed = false;
+  /** Frames handed to connections since start (a frame is one message to one connection). */
+  framesWritten = 0;
 
   constructor(sources: Sources, options: FanOutOptions) {
     this.#sources = sources;
@@ -570,6 +572,7 @@ export class FanOut {
         }
         bytes = cached;
       }
+      this.framesWritten += box.length;
       box.length = 0;
       try {
         sink.write(bytes);

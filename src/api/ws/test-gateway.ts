@@ -17,6 +17,7 @@ import { LiveKlines } from '../market-data/live-klines.ts';
 import { MarketData } from '../market-data/market-data.ts';
 import { creditCommand } from '../../../test/fixtures/engine-driver.ts';
 import { WsGateway, type WsGatewayOptions } from './ws-server.ts';
+import { memoryLog } from '../../observability/memory-log.ts';
 
 /** 2023-11-14T22:13:20Z. */
 export const T0 = 1_700_000_000_000;
@@ -34,7 +35,8 @@ export class WsHarness {
   readonly klines = new LiveKlines();
   readonly sealer = createSecretSealer(randomBytes(32));
   readonly gateway: WsGateway;
-  readonly logged: string[] = [];
+  /** What the gateway logged, every level. */
+  readonly logs = memoryLog();
   readonly server: Server = createServer((_, res) => res.writeHead(404).end());
   /** The venue's wall clock (ms); tests move it. */
   time = T0;
@@ -56,7 +58,7 @@ export class WsHarness {
         klines: this.klines,
         authenticator: new Authenticator(venue, this.sealer),
         now: () => this.time,
-        log: (message) => this.logged.push(message),
+        log: this.logs.log,
       },
       { minFlushIntervalMs: 0, ...options },
     );

@@ -22,6 +22,8 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import type { Engine } from '../../engine/engine.ts';
+import { logRefusal } from '../../observability/refusal-levels.ts';
+import type { Log } from '../../sequencer/ports.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
@@ -55,7 +57,8 @@ export interface WsGatewayDeps {
   readonly now: () => number;
   /** The wall clock for signed subscriptions' reqTime and nonce (default `now`): a manual venue clock must not refuse them. */
   readonly wallClock?: () => number;
-  readonly log: (message: string) => void;
+  /** Slow consumers dropped (warn), signed-subscription refusals (their levels), faults (error). */
+  readonly log: Log;
 }
 
 export interface WsGatewayOptions {
@@ -116,7 +119,9 @@ class Connection implements Sink {
   }
 
   send(text: string): void {
-    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.#gateway.repliesSent++;
+    this.ws.send(text);
   }
 }
 
@@ -174,6 +179,10 @@ export class WsGateway {
   #closing = false;
   /** Slow consumers dropped since start. */
   dropped = 0;
+  /** Messages sent one at a time (answers, refusals, pong) since start; pushes are `pushesSent`. */
+  repliesSent = 0;
+  /** Connections accepted since start. */
+  accepted = 0;
 
   constructor(deps: WsGatewayDeps, options: WsGatewayOptions = {}) {
     this.#deps = deps;
@@ -182,7 +191,7 @@ export class WsGateway {
     this.#fanOut = new FanOut(
       { engine: deps.engine, marketData: deps.marketData, klines: deps.klines, now: deps.now },
       {
-        log: deps.log,
+        log: (message) => deps.log.error(message),
         ...(options.minFlushIntervalMs === undefined
           ? {}
           : { minFlushIntervalMs: options.minFlushIntervalMs }),
@@ -205,6 +214,11 @@ export class WsGateway {
   /** Open connections. */
   get connections(): number {
     return this.#connections.size;
+  }
+
+  /** Push messages (channel frames) written since start. */
+  get pushesSent(): number {
+    return this.#fanOut.framesWritten;
   }
 
   /** Takes each applied batch (an `onApplied` listener, registered after the market data's). */
@@ -240,8 +254,13 @@ export class WsGateway {
   /** Drops a connection whose unsent bytes passed the bound. */
   dropSlow(connection: Connection): void {
     this.dropped++;
-    this.#deps.log(
-      `ws: dropped a slow consumer at ${connection.ip}: ${connection.ws.bufferedAmount} bytes unsent (bound ${this.maxBufferedBytes})`,
+    this.#deps.log.warn(
+      {
+        ip: connection.ip,
+        unsentBytes: connection.ws.bufferedAmount,
+        maxBufferedBytes: this.maxBufferedBytes,
+      },
+      `dropped a slow consumer at ${connection.ip}`,
     );
     connection.ws.terminate();
   }
@@ -277,11 +296,12 @@ export class WsGateway {
     );
     const connection = new Connection(this, ws, socket, ip, this.#burst);
     this.#connections.add(connection);
+    this.accepted++;
     ws.on('message', (data: RawData, isBinary: boolean) => {
       try {
         this.#message(connection, data, isBinary);
       } catch (error) {
-        this.#deps.log(`ws: message from ${ip} failed: ${(error as Error).stack ?? String(error)}`);
+        this.#deps.log.error({ ip, err: error }, `a message from ${ip} failed: answered 1002`);
         connection.send(errorText('INTERNAL_ERROR', '0', undefined));
       }
     });
@@ -391,6 +411,12 @@ export class WsGateway {
         (this.#deps.wallClock ?? this.#deps.now)(),
       );
       if (!auth.ok) {
+        logRefusal(
+          this.#deps.log,
+          auth.result,
+          () => ({ ip: connection.ip, channel: channel.name }),
+          `refused a subscription to ${channel.name}: ${auth.message}`,
+        );
         connection.send(errorText(auth.result, no, channel.name, auth.message));
         return;
       }

@@ -13,6 +13,7 @@ import type { HistoryEntry } from '../../../store/history-store.ts';
 import { SqliteHistoryStore } from '../../../store/sqlite-history-store.ts';
 import { MarketData } from '../../market-data/market-data.ts';
 import { createRequestHandler } from '../server.ts';
+import { memoryLog } from '../../../observability/memory-log.ts';
 import type { VenuePort } from '../types.ts';
 import { creditCommand } from '../../../../test/fixtures/engine-driver.ts';
 import { publicRoutes } from './public-routes.ts';
@@ -26,7 +27,7 @@ export class TestVenue implements VenuePort {
   readonly history = SqliteHistoryStore.open(':memory:');
   readonly marketData: MarketData;
   readonly handler: ReturnType<typeof createRequestHandler>;
-  readonly logged: string[] = [];
+  readonly logs = memoryLog();
   time = T0;
   #seq = 0;
   #pending: HistoryEntry[] = [];
@@ -39,7 +40,7 @@ export class TestVenue implements VenuePort {
       marketData: this.marketData,
       ...(options.klineMinIntervalMs === undefined ? {} : { klineMinIntervalMs: options.klineMinIntervalMs }),
     });
-    this.handler = createRequestHandler(routes, { log: (m) => this.logged.push(m), now: () => this.time });
+    this.handler = createRequestHandler(routes, { log: this.logs.log, now: () => this.time });
   }
 
   now(): number {

@@ -2,6 +2,8 @@
 import { Authenticator } from '../../auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from '../../auth/rate-limit.ts';
 import type { SecretSealer } from '../../auth/secret-sealing.ts';
+import { SILENT_LOG } from '../../../observability/memory-log.ts';
+import type { Log } from '../../../sequencer/ports.ts';
 import type { Route, VenuePort } from '../types.ts';
 import { ACCOUNT_ENDPOINTS } from './account.ts';
 import { ADDRESS_ENDPOINTS } from './addresses.ts';
@@ -25,8 +27,8 @@ export interface SignedRoutesDeps {
   readonly reqTimeWindowMs?: number;
   /** Longest wait for history to reach the engine's state before a history read; default 2,000 ms. */
   readonly historyWaitMs?: number;
-  /** Where unexpected failures are reported (default console.error). */
-  readonly log?: (message: string, error?: unknown) => void;
+  /** Unexpected failures and refusals (pipeline.ts); default: nowhere. */
+  readonly log?: Log;
 }
 
 /** Every signed endpoint, with the permission it needs. */
@@ -56,7 +58,7 @@ export function signedRoutes(deps: SignedRoutesDeps): Route[] {
     authenticator,
     limiter: deps.rateLimiter ?? new MemoryRateLimiter({ clock: () => deps.venue.now() }),
     historyWaitMs: deps.historyWaitMs ?? DEFAULT_HISTORY_WAIT_MS,
-    log: deps.log ?? ((message: string, error?: unknown) => console.error(message, error)),
+    log: deps.log ?? SILENT_LOG,
   };
   return SIGNED_ENDPOINTS.map((endpoint) => signedRoute(endpoint, services));
 }

@@ -1,9 +1,12 @@
 /** @module pipeline — what every signed `/api/<method>` request goes through: IP limit, authentication, key limit, the handler, and the turning of refusals and faults into error replies. */
 import type { Command } from '../../../domain/commands.ts';
-import { RESULTS } from '../../../domain/result-codes.ts';
+import { RESULTS, type ResultName } from '../../../domain/result-codes.ts';
 import type { ApiKeyRecord, ApplyResult, Engine } from '../../../engine/engine.ts';
 import type { Authenticator, Permission } from '../../auth/authenticate.ts';
 import type { RateLimiter } from '../../auth/rate-limit.ts';
+import { logRefusal } from '../../../observability/refusal-levels.ts';
+import type { Log } from '../../../sequencer/ports.ts';
+import { SequencerStoppedError } from '../../../sequencer/sequencer.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../types.ts';
 import { Refusal, errorReply } from './wire.ts';
 
@@ -37,14 +40,16 @@ export interface PipelineServices {
   readonly authenticator: Authenticator;
   readonly limiter: RateLimiter;
   readonly historyWaitMs: number;
-  readonly log: (message: string, error?: unknown) => void;
+  /** Unexpected failures (error) and refusals at their levels (observability/refusal-levels.ts). */
+  readonly log: Log;
 }
 
 /**
  * The route for `endpoint`. Order: per-IP limit (every request, before any work, so signature
  * guessing is throttled too), parameter count, authentication, per-key limit (only after the
  * signature holds, so nobody can spend another key's budget), then the handler. A Refusal
- * becomes its error reply; any other exception is logged and answered 1002, never a 500.
+ * becomes its error reply, logged at its result's level; any other exception is logged and
+ * answered 1002, never a 500.
  */
 export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices): Route {
   const { venue, authenticator, limiter, log } = services;
@@ -52,16 +57,18 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
   return {
     path: `/api/${endpoint.method}`,
     handler: async (request) => {
+      const method = endpoint.method;
       try {
         const byIp = await limiter.hitIp(request.ip);
-        if (!byIp.allowed) return errorReply('RATE_LIMITED', byIp.message);
+        if (!byIp.allowed) return refuse(log, method, request, 'RATE_LIMITED', byIp.message);
         if (request.params.length > MAX_SIGNED_PARAMS) {
-          return errorReply('INVALID_PARAMETER', `too many parameters (at most ${MAX_SIGNED_PARAMS})`);
+          const message = `too many parameters (at most ${MAX_SIGNED_PARAMS})`;
+          return refuse(log, method, request, 'INVALID_PARAMETER', message);
         }
         const auth = authenticator.authenticate(request, requirement);
-        if (!auth.ok) return errorReply(auth.result, auth.message);
+        if (!auth.ok) return refuse(log, method, request, auth.result, auth.message);
         const byKey = await limiter.hitKey(auth.key.accessKey);
-        if (!byKey.allowed) return errorReply('RATE_LIMITED', byKey.message);
+        if (!byKey.allowed) return refuse(log, method, request, 'RATE_LIMITED', byKey.message);
         return await endpoint.handler({
           request,
           key: auth.key,
@@ -71,12 +78,37 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
           historyWaitMs: services.historyWaitMs,
         });
       } catch (error) {
-        if (error instanceof Refusal) return errorReply(error.result, error.message);
-        log(`signed ${endpoint.method}: unexpected failure`, error);
+        if (error instanceof Refusal) return refuse(log, method, request, error.result, error.message);
+        // A stopped venue is logged once where it stops, not again by every request it cut short.
+        if (error instanceof SequencerStoppedError) log.debug({ method }, `${method}: ${error.message}`);
+        else log.error({ method, err: error }, `signed ${method}: unexpected failure`);
         return errorReply('INTERNAL_ERROR', `internal error while serving ${endpoint.method}`);
       }
     },
   };
+}
+
+/** A refusal's reply, logged at its result's level with the access key the request named. */
+function refuse(
+  log: Log,
+  method: string,
+  request: ApiRequest,
+  result: ResultName,
+  message: string,
+): ApiReply {
+  logRefusal(
+    log,
+    result,
+    () => ({ method, ip: request.ip, accessKey: claimedKey(request) }),
+    `refused ${method}: ${message}`,
+  );
+  return errorReply(result, message);
+}
+
+/** The access key a request named (cut short: it may be anything). */
+function claimedKey(request: ApiRequest): string | undefined {
+  for (const p of request.params) if (p.name === 'accesskey') return p.value.slice(0, 64);
+  return undefined;
 }
 
 /**

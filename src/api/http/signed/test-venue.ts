@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_VENUE } from '../../../config/default-venue.ts';
 import type { Command, KeyPermissions } from '../../../domain/commands.ts';
 import { Engine, type ApplyResult } from '../../../engine/engine.ts';
+import { memoryLog } from '../../../observability/memory-log.ts';
 import type { HistoryStore } from '../../../store/history-store.ts';
 import { SqliteHistoryStore } from '../../../store/sqlite-history-store.ts';
 import { MemoryRateLimiter } from '../../auth/rate-limit.ts';
@@ -76,7 +77,8 @@ export class SignedApiHarness {
   readonly sealer: SecretSealer = createSecretSealer(randomBytes(32));
   readonly limiter: MemoryRateLimiter;
   readonly routes: Map<string, Route>;
-  readonly logged: unknown[] = [];
+  /** Everything the routes logged, every level. */
+  readonly logs = memoryLog();
 
   constructor(deps: Partial<Pick<SignedRoutesDeps, 'reqTimeWindowMs' | 'historyWaitMs'>> = {}) {
     this.venue = new TestVenue();
@@ -85,10 +87,15 @@ export class SignedApiHarness {
       venue: this.venue,
       sealer: this.sealer,
       rateLimiter: this.limiter,
-      log: (message, error) => this.logged.push([message, error]),
+      log: this.logs.log,
       ...deps,
     });
     this.routes = new Map(routes.map((r) => [r.path, r]));
+  }
+
+  /** The error lines the routes logged (refusals are logged at lower levels). */
+  get logged(): Record<string, unknown>[] {
+    return this.logs.entries().filter((e) => e['level'] === 'error');
   }
 
   /** Registers an API key for `userId` through the engine, sealed as production does. */
