@@ -105,7 +105,8 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
   const keys = new Map<string, { accessKey: string; secretKey: string }>();
   for (const name of [DEMO_TRADER, ...makers.map((m) => m.name), ...takers]) {
     let userId = engine.userId(name);
-    if (userId === undefined) userId = (await must({ type: 'RegisterUser', name })).userId as number;
+    if (userId === undefined)
+      userId = (await must({ type: 'RegisterUser', name, uniqueIgnoringCase: true })).userId as number;
     if (!engine.demo.isDemoUser(userId)) await must({ type: 'MarkDemoUser', userId });
     for (const [coin, amount] of funds(name)) {
       const depositId = `demo:${name}:${coin}`;

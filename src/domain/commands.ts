@@ -66,6 +66,12 @@ export interface FireTimers {
 export interface RegisterUser {
   readonly type: 'RegisterUser';
   readonly name: string;
+  /**
+   * Refuse the name when a user's name equals it ignoring case (issue 13). Every producer of new
+   * commands sets it; journals written before it lack it and replay under the old, exact rule,
+   * so a history that already holds `alice` and `Alice` still replays to the same state.
+   */
+  readonly uniqueIgnoringCase?: true;
 }
 
 export interface SetFeePreference {

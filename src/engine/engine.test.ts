@@ -235,6 +235,7 @@ describe('matching and events', () => {
       ]),
     );
     assert.equal(tooMuch.result, 'INSUFFICIENT_BALANCE');
+    assert.equal(tooMuch.message, 'available 70100 usdt, required 1200000 usdt');
     assert.equal(d.apply(batch([])).result, 'INVALID_PARAMETER');
     assert.equal(
       d.apply(batch(Array.from({ length: 21 }, () => ({ price: 2_000_000, amount: 100 })))).result,
@@ -250,6 +251,70 @@ describe('matching and events', () => {
     assert.equal(ok.result, 'OK');
     assert.equal(ok.orderIds?.length, 2);
     d.engine.assertInvariants();
+  });
+});
+
+describe('refusals carry the numbers a user needs (issue 13)', () => {
+  test('below the minimum amount or total, and a short balance, say the numbers in coin units', () => {
+    const { d, alice, bob } = tradingDay();
+    const cases: [Command, string, string][] = [
+      [
+        place(alice, BUY, 2_000_000, 9, { market: 'eth_usdt' }),
+        'BELOW_MIN_AMOUNT',
+        "amount 0.0009 eth is below the market's minimum amount of 0.001 eth",
+      ],
+      [
+        place(alice, BUY, 100, 1),
+        'BELOW_MIN_SIZE',
+        "order total 0.0001 usdt is below the market's minimum total of 5 usdt",
+      ],
+      [
+        place(alice, BUY, 3_000_000, 1_000_000),
+        'INSUFFICIENT_BALANCE',
+        'available 70100 usdt, required 3000000 usdt',
+      ],
+      [place(bob, SELL, 3_000_000, 20_001), 'INSUFFICIENT_BALANCE', 'available 2 btc, required 2.0001 btc'],
+    ];
+    for (const [cmd, result, message] of cases) {
+      const before = stateOf(d.engine);
+      const r = d.apply(cmd);
+      assert.equal(r.result, result, message);
+      assert.equal(r.message, message);
+      assert.equal(stateOf(d.engine), before);
+    }
+  });
+});
+
+describe('user names are unique regardless of case (issue 13)', () => {
+  test('a new name equal to a taken one ignoring case is refused; lookups ignore case', () => {
+    const d = new EngineDriver();
+    const alice = d.user('alice');
+    const before = stateOf(d.engine);
+    const r = d.apply({ type: 'RegisterUser', name: 'Alice', uniqueIgnoringCase: true });
+    assert.equal(r.result, 'INVALID_PARAMETER');
+    assert.equal(
+      r.message,
+      "user name 'Alice' is taken: 'alice' exists, and names are unique regardless of case",
+    );
+    assert.equal(stateOf(d.engine), before);
+    assert.equal(d.engine.userId('ALICE'), alice);
+    assert.equal(d.engine.userId('alice'), alice);
+    assert.equal(d.apply({ type: 'RegisterUser', name: 'bob', uniqueIgnoringCase: true }).result, 'OK');
+  });
+
+  test('a history from before the rule, holding alice and Alice, replays and restores unchanged', () => {
+    const d = new EngineDriver();
+    const lower = d.user('alice');
+    // Journals written before issue 13 carry RegisterUser without uniqueIgnoringCase.
+    const upper = d.apply({ type: 'RegisterUser', name: 'Alice' }).userId as number;
+    assert.notEqual(upper, lower);
+    assert.equal(d.engine.userId('alice'), lower);
+    assert.equal(d.engine.userId('Alice'), upper);
+    assert.equal(d.engine.userId('ALICE'), lower, 'the first registered wins an inexact lookup');
+    const restored = Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot())));
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    assert.equal(restored.userId('Alice'), upper);
+    assert.equal(restored.userId('ALICE'), lower);
   });
 });
 

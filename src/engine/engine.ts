@@ -40,7 +40,14 @@ import {
   type EngineEvent,
   type OrderStatus,
 } from '../domain/events.ts';
-import { convertFeeToZb, feeFloor, safeMul, type CoinUnits, type PriceLeg } from '../domain/money.ts';
+import {
+  convertFeeToZb,
+  feeFloor,
+  formatUnitsTrim,
+  safeMul,
+  type CoinUnits,
+  type PriceLeg,
+} from '../domain/money.ts';
 import type { ResultName } from '../domain/result-codes.ts';
 import { validateCoinFunds } from '../domain/chains.ts';
 import {
@@ -158,6 +165,8 @@ export class Engine {
   readonly #marketByName = new Map<string, MarketState>();
   readonly #accounts = new Map<number, Account>();
   readonly #userByName = new Map<string, number>();
+  /** Lower-cased name → the first user registered with a name that lower-cases to it. */
+  readonly #userByFoldedName = new Map<string, number>();
   /** Resting orders by id. */
   readonly #orders = new OrderIndex();
   /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
@@ -312,11 +321,23 @@ export class Engine {
     if (!Number.isSafeInteger(price) || price <= 0) return refused('INVALID_PRICE', 'price must be positive');
     if (!Number.isSafeInteger(amount) || amount <= 0)
       return refused('INVALID_AMOUNT', 'amount must be positive');
-    if (amount < market.spec.minAmount) return refused('BELOW_MIN_AMOUNT');
+    if (amount < market.spec.minAmount) {
+      const lots = (n: number): string =>
+        `${formatUnitsTrim(n, market.spec.amountScale)} ${market.base.spec.name}`;
+      return refused(
+        'BELOW_MIN_AMOUNT',
+        `amount ${lots(amount)} is below the market's minimum amount of ${lots(market.spec.minAmount)}`,
+      );
+    }
     const lotsValue = safeMul(price, amount);
     const value = lotsValue === undefined ? undefined : safeMul(lotsValue, market.quoteUnitsPerTickLot);
     if (value === undefined) return refused('VALUE_OUT_OF_RANGE', 'price × amount is too large');
-    if (value < market.spec.minSize) return refused('BELOW_MIN_SIZE');
+    if (value < market.spec.minSize) {
+      return refused(
+        'BELOW_MIN_SIZE',
+        `order total ${coinText(market.quote, value)} is below the market's minimum total of ${coinText(market.quote, market.spec.minSize)}`,
+      );
+    }
     if (side === BUY) return value;
     const base = safeMul(amount, market.baseUnitsPerLot);
     return base === undefined ? refused('VALUE_OUT_OF_RANGE', 'amount is too large') : base;
@@ -343,7 +364,7 @@ export class Engine {
     const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
     if (typeof cost !== 'number') return cost;
     const pay = cmd.side === BUY ? market.quote.index : market.base.index;
-    if ((account.available[pay] ?? 0) < cost) return refused('INSUFFICIENT_BALANCE');
+    if ((account.available[pay] ?? 0) < cost) return this.#shortBalance(account, market, cmd.side, cost);
     if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
       return refused('POST_ONLY_WOULD_TAKE');
     const order = this.#submit(
@@ -390,7 +411,7 @@ export class Engine {
     }
     const pay = cmd.side === BUY ? market.quote.index : market.base.index;
     if (!Number.isSafeInteger(total) || (account.available[pay] ?? 0) < total)
-      return refused('INSUFFICIENT_BALANCE');
+      return this.#shortBalance(account, market, cmd.side, total);
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
     // not spend what a later order of the same batch was checked to have.
     const payCoin = cmd.side === BUY ? market.quote : market.base;
@@ -404,6 +425,16 @@ export class Engine {
       );
     }
     return this.#done({ orderIds });
+  }
+
+  /** INSUFFICIENT_BALANCE saying what the order needs of the coin it pays with and what is available. */
+  #shortBalance(account: Account, market: MarketState, side: Side, required: number): ApplyResult {
+    const coin = side === BUY ? market.quote : market.base;
+    const available = account.available[coin.index] ?? 0;
+    const need = Number.isSafeInteger(required)
+      ? coinText(coin, required)
+      : `more than ${coinText(coin, Number.MAX_SAFE_INTEGER)}`;
+    return refused('INSUFFICIENT_BALANCE', `available ${coinText(coin, available)}, required ${need}`);
   }
 
   #wouldTake(market: MarketState, side: Side, price: number): boolean {
@@ -775,6 +806,14 @@ export class Engine {
       );
     }
     if (this.#userByName.has(name)) return refused('INVALID_PARAMETER', `user name '${name}' is taken`);
+    const sameIgnoringCase = this.#userByFoldedName.get(name.toLowerCase());
+    if (cmd.uniqueIgnoringCase === true && sameIgnoringCase !== undefined) {
+      const taken = this.#accounts.get(sameIgnoringCase)?.name ?? name;
+      return refused(
+        'INVALID_PARAMETER',
+        `user name '${name}' is taken: '${taken}' exists, and names are unique regardless of case`,
+      );
+    }
     const userId = this.#nextUserId++;
     this.#addAccount(userId, name, false);
     this.#events.push({ type: 'UserRegistered', userId, name, time: this.#time });
@@ -986,6 +1025,8 @@ export class Engine {
     };
     this.#accounts.set(userId, account);
     this.#userByName.set(name, userId);
+    const folded = name.toLowerCase();
+    if (!this.#userByFoldedName.has(folded)) this.#userByFoldedName.set(folded, userId);
     return account;
   }
 
@@ -1029,8 +1070,13 @@ export class Engine {
     return this.#marketByName.get(market)?.lastPrice ?? 0;
   }
 
+  /**
+   * The user with this name, ignoring case: the exact name first (a history from before names
+   * were unique regardless of case may hold `alice` and `Alice`), else the first user registered
+   * with a name equal to it ignoring case.
+   */
   userId(name: string): number | undefined {
-    return this.#userByName.get(name);
+    return this.#userByName.get(name) ?? this.#userByFoldedName.get(name.toLowerCase());
   }
 
   userName(userId: number): string | undefined {
@@ -1350,6 +1396,11 @@ export class Engine {
       withdrawn: this.#funds.withdrawn(coin),
     };
   }
+}
+
+/** Units of a coin as the API shows amounts: decimal text and the coin's name ("0.5 btc"). */
+function coinText(coin: CoinState, units: number): string {
+  return `${formatUnitsTrim(units, coin.spec.unitDecimal)} ${coin.spec.name}`;
 }
 
 /** Adds one fill to an order's totals and makes it the order's latest trade. */

@@ -745,8 +745,11 @@ export class Funds implements FundsView {
     }
     const fee = internal ? 0 : chain.withdrawFee;
     const total = cmd.amount + fee;
-    if (!Number.isSafeInteger(total) || this.#ledger.available(cmd.userId, coin) < total) {
-      return refused('INSUFFICIENT_BALANCE');
+    const available = this.#ledger.available(cmd.userId, coin);
+    if (!Number.isSafeInteger(total) || available < total) {
+      const required = Number.isSafeInteger(total) ? unit(total) : `more than ${unit(available)}`;
+      const parts = fee > 0 ? ` (amount ${unit(cmd.amount)} + fee ${unit(fee)})` : '';
+      return refused('INSUFFICIENT_BALANCE', `available ${unit(available)}, required ${required}${parts}`);
     }
     return {
       coin,

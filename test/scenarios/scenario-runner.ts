@@ -30,7 +30,8 @@
  *     operator halts btc_usdt | operator resumes btc_usdt
  *
  * An action may end in `-> outcome`: `ok` (the default), `duplicate` (accepted before: nothing
- * changed), `refused RESULT_NAME`, `order LABEL`, `orders LABEL LABEL …`. Order numbers are parsed
+ * changed), `refused RESULT_NAME` (or `refused RESULT_NAME "text"`: the refusal's message must
+ * contain the text), `order LABEL`, `orders LABEL LABEL …`. Order numbers are parsed
  * with `parseOrderNumbers`, so too many decimals are refused as the API edge refuses them.
  *
  * Expectations (change nothing, take no time). Numbers are decimal text compared exactly as
@@ -92,7 +93,7 @@ export class ScenarioError extends Error {
 export type Outcome =
   | { readonly kind: 'ok' }
   | { readonly kind: 'duplicate' }
-  | { readonly kind: 'refused'; readonly result: ResultName }
+  | { readonly kind: 'refused'; readonly result: ResultName; readonly message?: string }
   | { readonly kind: 'order'; readonly labels: readonly string[] };
 
 /** One [amount, price] pair of a batch, as written. */
@@ -719,6 +720,12 @@ function splitOutcome(
     .trim()
     .split(' ');
   const [head, ...rest] = words;
+  const quoted = /^refused (\S+) "([^"]+)"$/.exec(text.slice(at + 2).trim());
+  if (quoted !== null) {
+    const name = quoted[1] as string;
+    if (!Object.hasOwn(RESULTS, name)) fail(lineNo, `'${name}' is not a result name (see result-codes.ts)`);
+    return { body, outcome: { kind: 'refused', result: name as ResultName, message: quoted[2] as string } };
+  }
   if (head === 'ok' && rest.length === 0) return { body, outcome: { kind: 'ok' } };
   if (head === 'duplicate' && rest.length === 0) return { body, outcome: { kind: 'duplicate' } };
   if (head === 'refused' && rest.length === 1) {
@@ -1229,7 +1236,11 @@ class ScenarioRun {
         : outcome.kind === 'duplicate'
           ? 'duplicate'
           : 'ok';
-    const matches = outcome.kind === 'refused' ? r.result === outcome.result : got === wanted;
+    const matches =
+      outcome.kind === 'refused'
+        ? r.result === outcome.result &&
+          (outcome.message === undefined || (r.message ?? '').includes(outcome.message))
+        : got === wanted;
     if (!matches) this.#fail(`'${text}': expected ${describe(outcome)}, got ${got}`);
     if (before !== undefined) {
       if (r.events.length > 0) this.#fail(`'${text}' was refused but emitted ${r.events.length} event(s)`);
@@ -1434,7 +1445,7 @@ function describe(outcome: Outcome): string {
     case 'duplicate':
       return 'duplicate';
     case 'refused':
-      return `refused ${outcome.result}`;
+      return `refused ${outcome.result}${outcome.message === undefined ? '' : ` "${outcome.message}"`}`;
     case 'order':
       return outcome.labels.length === 1
         ? `order ${outcome.labels[0]}`

@@ -63,7 +63,8 @@ describe('admin routes', () => {
     const { engine, call } = setUp();
     assert.equal(body(await call('/admin/users/create', [['name', 'alice']])).userId, 1);
     const credit: [string, string][] = [
-      ['user', 'alice'],
+      ['user', 'Alice'], // names are looked up regardless of case
+
       ['coin', 'usdt'],
       ['amount', '10.5'],
       ['ref', 'r1'],
@@ -105,6 +106,12 @@ describe('admin routes', () => {
       ['/admin/users/create', [['name', '']], 3005],
       ['/admin/users/create', [['name', 'a b']], 3005],
       ['/admin/users/create', [['name', 'alice']], 3005, /taken/],
+      [
+        '/admin/users/create',
+        [['name', 'ALICE']],
+        3005,
+        /'alice' exists, and names are unique regardless of case/,
+      ],
       [
         '/admin/keys/create',
         [

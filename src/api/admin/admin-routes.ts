@@ -92,7 +92,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       path: '/admin/users/create',
       handler: guarded(async (request) => {
         const name = param(request, 'name') ?? '';
-        const r = await venue.submit({ type: 'RegisterUser', name });
+        const r = await venue.submit({ type: 'RegisterUser', name, uniqueIgnoringCase: true });
         return fromResult(r, { userId: r.userId });
       }),
     },
