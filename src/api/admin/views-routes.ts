@@ -72,6 +72,26 @@ export const VIEW_READ_PATHS: readonly string[] = [
   '/admin/audit/list',
 ];
 
+/** The longest wait for the history store to reach the engine's state before `users/show` reads it (ms). */
+const HISTORY_WAIT_MS = 2_000;
+const HISTORY_POLL_MS = 10;
+
+/**
+ * Waits (at most HISTORY_WAIT_MS) until the history store has applied what the engine had when
+ * the request came, so that a view shows the bills of the balances beside them. On timeout the
+ * view goes ahead with what the store has (`historySeq` in the answer says how far that is).
+ */
+async function awaitHistory(venue: VenuePort): Promise<number> {
+  const target = venue.engine.lastSeq;
+  const deadline = performance.now() + HISTORY_WAIT_MS;
+  let at = await venue.history.checkpoint();
+  while (at < target && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, HISTORY_POLL_MS));
+    at = await venue.history.checkpoint();
+  }
+  return at;
+}
+
 const ok = (data: Record<string, unknown>): ApiReply => ({
   json: { code: 1000, message: 'success', ...data },
 });
@@ -201,6 +221,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
         const id = user.userId;
         const { offset, limit } = page;
         const recent = { pageIndex: 1, pageSize: offset + limit };
+        const historySeq = await awaitHistory(venue);
         const [bills, deposits, withdrawals] = await Promise.all([
           venue.history.bills(id, recent),
           venue.history.deposits(id, recent),
@@ -213,6 +234,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
         const open = engine.openOrders(id);
         return ok({
           user: userRow(user),
+          historySeq,
           // Margin accounts are to come: spot is the only account yet.
           accounts: [{ account: 'spot', balances }],
           openOrders: {
