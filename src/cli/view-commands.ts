@@ -150,7 +150,7 @@ function showVenue(b: Row): string {
     `ready: ${b.ready === true ? 'yes' : b.ready === false ? 'NO' : '—'} (${cell(b.phase)})`,
     `journal: seq ${cell(journal.lastSeq)}, durable to ${cell(journal.durableSeq)}${journal.error === undefined ? '' : `, FAILED: ${cell(journal.error)}`}`,
     `last snapshot: ${snapshot === null ? 'none' : `seq ${cell(snapshot.seq)} at ${when(snapshot.at)}`}`,
-    `history store: ${cell(history.lag)} commands behind (ready while at most ${cell(history.maxLag)})${history.error === undefined ? '' : `, FAILED: ${cell(history.error)}`}`,
+    `history store: behind the engine by ${cell(history.lag)} commands (ready while at most ${cell(history.maxLag)})${history.error === undefined ? '' : `, FAILED: ${cell(history.error)}`}`,
     `open orders: ${cell(b.openOrders)}`,
     `rate-limit locks in force: ${b.rateLimitLocks === null ? 'none (limits switched off)' : cell(b.rateLimitLocks)}`,
   ].join('\n');
