@@ -41,7 +41,7 @@ export interface AdminDeps {
   /** The demo and the clock (default: the wall clock, which cannot be advanced). */
   readonly sandbox?: Omit<SandboxAdminDeps, 'venue'>;
   /** The operator's views: users, solvency, markets, the venue, rate-limit locks. */
-  readonly views?: Omit<ViewsDeps, 'venue' | 'audit'>;
+  readonly views?: Omit<ViewsDeps, 'venue' | 'audit' | 'log'>;
   /** Where every admin action is recorded (absent: nowhere). */
   readonly audit?: AuditLog;
   /**
@@ -275,7 +275,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...[
       ...fundsAdminRoutes({ ...deps.funds, venue }),
       ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
-      ...viewsRoutes({ ...deps.views, venue, audit: deps.audit }),
+      ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ].map((r) => ({ path: r.path, handler: guarded(r.handler) })),
   ];
   return routes.map((r) => ({ path: r.path, handler: audited(r.path, r.handler) }));

@@ -26,8 +26,8 @@ export const AUDIT_FILE = 'audit.jsonl';
 /** A parameter value longer than this is cut (characters). */
 const MAX_PARAM_CHARS = 200;
 
-/** Parameters whose value is a secret: recorded as `[redacted]`. */
-const SECRET_PARAM = /password|secret|token|seal/i;
+/** Parameters whose value is a secret: recorded as `[redacted]` (the access log's names, and sealed values). */
+const SECRET_PARAM = /pass|pwd|secret|token|sign|seal/i;
 
 export const REDACTED = '[redacted]';
 

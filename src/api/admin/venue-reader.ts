@@ -21,6 +21,8 @@ export interface UserRecord {
 export interface VenueReader {
   /** Every user, by id ascending. */
   users(): UserRecord[];
+  /** One user, or undefined for an unknown id. */
+  user(userId: number): UserRecord | undefined;
   /** Per coin, Σ over users of the available and frozen balances (spot), in the coin's units. */
   holdings(): Map<string, { available: bigint; frozen: bigint }>;
   /** Resting orders per market name (a market without any is absent). */
@@ -34,6 +36,10 @@ export function engineReader(engine: Engine): VenueReader {
       engine
         .snapshot()
         .users.map(([userId, name]) => ({ userId, name, created: undefined, status: 'active' as const })),
+    user: (userId) => {
+      const name = engine.userName(userId);
+      return name === undefined ? undefined : { userId, name, created: undefined, status: 'active' };
+    },
     holdings: () => {
       const s = engine.snapshot();
       return new Map(

@@ -9,6 +9,7 @@
 import { BUY } from '../../domain/commands.ts';
 import { formatBigUnitsTrim, formatUnitsTrim, PPM } from '../../domain/money.ts';
 import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
+import type { Log } from '../../sequencer/ports.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
 import { param } from '../http/types.ts';
 import type { RateLimitLock } from '../auth/rate-limit.ts';
@@ -59,6 +60,8 @@ export interface ViewsDeps {
   /** The trade API's limiter; undefined when limits are switched off. */
   readonly limits?: RateLimitLocks | undefined;
   readonly audit?: AuditLog | undefined;
+  /** Where a lifted lock is said (the admin component's log). */
+  readonly log?: Log | undefined;
 }
 
 /** The paths of views-routes that only read (the audit log records the others). */
@@ -137,18 +140,8 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
     if (text === '') return fail('INVALID_PARAMETER', 'user is required: a name or an id');
     const byName = engine.userId(text);
     const id = byName ?? (/^\d{1,15}$/.test(text) ? Number(text) : undefined);
-    const name = id === undefined ? undefined : engine.userName(id);
-    if (id === undefined || name === undefined) {
-      return fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
-    }
-    return (
-      reader.users().find((u) => u.userId === id) ?? {
-        userId: id,
-        name,
-        created: undefined,
-        status: 'active',
-      }
-    );
+    const user = id === undefined ? undefined : reader.user(id);
+    return user ?? fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
   };
 
   const coinOf = (request: ApiRequest): CoinSpec | undefined | ApiReply => {
@@ -444,6 +437,10 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
             `no rate-limit lock on '${subject.slice(0, 128)}' (bourse limits lists them)`,
           );
         }
+        deps.log?.info(
+          { kind: lifted.kind, subject: lifted.subject, until: new Date(lifted.until).toISOString() },
+          `rate limit: the operator lifted the lock on ${lifted.kind === 'ip' ? 'IP' : 'key'} ${lifted.subject}`,
+        );
         return ok({ lifted });
       },
     },
