@@ -7,7 +7,7 @@
  * user, coin or market is refused (3004/3005) with a message naming it, and changes nothing.
  */
 import { BUY } from '../../domain/commands.ts';
-import { formatBigUnitsTrim, formatUnitsTrim, PPM } from '../../domain/money.ts';
+import { formatBigUnitsTrim, formatUnitsTrim } from '../../domain/money.ts';
 import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
 import type { Log } from '../../sequencer/ports.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
@@ -124,8 +124,11 @@ export function paging(
   return { limit, offset };
 }
 
+/** Decimals of a rate in ppm read as a fraction (PPM is 10^6). */
+const PPM_DECIMALS = 6;
+
 /** A fee rate in ppm as a decimal fraction ("0.002"; a maker rebate is negative). */
-const rate = (ppm: number): string => formatUnitsTrim(ppm, Math.log10(PPM));
+const rate = (ppm: number): string => formatUnitsTrim(ppm, PPM_DECIMALS);
 
 export function viewsRoutes(deps: ViewsDeps): Route[] {
   const { venue } = deps;
