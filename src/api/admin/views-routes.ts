@@ -455,7 +455,18 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
         if (isReply(page)) return page;
         if (deps.audit === undefined) return fail('GENERAL_ERROR', 'this venue keeps no audit log');
         const { total, entries } = deps.audit.list(page.limit, page.offset);
-        return ok({ total, limit: page.limit, offset: page.offset, entries });
+        return ok({
+          total,
+          limit: page.limit,
+          offset: page.offset,
+          // An action cut short has no result: null, not a missing field.
+          entries: entries.map((e) => ({
+            ...e,
+            code: e.code ?? null,
+            seqAfter: e.seqAfter ?? null,
+            ms: e.ms ?? null,
+          })),
+        });
       },
     },
   ];
