@@ -17,7 +17,8 @@
  * after its position.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ResultName } from '../../domain/result-codes.ts';
 
 /** The audit log's file in the data directory. */
@@ -166,9 +167,12 @@ export class FileAuditLog implements AuditLog {
 
   constructor(path: string) {
     this.#path = path;
-    const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+    const existed = existsSync(path);
+    const text = existed ? readFileSync(path, 'utf8') : '';
     this.#nextId = (entriesOf(text).at(-1)?.id ?? 0) + 1;
     this.#fd = openSync(path, 'a', 0o600);
+    // A new file's name must be durable too, or a crash could lose the whole log.
+    if (!existed) fsyncDirectory(dirname(path));
     // A torn last line (a crash mid-write) would swallow the next one: start on a fresh line.
     if (text !== '' && !text.endsWith('\n')) this.#write('\n');
   }
@@ -221,4 +225,14 @@ export class MemoryAuditLog implements AuditLog {
   }
 
   close(): void {}
+}
+
+/** Makes a directory's entries durable (the new file's name). */
+function fsyncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
