@@ -12,11 +12,12 @@
  * are checked before anything is created on disk, so that a busy port is one line and no new data
  * directory.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
+import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
 import {
   createSecretSealer,
@@ -409,11 +410,28 @@ export async function startVenue(
         log: authLog,
       }),
     ];
+    const audit = new FileAuditLog(join(paths.root, AUDIT_FILE));
     const admins = adminRoutes({
       venue,
       token: adminToken,
       instance,
       log: adminLog,
+      audit,
+      views: {
+        walletHoldings: (coin) => chain.holdings(coin),
+        volume24h: (market) => marketData.tickerFigures(market)?.vol,
+        probes: {
+          ready: () => health.ready(),
+          lastSnapshot: () => {
+            if (sequencer.lastSnapshot !== undefined) return sequencer.lastSnapshot;
+            const newest = snapshots.list()[0];
+            if (newest === undefined) return undefined;
+            const at = statSync(newest.path, { throwIfNoEntry: false })?.mtimeMs;
+            return { seq: newest.lastSeq, at: at === undefined ? undefined : Math.round(at) };
+          },
+        },
+        limits: rateLimiter,
+      },
       snapshot: () => sequencer.snapshot(),
       funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
       keys: { issue: issueKey },
@@ -528,6 +546,7 @@ export async function startVenue(
         await sequencer.close();
         await follower.close().catch(() => undefined);
         await history.close();
+        audit.close();
       })());
     const fatal = (error: Error): void => {
       // Said once, whichever part failed first (the journal, the engine, the history follower).

@@ -3,6 +3,7 @@
  * admin API call it makes (or the offline tool it runs). bourse.ts parses, checks and dispatches.
  */
 import { KEY_PERMISSION_HELP } from '../domain/commands.ts';
+import { VIEW_COMMANDS } from './view-commands.ts';
 
 /** A flag's value placeholder (absent: a switch) and help line. */
 export interface FlagSpec {
@@ -23,6 +24,12 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--chain': { value: '<chain>', help: "the chain, e.g. ERC20 or TRC20 (default: the coin's first)" },
   '--memo': { value: '<memo>', help: 'the memo, on memo chains' },
   '--pending': { help: 'only the withdrawals in progress' },
+  '--search': {
+    value: '<text>',
+    help: 'only users whose name contains the text (any letter case) or whose id it is',
+  },
+  '--limit': { value: '<n>', help: 'at most n rows (1 to 1000)' },
+  '--offset': { value: '<n>', help: 'skip the first n rows' },
   '--history-url': {
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL, postgres://user@host:port/db[?schema=name] (default: $BOURSE_HISTORY_URL, else SQLite in the data directory)',
@@ -434,6 +441,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       show: (b) => `seq ${String(b.lastSeq)}, state hash ${String(b.stateHash)}`,
     }),
   },
+  ...VIEW_COMMANDS,
   {
     name: 'verify',
     args: [],

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import {
   convertFeeToZb,
   feeFloor,
+  formatBigUnitsTrim,
   formatUnits,
   formatUnitsTrim,
   mulDivFloor,
@@ -66,6 +67,14 @@ describe('formatting', () => {
     assert.equal(formatUnitsTrim(1_500_000, 6), '1.5');
     assert.equal(formatUnitsTrim(2_000_000, 6), '2');
     assert.equal(formatUnitsTrim(0, 6), '0');
+  });
+
+  test('formatBigUnitsTrim: sums beyond 2^53 units, exact', () => {
+    assert.equal(formatBigUnitsTrim(2n ** 60n, 8), '11529215046.06846976');
+    assert.equal(formatBigUnitsTrim(-30_000_000n, 6), '-30');
+    assert.equal(formatBigUnitsTrim(5n, 4), '0.0005');
+    assert.equal(formatBigUnitsTrim(0n, 6), '0');
+    assert.equal(formatBigUnitsTrim(120n, 0), '120');
   });
 
   test('unitsToNumber round-trips through decimal text', () => {

@@ -92,6 +92,16 @@ export function formatUnitsTrim(units: number, scale: number): string {
   return scale === 0 ? text : text.replace(/\.?0+$/, '');
 }
 
+/** Formats a bigint amount of units (a sum over many balances) like `formatUnitsTrim`. */
+export function formatBigUnitsTrim(units: bigint, scale: number): string {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString();
+  if (scale === 0) return negative ? `-${digits}` : digits;
+  const padded = digits.padStart(scale + 1, '0');
+  const text = `${padded.slice(0, -scale)}.${padded.slice(-scale)}`.replace(/\.?0+$/, '');
+  return negative ? `-${text}` : text;
+}
+
 /** Units as a JSON number for wire fields typed as numbers (exact text, nearest double). */
 export function unitsToNumber(units: number, scale: number): number {
   return Number(formatUnits(units, scale));

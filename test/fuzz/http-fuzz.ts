@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { inject } from 'light-my-request';
 import { adminRoutes } from '../../src/api/admin/admin-routes.ts';
+import { MemoryAuditLog } from '../../src/api/admin/audit-log.ts';
 import { memoryLog } from '../../src/observability/memory-log.ts';
 import { hashFundPassword } from '../../src/api/auth/fund-password.ts';
 import { MemoryRateLimiter } from '../../src/api/auth/rate-limit.ts';
@@ -229,6 +230,10 @@ const ADMIN_PARAMS: Readonly<Record<string, readonly string[]>> = {
   id: ['1', '2', '999'],
   blocks: ['1', '3'],
   hash: ['0xabc'],
+  search: ['ali', '2', ''],
+  limit: ['1', '50', '1000', '0'],
+  offset: ['0', '1', '999'],
+  subject: ['10.0.0.1', '127.0.0.1'],
 };
 const ADMIN_WEIGHTS: Readonly<Record<string, number>> = {
   // scrypt: tens of ms a call.
@@ -364,6 +369,12 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     // No snapshot files in this venue: the route's reply is all that is fuzzed here.
     snapshot: () => Promise.resolve('/dev/null/fuzz-snapshot'),
     funds: { chains: sim.adapters(), simulator: sim, syncChains: () => watcher.sync() },
+    audit: new MemoryAuditLog(),
+    views: {
+      walletHoldings: (coin) => sim.holdings(coin),
+      volume24h: (market) => venue.marketData.tickerFigures(market)?.vol,
+      limits: new MemoryRateLimiter({ clock: () => venue.time }),
+    },
     keys: {
       issue: () => {
         const c = generateApiCredentials();

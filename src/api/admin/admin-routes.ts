@@ -9,10 +9,19 @@ import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
 import type { Log } from '../../sequencer/ports.ts';
-import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+import {
+  param,
+  type ApiReply,
+  type ApiRequest,
+  type Route,
+  type RouteHandler,
+  type VenuePort,
+} from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
+import { auditParams, collectCommands, noteCommand, type AuditCommand, type AuditLog } from './audit-log.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
+import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 
 /** Creates API key material: the secret is shown once; only its sealed hash is kept. */
 export interface KeyIssuer {
@@ -31,6 +40,10 @@ export interface AdminDeps {
   readonly funds: Omit<FundsAdminDeps, 'venue'>;
   /** The demo and the clock (default: the wall clock, which cannot be advanced). */
   readonly sandbox?: Omit<SandboxAdminDeps, 'venue'>;
+  /** The operator's views: users, solvency, markets, the venue, rate-limit locks. */
+  readonly views?: Omit<ViewsDeps, 'venue' | 'audit' | 'log'>;
+  /** Where every admin action is recorded (absent: nowhere). */
+  readonly audit?: AuditLog;
   /**
    * The admin component's log, for what an action wants said beyond the listener's access line
    * (which already records every admin request at info: path, parameters, answer code, time).
@@ -44,6 +57,20 @@ const WALL_CLOCK: Omit<SandboxAdminDeps, 'venue'> = {
 };
 
 const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
+
+/**
+ * The admin paths that only read: every other one is an action, recorded in the audit log (a
+ * route added later is recorded unless it is named here).
+ */
+export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
+  '/admin/instance',
+  '/admin/state',
+  '/admin/withdrawals/list',
+  '/admin/withdrawals/show',
+  '/admin/demo/status',
+  '/admin/clock',
+  ...VIEW_READ_PATHS,
+]);
 
 function authorized(request: ApiRequest, token: string): boolean {
   const header = request.headers['authorization'];
@@ -66,7 +93,47 @@ export function parsePermissions(text: string): KeyPermissions | undefined {
 }
 
 export function adminRoutes(deps: AdminDeps): Route[] {
-  const { venue } = deps;
+  // Every command an action submits is noted for its audit entry.
+  const venue: VenuePort = {
+    engine: deps.venue.engine,
+    history: deps.venue.history,
+    now: () => deps.venue.now(),
+    submit: async (command) => {
+      const r = await deps.venue.submit(command);
+      noteCommand({ type: command.type, result: r.result });
+      return r;
+    },
+  };
+  const audited = (path: string, handler: RouteHandler): RouteHandler => {
+    const audit = deps.audit;
+    if (audit === undefined || READ_ONLY_PATHS.has(path)) return handler;
+    return async (request) => {
+      // A call without the token is no action: the listener's access log has it.
+      if (!authorized(request, deps.token)) return handler(request);
+      const started = Date.now();
+      const id = audit.begin({
+        time: started,
+        action: path.replace(/^\/admin\//, ''),
+        params: auditParams(request.params),
+        seqBefore: venue.engine.lastSeq,
+      });
+      let reply: ApiReply | undefined;
+      let commands: AuditCommand[] = [];
+      try {
+        ({ value: reply, commands } = await collectCommands(async () => handler(request)));
+        return reply;
+      } finally {
+        const body = reply !== undefined && 'json' in reply ? (reply.json as Record<string, unknown>) : {};
+        audit.end(id, {
+          code: reply === undefined ? 1001 : typeof body.code === 'number' ? body.code : 1001,
+          message: reply === undefined ? 'failed: the server log says why' : String(body.message ?? ''),
+          commands,
+          seqAfter: venue.engine.lastSeq,
+          ms: Date.now() - started,
+        });
+      }
+    };
+  };
   const guarded =
     (handler: (request: ApiRequest) => ApiReply | Promise<ApiReply>) =>
     (request: ApiRequest): ApiReply | Promise<ApiReply> =>
@@ -81,7 +148,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
             },
           };
 
-  return [
+  const routes: Route[] = [
     {
       // Unguarded and harmless: lets the CLI check that the server at a listen.json address is
       // the one that wrote the file before it sends the token there.
@@ -208,6 +275,8 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...[
       ...fundsAdminRoutes({ ...deps.funds, venue }),
       ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
+      ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ].map((r) => ({ path: r.path, handler: guarded(r.handler) })),
   ];
+  return routes.map((r) => ({ path: r.path, handler: audited(r.path, r.handler) }));
 }

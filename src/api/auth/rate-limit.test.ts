@@ -105,3 +105,41 @@ describe('bounded memory', () => {
     assert.equal(l.size.locks, 0);
   });
 });
+
+describe('locks in force, and lifting them (bourse limits)', () => {
+  test('a locked IP and a key at its limit are listed; lifting one lets it through at once', () => {
+    const clock = { now: T0 };
+    const l = new MemoryRateLimiter({
+      clock: () => clock.now,
+      ipRequestsPerMinute: 2,
+      ipLockMs: 60_000,
+      keyRequestsPerSecond: 2,
+    });
+    assert.deepEqual(l.locks(), []);
+    for (let i = 0; i < 3; i++) l.hitIp('10.0.0.9');
+    l.hitKey('k1');
+    clock.now += 100;
+    l.hitKey('k1');
+    assert.equal(l.hitKey('k1').allowed, false);
+    assert.deepEqual(l.locks(), [
+      { kind: 'ip', subject: '10.0.0.9', until: T0 + 60_000 },
+      { kind: 'key', subject: 'k1', until: T0 + 1000 },
+    ]);
+    assert.equal(l.lift('nobody'), undefined);
+    assert.deepEqual(l.lift('10.0.0.9'), { kind: 'ip', subject: '10.0.0.9', until: T0 + 60_000 });
+    assert.equal(l.hitIp('10.0.0.9').allowed, true);
+    assert.equal(l.lift('k1')?.kind, 'key');
+    assert.equal(l.hitKey('k1').allowed, true);
+    assert.deepEqual(l.locks(), []);
+  });
+
+  test('a lock that expired is no longer listed', () => {
+    const clock = { now: T0 };
+    const l = new MemoryRateLimiter({ clock: () => clock.now, ipRequestsPerMinute: 1, ipLockMs: 5_000 });
+    l.hitIp('a');
+    l.hitIp('a');
+    assert.equal(l.locks().length, 1);
+    clock.now += 5_000;
+    assert.deepEqual(l.locks(), []);
+  });
+});

@@ -18,6 +18,15 @@ export type RateDecision =
       readonly message: string;
     };
 
+/** A limit in force now: an IP locked after its minute's limit, or a key at its per-second limit. */
+export interface RateLimitLock {
+  readonly kind: 'ip' | 'key';
+  /** The IP address or the access key. */
+  readonly subject: string;
+  /** When requests are accepted again without a lift (ms). */
+  readonly until: number;
+}
+
 /**
  * The rate-limit port. Each call counts one request (a refused request is not counted against
  * a later window). Adapters: in memory (this module), Redis (later, for many gateways).
@@ -166,6 +175,34 @@ export class MemoryRateLimiter implements RateLimiter {
     w.times[w.head] = now;
     w.head = (w.head + 1) % this.#keyLimit;
     return { allowed: true };
+  }
+
+  /**
+   * The limits in force at the clock's now: locked IPs (soonest to expire first), then keys that
+   * made their whole per-second allowance in the last second.
+   */
+  locks(): RateLimitLock[] {
+    const now = this.#clock();
+    const out: RateLimitLock[] = [];
+    for (const [ip, until] of this.#locks) if (until > now) out.push({ kind: 'ip', subject: ip, until });
+    out.sort((a, b) => a.until - b.until);
+    for (const [key, w] of this.#keys) {
+      const oldest = w.times[w.head] as number;
+      if (oldest > now - 1000) out.push({ kind: 'key', subject: key, until: oldest + 1000 });
+    }
+    return out;
+  }
+
+  /**
+   * Lifts the limit on `subject`, an IP or an access key: an IP's lock and its count, or a key's
+   * count, start afresh. Returns what was lifted (a lock in force), or undefined when nothing was.
+   */
+  lift(subject: string): RateLimitLock | undefined {
+    const lifted = this.locks().find((l) => l.subject === subject);
+    this.#locks.delete(subject);
+    this.#ips.delete(subject);
+    this.#keys.delete(subject);
+    return lifted;
   }
 
   /** Entries held (for tests and metrics). */

@@ -1,0 +1,63 @@
+/**
+ * @module venue-reader — what the operator's views read from the venue that the engine's public
+ * reads do not give one by one: every user, per-coin sums split into available and frozen, and
+ * resting orders per market. `engineReader` answers them from `Engine.snapshot()` (a copy of the
+ * whole state a call: fine for an operator's occasional look, not for a hot path) until the
+ * engine offers them directly (docs/operations.md, "What the views read").
+ */
+import type { Engine } from '../../engine/engine.ts';
+
+/** One registered user, as the views list them. */
+export interface UserRecord {
+  readonly userId: number;
+  readonly name: string;
+  /** When the user was registered (ms), or undefined where the venue does not keep it. */
+  readonly created: number | undefined;
+  /** `active`, or why the user may not trade or withdraw (none yet: freezing is to come). */
+  readonly status: 'active';
+}
+
+/** The reads the views need beyond the engine's public methods. */
+export interface VenueReader {
+  /** Every user, by id ascending. */
+  users(): UserRecord[];
+  /** One user, or undefined for an unknown id. */
+  user(userId: number): UserRecord | undefined;
+  /** Per coin, Σ over users of the available and frozen balances (spot), in the coin's units. */
+  holdings(): Map<string, { available: bigint; frozen: bigint }>;
+  /** Resting orders per market name (a market without any is absent). */
+  openOrdersByMarket(): Map<string, number>;
+}
+
+/** The reader over the engine's public reads and its snapshot. */
+export function engineReader(engine: Engine): VenueReader {
+  return {
+    users: () =>
+      engine
+        .snapshot()
+        .users.map(([userId, name]) => ({ userId, name, created: undefined, status: 'active' as const })),
+    user: (userId) => {
+      const name = engine.userName(userId);
+      return name === undefined ? undefined : { userId, name, created: undefined, status: 'active' };
+    },
+    holdings: () => {
+      const s = engine.snapshot();
+      return new Map(
+        s.coins.map((c, i) => {
+          let available = 0n;
+          let frozen = 0n;
+          for (const u of s.users) {
+            available += BigInt(u[3][i] ?? 0);
+            frozen += BigInt(u[4][i] ?? 0);
+          }
+          return [c.name, { available, frozen }];
+        }),
+      );
+    },
+    openOrdersByMarket: () => {
+      const counts = new Map<string, number>();
+      for (const o of engine.snapshot().orders) counts.set(o[2], (counts.get(o[2]) ?? 0) + 1);
+      return counts;
+    },
+  };
+}

@@ -1,0 +1,473 @@
+/**
+ * @module views-routes — the operator's read views (issue 16, "See") and the two actions that go
+ * with them: users (list and search, one in full), solvency per coin, markets, the venue's state,
+ * rate-limit locks (list and lift), and the audit log. Served under the admin token like every
+ * admin route; every list pages with `limit` and `offset`. Amounts are decimal text at the coin's
+ * or market's scale; rates are decimal fractions ("0.002" is 0.2 %). A bad parameter, an unknown
+ * user, coin or market is refused (3004/3005) with a message naming it, and changes nothing.
+ */
+import { BUY } from '../../domain/commands.ts';
+import { formatBigUnitsTrim, formatUnitsTrim } from '../../domain/money.ts';
+import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
+import type { Log } from '../../sequencer/ports.ts';
+import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
+import { param } from '../http/types.ts';
+import type { RateLimitLock } from '../auth/rate-limit.ts';
+import { MAX_PAGE_SIZE } from '../../store/history-store.ts';
+import { fail } from './admin-reply.ts';
+import type { AuditLog } from './audit-log.ts';
+import { engineReader, type UserRecord, type VenueReader } from './venue-reader.ts';
+
+/** Rows a list gives when no `limit` is given. */
+export const DEFAULT_LIST_LIMIT = 50;
+/** Rows of each section (orders, bills, deposits, withdrawals) of `users/show` by default. */
+export const DEFAULT_SECTION_LIMIT = 20;
+/** The most rows one call returns (and, for history sections, the deepest `offset + limit`). */
+export const MAX_LIST_LIMIT = MAX_PAGE_SIZE;
+const MAX_OFFSET = 1_000_000_000;
+/** The longest `search` text. */
+const MAX_SEARCH_CHARS = 64;
+
+/** The rate-limit locks, through the limiter's own interface. */
+export interface RateLimitLocks {
+  locks(): RateLimitLock[];
+  lift(subject: string): RateLimitLock | undefined;
+}
+
+/** The venue's health as `/ready` reports it, and the latest snapshot. */
+export interface VenueProbes {
+  ready(): {
+    readonly ready: boolean;
+    readonly phase: string;
+    readonly checks: {
+      readonly journal: { readonly ok: boolean; readonly [k: string]: unknown };
+      readonly history: { readonly ok: boolean; readonly [k: string]: unknown };
+    };
+  };
+  /** The latest snapshot written (by this run, or found on disk at start), if any. */
+  lastSnapshot(): { readonly seq: number; readonly at?: number | undefined } | undefined;
+}
+
+export interface ViewsDeps {
+  readonly venue: VenuePort;
+  /** Default: `engineReader(venue.engine)`. */
+  readonly reader?: VenueReader;
+  /** What the venue's wallets hold of a coin; undefined where it cannot be told (real chains). */
+  readonly walletHoldings?: ((coin: string) => bigint) | undefined;
+  /** 24 h base-coin volume of a market as decimal text (the ticker's `vol`). */
+  readonly volume24h?: ((market: string) => string | undefined) | undefined;
+  readonly probes?: VenueProbes | undefined;
+  /** The trade API's limiter; undefined when limits are switched off. */
+  readonly limits?: RateLimitLocks | undefined;
+  readonly audit?: AuditLog | undefined;
+  /** Where a lifted lock is said (the admin component's log). */
+  readonly log?: Log | undefined;
+}
+
+/** The paths of views-routes that only read (the audit log records the others). */
+export const VIEW_READ_PATHS: readonly string[] = [
+  '/admin/users/list',
+  '/admin/users/show',
+  '/admin/solvency',
+  '/admin/markets/list',
+  '/admin/venue',
+  '/admin/limits/list',
+  '/admin/audit/list',
+];
+
+/** The longest wait for the history store to reach the engine's state before `users/show` reads it (ms). */
+const HISTORY_WAIT_MS = 2_000;
+const HISTORY_POLL_MS = 10;
+
+/**
+ * Waits (at most HISTORY_WAIT_MS) until the history store has applied what the engine had when
+ * the request came, so that a view shows the bills of the balances beside them. On timeout the
+ * view goes ahead with what the store has (`historySeq` in the answer says how far that is).
+ */
+async function awaitHistory(venue: VenuePort): Promise<number> {
+  const target = venue.engine.lastSeq;
+  const deadline = performance.now() + HISTORY_WAIT_MS;
+  let at = await venue.history.checkpoint();
+  while (at < target && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, HISTORY_POLL_MS));
+    at = await venue.history.checkpoint();
+  }
+  return at;
+}
+
+const ok = (data: Record<string, unknown>): ApiReply => ({
+  json: { code: 1000, message: 'success', ...data },
+});
+const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
+
+/** `limit` (1..MAX_LIST_LIMIT) and `offset` (≥ 0) from the request, or the refusal. */
+export function paging(
+  request: ApiRequest,
+  defaultLimit: number,
+): { limit: number; offset: number } | ApiReply {
+  const limitText = param(request, 'limit') ?? String(defaultLimit);
+  const offsetText = param(request, 'offset') ?? '0';
+  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : NaN;
+  if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
+    return fail(
+      'INVALID_PARAMETER',
+      `limit '${limitText.slice(0, 20)}' must be an integer from 1 to ${MAX_LIST_LIMIT}`,
+    );
+  }
+  const offset = /^\d{1,10}$/.test(offsetText) ? Number(offsetText) : NaN;
+  if (!(offset >= 0 && offset <= MAX_OFFSET)) {
+    return fail(
+      'INVALID_PARAMETER',
+      `offset '${offsetText.slice(0, 20)}' must be an integer from 0 to ${MAX_OFFSET}`,
+    );
+  }
+  return { limit, offset };
+}
+
+/** Decimals of a rate in ppm read as a fraction (PPM is 10^6). */
+const PPM_DECIMALS = 6;
+
+/** A fee rate in ppm as a decimal fraction ("0.002"; a maker rebate is negative). */
+const rate = (ppm: number): string => formatUnitsTrim(ppm, PPM_DECIMALS);
+
+export function viewsRoutes(deps: ViewsDeps): Route[] {
+  const { venue } = deps;
+  const engine = venue.engine;
+  const reader = deps.reader ?? engineReader(engine);
+  const decimals = (coin: string): number => engine.coin(coin)?.unitDecimal ?? 8;
+  const units = (coin: string, n: number): string => formatUnitsTrim(n, decimals(coin));
+
+  /** The user named, or numbered, by the `user` parameter (a name first: names may be digits). */
+  const userOf = (request: ApiRequest): UserRecord | ApiReply => {
+    const text = param(request, 'user') ?? '';
+    if (text === '') return fail('INVALID_PARAMETER', 'user is required: a name or an id');
+    const byName = engine.userId(text);
+    const id = byName ?? (/^\d{1,15}$/.test(text) ? Number(text) : undefined);
+    const user = id === undefined ? undefined : reader.user(id);
+    return user ?? fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
+  };
+
+  const coinOf = (request: ApiRequest): CoinSpec | undefined | ApiReply => {
+    const text = param(request, 'coin');
+    if (text === undefined || text === '') return undefined;
+    const lower = text.toLowerCase();
+    const check = checkCoinName(lower);
+    if (!check.ok) return fail(check.result, check.message);
+    return engine.coin(lower) ?? fail('UNKNOWN_COIN', `unknown coin '${lower}'`);
+  };
+
+  const marketOf = (request: ApiRequest): MarketSpec | undefined | ApiReply => {
+    const text = param(request, 'market');
+    if (text === undefined || text === '') return undefined;
+    const lower = text.toLowerCase();
+    return engine.market(lower) ?? fail('UNKNOWN_MARKET', `unknown market '${lower.slice(0, 40)}'`);
+  };
+
+  const userRow = (u: UserRecord): Record<string, unknown> => ({
+    id: u.userId,
+    name: u.name,
+    created: u.created ?? null,
+    status: u.status,
+    demo: engine.demo.isDemoUser(u.userId),
+    keys: engine.apiKeysOf(u.userId).length,
+    openOrders: engine.openOrders(u.userId).length,
+  });
+
+  return [
+    {
+      /** [search], [limit], [offset]: users by id, those whose name contains `search` (any case) or whose id it is. */
+      path: '/admin/users/list',
+      handler: (request) => {
+        const page = paging(request, DEFAULT_LIST_LIMIT);
+        if (isReply(page)) return page;
+        const search = (param(request, 'search') ?? '').toLowerCase();
+        if (search.length > MAX_SEARCH_CHARS) {
+          return fail('INVALID_PARAMETER', `search must be at most ${MAX_SEARCH_CHARS} characters`);
+        }
+        const all = reader.users();
+        const found =
+          search === ''
+            ? all
+            : all.filter((u) => u.name.toLowerCase().includes(search) || String(u.userId) === search);
+        return ok({
+          total: found.length,
+          limit: page.limit,
+          offset: page.offset,
+          users: found.slice(page.offset, page.offset + page.limit).map(userRow),
+        });
+      },
+    },
+    {
+      /**
+       * user (name or id), [limit] (each section), [offset]: the user in full — balances of every
+       * account, open orders, the latest bills, deposits and withdrawals, keys (never secrets).
+       */
+      path: '/admin/users/show',
+      handler: async (request) => {
+        const user = userOf(request);
+        if (isReply(user)) return user;
+        const page = paging(request, DEFAULT_SECTION_LIMIT);
+        if (isReply(page)) return page;
+        if (page.offset + page.limit > MAX_PAGE_SIZE) {
+          return fail(
+            'INVALID_PARAMETER',
+            `offset + limit must be at most ${MAX_PAGE_SIZE}: the history sections show the latest rows`,
+          );
+        }
+        const id = user.userId;
+        const { offset, limit } = page;
+        const recent = { pageIndex: 1, pageSize: offset + limit };
+        const historySeq = await awaitHistory(venue);
+        const [bills, deposits, withdrawals] = await Promise.all([
+          venue.history.bills(id, recent),
+          venue.history.deposits(id, recent),
+          venue.history.withdrawals(id, recent),
+        ]);
+        const balances = engine.coins().map((c) => {
+          const b = engine.balance(id, c.name) ?? { available: 0, frozen: 0 };
+          return { coin: c.name, available: units(c.name, b.available), frozen: units(c.name, b.frozen) };
+        });
+        const open = engine.openOrders(id);
+        return ok({
+          user: userRow(user),
+          historySeq,
+          // Margin accounts are to come: spot is the only account yet.
+          accounts: [{ account: 'spot', balances }],
+          openOrders: {
+            total: open.length,
+            rows: open.slice(offset, offset + limit).map((o) => {
+              const m = engine.market(o.market);
+              return {
+                id: o.id,
+                market: o.market,
+                side: o.side === BUY ? 'buy' : 'sell',
+                kind: o.kind,
+                price: m === undefined ? String(o.price) : formatUnitsTrim(o.price, m.priceScale),
+                amount: m === undefined ? String(o.amount) : formatUnitsTrim(o.amount, m.amountScale),
+                filled: m === undefined ? String(o.filled) : formatUnitsTrim(o.filled, m.amountScale),
+                time: o.time,
+                clientOrderId: o.clientOrderId,
+              };
+            }),
+          },
+          bills: {
+            total: bills.total,
+            rows: bills.rows.slice(offset).map((b) => ({
+              id: b.id,
+              time: b.time,
+              coin: b.coin,
+              type: b.billType,
+              change: units(b.coin, b.change),
+              balance: units(b.coin, b.balance),
+              ref: b.ref,
+            })),
+          },
+          deposits: {
+            total: deposits.total,
+            rows: deposits.rows.slice(offset).map((d) => ({
+              id: d.depositId,
+              time: d.time,
+              coin: d.coin,
+              chain: d.chain,
+              amount: units(d.coin, d.amount),
+              status: d.status,
+              confirmations: d.confirmations,
+              txHash: d.txHash,
+              note: d.note,
+            })),
+          },
+          withdrawals: {
+            total: withdrawals.total,
+            rows: withdrawals.rows.slice(offset).map((w) => ({
+              id: w.withdrawalId,
+              time: w.submitTime,
+              coin: w.coin,
+              chain: w.chain,
+              amount: units(w.coin, w.amount),
+              fee: units(w.coin, w.fee),
+              address: w.address,
+              status: w.status,
+              txHash: w.txHash,
+            })),
+          },
+          keys: engine.apiKeysOf(id).map((k) => ({
+            accessKey: k.accessKey,
+            permissions: (['asset', 'entrust', 'money', 'lever'] as const).filter((p) => k.permissions[p]),
+            ips: [...k.ips],
+            replayProtection: k.replayProtection === true,
+          })),
+        });
+      },
+    },
+    {
+      /**
+       * [coin]: per coin, what users hold (spot available and frozen; margin, zero until margin
+       * exists) and fee income, against what the venue's wallets hold; the difference shown.
+       */
+      path: '/admin/solvency',
+      handler: (request) => {
+        const only = coinOf(request);
+        if (isReply(only)) return only;
+        const holdings = reader.holdings();
+        const coins = only === undefined ? engine.coins() : [only];
+        return ok({
+          coins: coins.map((c) => {
+            const held = holdings.get(c.name) ?? { available: 0n, frozen: 0n };
+            const totals = engine.totals(c.name);
+            const feeIncome = BigInt(engine.feeIncome(c.name));
+            const margin = 0n;
+            const owed = held.available + held.frozen + margin;
+            const books = owed + feeIncome;
+            const wallet = deps.walletHoldings?.(c.name);
+            const f = (n: bigint): string => formatBigUnitsTrim(n, c.unitDecimal);
+            return {
+              coin: c.name,
+              usersAvailable: f(held.available),
+              usersFrozen: f(held.frozen),
+              marginAvailable: f(margin),
+              marginFrozen: f(margin),
+              usersTotal: f(owed),
+              feeIncome: f(feeIncome),
+              books: f(books),
+              deposited: f(totals?.credited ?? 0n),
+              withdrawn: f(totals?.withdrawn ?? 0n),
+              wallet: wallet === undefined ? null : f(wallet),
+              difference: wallet === undefined ? null : f(wallet - books),
+            };
+          }),
+        });
+      },
+    },
+    {
+      /** [market], [limit], [offset]: status, fees, best bid and ask, 24 h volume, open orders. */
+      path: '/admin/markets/list',
+      handler: (request) => {
+        const only = marketOf(request);
+        if (isReply(only)) return only;
+        const page = paging(request, DEFAULT_LIST_LIMIT);
+        if (isReply(page)) return page;
+        const all = only === undefined ? engine.markets() : [only];
+        const open = reader.openOrdersByMarket();
+        return ok({
+          total: all.length,
+          limit: page.limit,
+          offset: page.offset,
+          markets: all.slice(page.offset, page.offset + page.limit).map((m) => {
+            const depth = engine.depth(m.name, 1);
+            const best = (level: [number, number] | undefined): string | null =>
+              level === undefined ? null : formatUnitsTrim(level[0], m.priceScale);
+            return {
+              market: m.name,
+              status: m.status,
+              makerFee: rate(m.makerFee),
+              takerFee: rate(m.takerFee),
+              minAmount: formatUnitsTrim(m.minAmount, m.amountScale),
+              minSize: units(m.quote, m.minSize),
+              bestBid: best(depth?.bids[0]),
+              bestAsk: best(depth?.asks[0]),
+              last:
+                engine.lastPrice(m.name) === 0
+                  ? null
+                  : formatUnitsTrim(engine.lastPrice(m.name), m.priceScale),
+              volume24h: deps.volume24h?.(m.name) ?? null,
+              openOrders: open.get(m.name) ?? 0,
+            };
+          }),
+        });
+      },
+    },
+    {
+      /** The journal position, the latest snapshot, the history store's lag, the locks in force. */
+      path: '/admin/venue',
+      handler: () => {
+        const report = deps.probes?.ready();
+        const snapshot = deps.probes?.lastSnapshot();
+        const journal = report?.checks.journal;
+        const history = report?.checks.history;
+        return ok({
+          ready: report?.ready ?? null,
+          phase: report?.phase ?? null,
+          journal: {
+            lastSeq: engine.lastSeq,
+            durableSeq: typeof journal?.['durableSeq'] === 'number' ? journal['durableSeq'] : null,
+            ok: journal?.ok ?? null,
+            ...(typeof journal?.['error'] === 'string' ? { error: journal['error'] } : {}),
+          },
+          snapshot: snapshot === undefined ? null : { seq: snapshot.seq, at: snapshot.at ?? null },
+          history: {
+            lag: typeof history?.['lag'] === 'number' ? history['lag'] : null,
+            maxLag: typeof history?.['maxLag'] === 'number' ? history['maxLag'] : null,
+            ok: history?.ok ?? null,
+            ...(typeof history?.['error'] === 'string' ? { error: history['error'] } : {}),
+          },
+          openOrders: engine.openOrderCount,
+          rateLimitLocks: deps.limits?.locks().length ?? null,
+        });
+      },
+    },
+    {
+      /** [limit], [offset]: locked IPs and keys at their limit now, soonest lifted first. */
+      path: '/admin/limits/list',
+      handler: (request) => {
+        const page = paging(request, DEFAULT_LIST_LIMIT);
+        if (isReply(page)) return page;
+        if (deps.limits === undefined) return ok({ enabled: false, total: 0, locks: [] });
+        const locks = deps.limits.locks();
+        return ok({
+          enabled: true,
+          total: locks.length,
+          limit: page.limit,
+          offset: page.offset,
+          locks: locks.slice(page.offset, page.offset + page.limit),
+        });
+      },
+    },
+    {
+      /** subject (an IP or an access key): lifts its lock; refused when none is in force. */
+      path: '/admin/limits/lift',
+      handler: (request) => {
+        const subject = param(request, 'subject') ?? '';
+        if (subject === '' || subject.length > 128) {
+          return fail('INVALID_PARAMETER', 'subject is required: the IP address or access key locked');
+        }
+        if (deps.limits === undefined) {
+          return fail('INVALID_PARAMETER', 'rate limits are switched off on this venue: nothing is locked');
+        }
+        const lifted = deps.limits.lift(subject);
+        if (lifted === undefined) {
+          return fail(
+            'UNKNOWN_REFERENCE',
+            `no rate-limit lock on '${subject.slice(0, 128)}' (bourse limits lists them)`,
+          );
+        }
+        deps.log?.info(
+          { kind: lifted.kind, subject: lifted.subject, until: new Date(lifted.until).toISOString() },
+          `rate limit: the operator lifted the lock on ${lifted.kind === 'ip' ? 'IP' : 'key'} ${lifted.subject}`,
+        );
+        return ok({ lifted });
+      },
+    },
+    {
+      /** [limit], [offset]: admin actions, newest first. */
+      path: '/admin/audit/list',
+      handler: (request) => {
+        const page = paging(request, DEFAULT_LIST_LIMIT);
+        if (isReply(page)) return page;
+        if (deps.audit === undefined) return fail('GENERAL_ERROR', 'this venue keeps no audit log');
+        const { total, entries } = deps.audit.list(page.limit, page.offset);
+        return ok({
+          total,
+          limit: page.limit,
+          offset: page.offset,
+          // An action cut short has no result: null, not a missing field.
+          entries: entries.map((e) => ({
+            ...e,
+            code: e.code ?? null,
+            seqAfter: e.seqAfter ?? null,
+            ms: e.ms ?? null,
+          })),
+        });
+      },
+    },
+  ];
+}
