@@ -235,7 +235,7 @@ describe('matching and events', () => {
       ]),
     );
     assert.equal(tooMuch.result, 'INSUFFICIENT_BALANCE');
-    assert.equal(tooMuch.message, 'available 70100 usdt, required 1200000 usdt');
+    assert.equal(tooMuch.message, 'insufficient balance: available 70100 usdt, required 1200000 usdt');
     assert.equal(d.apply(batch([])).result, 'INVALID_PARAMETER');
     assert.equal(
       d.apply(batch(Array.from({ length: 21 }, () => ({ price: 2_000_000, amount: 100 })))).result,
@@ -271,9 +271,13 @@ describe('refusals carry the numbers a user needs (issue 13)', () => {
       [
         place(alice, BUY, 3_000_000, 1_000_000),
         'INSUFFICIENT_BALANCE',
-        'available 70100 usdt, required 3000000 usdt',
+        'insufficient balance: available 70100 usdt, required 3000000 usdt',
       ],
-      [place(bob, SELL, 3_000_000, 20_001), 'INSUFFICIENT_BALANCE', 'available 2 btc, required 2.0001 btc'],
+      [
+        place(bob, SELL, 3_000_000, 20_001),
+        'INSUFFICIENT_BALANCE',
+        'insufficient balance: available 2 btc, required 2.0001 btc',
+      ],
     ];
     for (const [cmd, result, message] of cases) {
       const before = stateOf(d.engine);

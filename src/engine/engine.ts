@@ -434,7 +434,10 @@ export class Engine {
     const need = Number.isSafeInteger(required)
       ? coinText(coin, required)
       : `more than ${coinText(coin, Number.MAX_SAFE_INTEGER)}`;
-    return refused('INSUFFICIENT_BALANCE', `available ${coinText(coin, available)}, required ${need}`);
+    return refused(
+      'INSUFFICIENT_BALANCE',
+      `insufficient balance: available ${coinText(coin, available)}, required ${need}`,
+    );
   }
 
   #wouldTake(market: MarketState, side: Side, price: number): boolean {

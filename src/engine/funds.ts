@@ -749,7 +749,10 @@ export class Funds implements FundsView {
     if (!Number.isSafeInteger(total) || available < total) {
       const required = Number.isSafeInteger(total) ? unit(total) : `more than ${unit(available)}`;
       const parts = fee > 0 ? ` (amount ${unit(cmd.amount)} + fee ${unit(fee)})` : '';
-      return refused('INSUFFICIENT_BALANCE', `available ${unit(available)}, required ${required}${parts}`);
+      return refused(
+        'INSUFFICIENT_BALANCE',
+        `insufficient balance: available ${unit(available)}, required ${required}${parts}`,
+      );
     }
     return {
       coin,

@@ -142,7 +142,7 @@ describe('signed routes', () => {
       // Refusals that depend on state are the engine's: journaled, but nothing changes.
       const engineCases: [Record<string, string>, number, RegExp][] = [
         [{ ...good, amount: '100' }, 2009, /insufficient/],
-        [{ ...good, price: '1', amount: '0.0001' }, 3002, /minSize/],
+        [{ ...good, price: '1', amount: '0.0001' }, 3002, /minimum total of 5 usdt/],
         [{ ...good, price: '30000', amount: '0.00001000' }, 3003, /amount/],
       ];
       for (const [params, code, message] of engineCases)
