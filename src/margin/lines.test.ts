@@ -186,3 +186,60 @@ describe('unwind price', () => {
     );
   });
 });
+
+describe('limits at and beyond, over random accounts', () => {
+  const amount = fc.integer({ min: 0, max: 50 * BTC });
+  const ticks = fc.integer({ min: 1, max: 10_000_000 });
+  /** Debt within the lever multiple: D ≤ (multiple − 1)(A − D), exactly. */
+  const withinMultiple = (v: ReturnType<typeof valuateIsolated>): boolean => {
+    const L = BigInt(S.leverMultipleBp - 10_000);
+    const a = v.assets;
+    const d = v.debt;
+    // d × 10_000 ≤ L × (a − d), cross-multiplied over the denominators.
+    return d.num * a.den * 10_000n <= L * (a.num * d.den - d.num * a.den);
+  };
+
+  test('borrowing the limit keeps the opening line and the multiple; one unit more breaks one of them', () => {
+    fc.assert(
+      fc.property(amount, amount, amount, amount, ticks, fc.boolean(), (hb, ob, hq, oq, t, inBase) => {
+        const price = unitPrice(t, 2, 8, 8);
+        const b = pos('btc', { available: hb, principal: ob });
+        const q = pos('usdt', { available: hq, principal: oq });
+        const v = valuateIsolated(b, q, price);
+        const x = borrowLimit(v, S, inBase ? price : ratio(1));
+        const after = (n: number): ReturnType<typeof valuateIsolated> =>
+          inBase
+            ? valuateIsolated({ ...b, available: hb + n, principal: ob + n }, q, price)
+            : valuateIsolated(b, { ...q, available: hq + n, principal: oq + n }, price);
+        if (x > 0) {
+          assert.equal(atOrAboveLine(after(x), S.startLineBp), true);
+          assert.equal(withinMultiple(after(x)), true);
+        }
+        const beyond = after(x + 1);
+        assert.equal(atOrAboveLine(beyond, S.startLineBp) && withinMultiple(beyond), false);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  test('transferring the limit out keeps the opening line; one unit more breaks it or exceeds the available', () => {
+    fc.assert(
+      fc.property(amount, amount, amount, amount, ticks, fc.boolean(), (hb, ob, hq, oq, t, inBase) => {
+        const price = unitPrice(t, 2, 8, 8);
+        const b = pos('btc', { available: hb, principal: ob });
+        const q = pos('usdt', { available: hq, principal: oq });
+        const v = valuateIsolated(b, q, price);
+        const available = inBase ? hb : hq;
+        const y = transferOutLimit(v, S, available, inBase ? price : ratio(1));
+        assert.ok(y >= 0 && y <= available);
+        const after = (n: number): ReturnType<typeof valuateIsolated> =>
+          inBase
+            ? valuateIsolated({ ...b, available: hb - n }, q, price)
+            : valuateIsolated(b, { ...q, available: hq - n }, price);
+        if (y > 0) assert.equal(atOrAboveLine(after(y), S.startLineBp), true);
+        if (y + 1 <= available) assert.equal(atOrAboveLine(after(y + 1), S.startLineBp), false);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});

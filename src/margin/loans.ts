@@ -169,6 +169,8 @@ export class LoanBook {
   readonly #loans = new Map<number, LoanRecord>();
   /** Open records by id (ascending: ids only grow). */
   readonly #open = new Map<number, LoanRecord>();
+  /** Open records per borrower account and coin ("<account>|<coin>"), ascending id. */
+  readonly #openByDebtor = new Map<string, Map<number, LoanRecord>>();
   #nextLoanId = 1;
   #nextRepaymentId = 1;
 
@@ -185,7 +187,7 @@ export class LoanBook {
       for (const l of [...snapshot.loans].sort((a, b) => a.id - b.id)) {
         const copy = { ...l };
         this.#loans.set(copy.id, copy);
-        if (isOpen(copy.status)) this.#open.set(copy.id, copy);
+        if (isOpen(copy.status)) this.#index(copy);
       }
     }
   }
@@ -235,7 +237,7 @@ export class LoanBook {
         closedMs: 0,
       };
       this.#loans.set(loan.id, loan);
-      this.#open.set(loan.id, loan);
+      this.#index(loan);
       loans.push(loan);
       effects.movements.push({
         kind: 'borrow',
@@ -310,7 +312,7 @@ export class LoanBook {
    */
   repayAll(coin: string, input: RepayInput): Outcome<{ effects: Effects; repayments: RepaymentRecord[] }> {
     const key = accountKey(input.borrower);
-    const open = [...this.#open.values()].filter((l) => l.coin === coin && accountKey(l.borrower) === key);
+    const open = [...(this.#openByDebtor.get(`${key}|${coin}`)?.values() ?? [])];
     if (open.length === 0) return refuse('LOAN_NOT_FOUND', `this account owes no ${coin}`);
     let owed = 0;
     for (const l of open) {
@@ -378,14 +380,12 @@ export class LoanBook {
 
   /** What an account owes in a coin as charged so far (the timer's last charge). */
   owed(borrower: AccountRef, coin: string): Owed {
-    const key = accountKey(borrower);
     let principal = 0;
     let interest = 0;
-    for (const l of this.#open.values())
-      if (l.coin === coin && accountKey(l.borrower) === key) {
-        principal += l.principal;
-        interest += l.interestOwed;
-      }
+    for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+      principal += l.principal;
+      interest += l.interestOwed;
+    }
     return { principal, interest };
   }
 
@@ -410,10 +410,21 @@ export class LoanBook {
       if (!(l.interestRemainder >= 0 && l.interestRemainder < HOURLY_DENOMINATOR))
         throw new Error(`loan ${l.id}: interest remainder out of range`);
       if (isOpen(l.status) !== this.#open.has(l.id)) throw new Error(`loan ${l.id}: open index out of step`);
+      const mine = this.#openByDebtor.get(`${accountKey(l.borrower)}|${l.coin}`);
+      if (isOpen(l.status) !== (mine?.get(l.id) === l))
+        throw new Error(`loan ${l.id}: debtor index out of step`);
       if (!isOpen(l.status) && (l.principal !== 0 || l.interestOwed !== 0))
         throw new Error(`loan ${l.id}: closed while owing`);
       if (l.lender.kind !== 'spot' && l.lender.kind !== 'system') throw new Error(`loan ${l.id}: bad lender`);
     }
+  }
+
+  #index(loan: LoanRecord): void {
+    this.#open.set(loan.id, loan);
+    const key = `${accountKey(loan.borrower)}|${loan.coin}`;
+    let mine = this.#openByDebtor.get(key);
+    if (mine === undefined) this.#openByDebtor.set(key, (mine = new Map()));
+    mine.set(loan.id, loan);
   }
 
   /** A copy of `loan` advanced to `nowMs` and the interest it charged, the loan itself untouched. */
@@ -513,6 +524,10 @@ export class LoanBook {
       loan.status = auto ? LOAN_STATUS.AUTO_REPAID : LOAN_STATUS.REPAID;
       loan.closedMs = timeMs;
       this.#open.delete(loan.id);
+      const key = `${accountKey(loan.borrower)}|${loan.coin}`;
+      const mine = this.#openByDebtor.get(key);
+      mine?.delete(loan.id);
+      if (mine?.size === 0) this.#openByDebtor.delete(key);
     }
     return {
       id: this.#nextRepaymentId++,
