@@ -4,6 +4,8 @@ import fc from 'fast-check';
 import {
   atOrAboveLine,
   borrowLimit,
+  checkBorrowLimit,
+  checkTransferOut,
   mustLiquidate,
   ratio,
   riskRate,
@@ -241,5 +243,43 @@ describe('limits at and beyond, over random accounts', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+});
+
+describe('edge checks', () => {
+  const usdt = { coin: 'usdt', unitDecimal: 8, price: ratio(1) };
+  const v = valuateIsolated(
+    pos('btc'),
+    pos('usdt', { available: 6_000 * USDT, principal: 4_000 * USDT }),
+    at(1),
+  );
+
+  test('a borrow at the limit passes, one unit more is refused with the limit in the message', () => {
+    const limit = borrowLimit(v, S, ratio(1));
+    assert.equal(limit, 4_000 * USDT);
+    assert.deepEqual(checkBorrowLimit(v, S, usdt, limit), { ok: true, limit });
+    assert.deepEqual(checkBorrowLimit(v, S, usdt, limit + 1), {
+      ok: false,
+      result: 'OVER_BORROW_LIMIT',
+      message: 'borrowing 4000.00000001 usdt is over the limit of 4000',
+    });
+    assert.equal(checkBorrowLimit(undefined, S, usdt, 1).ok, false);
+    const off = checkBorrowLimit(v, { ...S, enabled: false }, usdt, 1);
+    assert.equal(off.ok ? 'OK' : off.result, 'MARGIN_NOT_OPEN');
+  });
+
+  test('a transfer out at the limit passes, beyond it or beyond the available is refused', () => {
+    assert.deepEqual(checkTransferOut(v, S, usdt, 6_000 * USDT, 1_000 * USDT), {
+      ok: true,
+      limit: 1_000 * USDT,
+    });
+    const over = checkTransferOut(v, S, usdt, 6_000 * USDT, 1_000 * USDT + 1);
+    assert.equal(
+      over.ok ? 'OK' : over.message,
+      'transferring 1000.00000001 usdt out is over the limit of 1000 usdt',
+    );
+    const short = checkTransferOut(v, S, usdt, 6_000 * USDT, 6_000 * USDT + 1);
+    assert.equal(short.ok ? 'OK' : short.result, 'INSUFFICIENT_BALANCE');
+    assert.equal(checkTransferOut(undefined, S, usdt, 5, 1).ok, false);
   });
 });

@@ -22,8 +22,8 @@
  *   the coin's available; without debt, the available.
  * - Liquidation line: an account is liquidated when its risk rate is at or below forceRepayLine.
  */
-import type { PriceTicks } from '../domain/money.ts';
-import type { Units } from './movement.ts';
+import { formatUnitsTrim, type PriceTicks } from '../domain/money.ts';
+import { refuse, type Outcome, type Units } from './movement.ts';
 import { BP, type MarginSettings } from './settings.ts';
 
 /** An exact non-negative rational, `den` > 0. */
@@ -161,6 +161,65 @@ export function transferOutLimit(v: Valuation, s: MarginSettings, available: Uni
   const room = div(sub(mul(v.assets, BP), mul(v.debt, s.startLineBp)), BigInt(BP));
   if (room.num <= 0n) return 0;
   return Math.min(available, toUnits(room, price));
+}
+
+/** The coin a limit is checked in: its name, decimals (for messages) and unit price in the quote coin. */
+export interface PricedCoin {
+  readonly coin: string;
+  readonly unitDecimal: number;
+  readonly price: Ratio;
+}
+
+/**
+ * The edge check of a borrow against the account's lines: MARGIN_NOT_OPEN when its settings are
+ * switched off, OVER_BORROW_LIMIT when the account cannot be valued or `amount` exceeds
+ * `borrowLimit` (the message gives the limit in the coin).
+ */
+export function checkBorrowLimit(
+  v: Valuation | undefined,
+  s: MarginSettings,
+  c: PricedCoin,
+  amount: Units,
+): Outcome<{ limit: Units }> {
+  if (!s.enabled) return refuse('MARGIN_NOT_OPEN', 'margin borrowing is switched off for this account');
+  if (v === undefined)
+    return refuse(
+      'OVER_BORROW_LIMIT',
+      'the account holds or owes a coin without a price: nothing can be borrowed',
+    );
+  const limit = borrowLimit(v, s, c.price);
+  if (amount > limit)
+    return refuse(
+      'OVER_BORROW_LIMIT',
+      `borrowing ${formatUnitsTrim(amount, c.unitDecimal)} ${c.coin} is over the limit of ${formatUnitsTrim(limit, c.unitDecimal)}`,
+    );
+  return { ok: true, limit };
+}
+
+/**
+ * The edge check of a transfer out of a margin account: INSUFFICIENT_BALANCE beyond the coin's
+ * available, OVER_TRANSFER_LIMIT beyond what keeps the opening line (or when the account cannot
+ * be valued while it owes something).
+ */
+export function checkTransferOut(
+  v: Valuation | undefined,
+  s: MarginSettings,
+  c: PricedCoin,
+  available: Units,
+  amount: Units,
+): Outcome<{ limit: Units }> {
+  const show = (u: Units): string => `${formatUnitsTrim(u, c.unitDecimal)} ${c.coin}`;
+  if (amount > available)
+    return refuse('INSUFFICIENT_BALANCE', `available ${show(available)}, the transfer needs ${show(amount)}`);
+  if (v === undefined)
+    return refuse('OVER_TRANSFER_LIMIT', 'the account owes a coin without a price: nothing can leave it');
+  const limit = transferOutLimit(v, s, available, c.price);
+  if (amount > limit)
+    return refuse(
+      'OVER_TRANSFER_LIMIT',
+      `transferring ${show(amount)} out is over the limit of ${show(limit)}`,
+    );
+  return { ok: true, limit };
 }
 
 /** Where an isolated account reaches its liquidation line as the price of its base moves. */
