@@ -5,7 +5,7 @@
  *
  * ## Accounts
  * `spot(user)`, `isolated(user, market)`, `cross(user)` and the system accounts `lendingPool`,
- * `insurance` and `feeIncome` (the same set as the engine's ledger). Each holds, per coin, an
+ * `insurance` and `feeIncome`: the accounts issue 14's ledger is keyed by. Each holds, per coin, an
  * `available` and a `frozen` pocket (assets) and, for margin accounts, `principal` and `interest`
  * owed (liabilities). A lending offer's unlent amount sits in its lender's `frozen` pocket.
  *
