@@ -40,6 +40,11 @@ export default tseslint.config(
     'domain imports nothing of the system: it is the leaf.',
   ),
   layer('engine', ['sequencer', 'main', ...ADAPTERS], 'engine imports only domain.'),
+  layer(
+    'margin',
+    ['engine', 'sequencer', 'main', ...ADAPTERS],
+    'margin is pure domain rules: it imports only domain, and the engine imports it.',
+  ),
   {
     files: ['web/**/*.ts'],
     rules: {

@@ -71,6 +71,18 @@ export const RESULTS = {
   DEPOSIT_DISABLED: { code: 3005, message: 'deposits of this coin are switched off' },
   WITHDRAW_DISABLED: { code: 3005, message: 'withdrawals of this coin are switched off' },
   WRONG_WITHDRAW_FEE: { code: 3005, message: "fees must equal the chain's withdrawal fee" },
+  MARGIN_NOT_OPEN: { code: 3005, message: 'margin is not open on this market or coin' },
+  LOAN_NOT_FOUND: { code: 3005, message: 'unknown lending offer or loan record' },
+  INVALID_LOAN_TERM: { code: 3005, message: 'repaymentDay must be one of the allowed terms' },
+  LOAN_RATE_OUT_OF_RANGE: { code: 3005, message: 'interestRateOfDay is outside the allowed range' },
+  BELOW_MIN_LOAN: { code: 3003, message: 'amount below the minimum lending amount of the coin' },
+  LENDING_SHORT: { code: 2009, message: 'not enough lending offers to lend this amount' },
+  OVER_BORROW_LIMIT: { code: 2009, message: 'amount over the borrowing limit of the margin account' },
+  OVER_TRANSFER_LIMIT: {
+    code: 2009,
+    message: 'transfer would leave the margin account below the opening line',
+  },
+  REPAY_OVER_OWED: { code: 3003, message: 'repay amount exceeds what is owed' },
   BUSY: { code: 4001, message: 'server busy, retry shortly' },
   RATE_LIMITED: { code: 4002, message: 'requests too frequent' },
 } as const satisfies Record<string, ResultInfo>;

@@ -1,0 +1,580 @@
+/**
+ * @module loans — loan records: borrowing from the lending book, hourly interest, repayment and
+ * the end of a term. Every operation returns the ledger movements and debt changes to apply.
+ *
+ * ## A loan record
+ * One borrower (an isolated or a cross account), one lender (the offer's account), one coin, a
+ * daily rate in ppm and a term in days. A borrow that takes from several offers makes one record
+ * per offer, so every unit of principal is owed by one borrower to one lender.
+ *
+ * ## Interest (hourly)
+ * - A loan's hours are counted from its start: hour k begins at start + k h. Every hour begun is
+ *   charged, on the principal outstanding when it begins: the first at the borrow itself, the
+ *   next ones when anything touches the loan at or after their beginning — the hourly timer
+ *   command (`accrue(now)`), a repayment, the end of the term. So what a loan owes at time t does
+ *   not depend on when the timer ran, and a replay charges the same units.
+ * - One hour's interest is principal × dailyRatePpm ÷ (24 × 10^6) units. Rounding: floor per loan,
+ *   the remainder (a numerator below 24 × 10^6) carried to the loan's next hour. Over its life a
+ *   loan is charged exactly floor(Σ exact hourly interest); the last fraction of a unit left when
+ *   it closes is never charged. No unit is created or lost: interest is a debt until paid, and a
+ *   paid unit moves from the borrower to the lender or the insurance fund.
+ * - Venue share: of every loan's interest paid so far, floor(paid × venueSharePpm ÷ 10^6) has gone
+ *   to the insurance fund and the rest to the lender. Each payment moves the difference, so the
+ *   split does not depend on how the interest was paid in parts.
+ *
+ * ## Repayment
+ * - Interest first, then principal. A repayment of one record (`repay`) pays that record; a
+ *   repayment of an account's coin (`repayAll`: doAllRepay, doCrossRepay) pays the interest of every
+ *   open record of that coin oldest first (by record id), then principal, highest daily rate first,
+ *   ties oldest first, so the dearest debt goes first.
+ * - Repaid principal goes back to its lender: into the offer again (lender's frozen) when the
+ *   record's `investMark` is set and the offer is still open, else to the lender's available.
+ * - Refused, changing nothing: an amount above what is owed (REPAY_OVER_OWED), above the account's
+ *   available (INSUFFICIENT_BALANCE), not a positive integer (INVALID_AMOUNT), an unknown or
+ *   another account's record (LOAN_NOT_FOUND), a closed record (INVALID_STATE).
+ *
+ * ## End of term
+ * At start + days × 24 h: the record rolls over for another term of the same length, rate and
+ * lender if the borrower asked (`isLoop`) and the lender's `investMark` allows it; otherwise it
+ * becomes status 5 (auto-repaying) and each hourly timer repays what the borrower's account has
+ * available of the coin, until status 6 (auto-repaid). Interest keeps accruing meanwhile.
+ *
+ * ## Statuses (the reference's list)
+ * 1 repaying (open), 2 repaid, 3 needs liquidation, 4 liquidated and repaid (issue 15),
+ * 5 auto-repaying (term ended, not yet repaid), 6 auto-repaid.
+ */
+import { formatUnitsTrim, mulDivFloor, PPM, type RatePpm } from '../domain/money.ts';
+import type { LendingBook } from './lending-book.ts';
+import {
+  accountKey,
+  DAY_MS,
+  HOUR_MS,
+  refuse,
+  system,
+  type AccountRef,
+  type DebtChange,
+  type Effects,
+  type Movement,
+  type Outcome,
+  type TimeMs,
+  type Units,
+} from './movement.ts';
+import type { LendingSettings } from './settings.ts';
+
+export const LOAN_STATUS = {
+  REPAYING: 1,
+  REPAID: 2,
+  NEEDS_LIQUIDATION: 3,
+  LIQUIDATED: 4,
+  AUTO_REPAYING: 5,
+  AUTO_REPAID: 6,
+} as const;
+export type LoanStatus = (typeof LOAN_STATUS)[keyof typeof LOAN_STATUS];
+
+const isOpen = (s: LoanStatus): boolean =>
+  s === LOAN_STATUS.REPAYING || s === LOAN_STATUS.NEEDS_LIQUIDATION || s === LOAN_STATUS.AUTO_REPAYING;
+
+/** The denominator of one hour's interest: 24 hours × ppm. */
+export const HOURLY_DENOMINATOR = 24 * PPM;
+
+export interface LoanRecord {
+  readonly id: number;
+  readonly offerId: number;
+  readonly lender: AccountRef;
+  readonly borrower: AccountRef;
+  readonly coin: string;
+  readonly dailyRatePpm: RatePpm;
+  readonly days: number;
+  /** Principal first lent. */
+  readonly amount: Units;
+  /** Principal outstanding. */
+  principal: Units;
+  /** Interest charged and not yet paid. */
+  interestOwed: Units;
+  /** The carried fraction of a unit of interest, as a numerator over HOURLY_DENOMINATOR. */
+  interestRemainder: number;
+  /** Interest charged over the loan's life (paid or owed). */
+  interestCharged: Units;
+  /** Interest paid over the loan's life (to the lender and to the insurance fund). */
+  interestPaid: Units;
+  /** The part of `interestPaid` that went to the insurance fund. */
+  venueShare: Units;
+  readonly createdMs: TimeMs;
+  termStartMs: TimeMs;
+  termEndMs: TimeMs;
+  /** The beginning of the next hour not yet charged. */
+  nextHourMs: TimeMs;
+  /** The borrower's `isLoop`: roll over at the end of the term. */
+  rollOver: boolean;
+  /** The lender's mark: re-invest returned principal, and allow roll-over. */
+  investMark: boolean;
+  status: LoanStatus;
+  /** When it closed, 0 while open. */
+  closedMs: TimeMs;
+}
+
+/** One payment on one loan record (what `getRepayments` lists). */
+export interface RepaymentRecord {
+  readonly id: number;
+  readonly loanId: number;
+  readonly coin: string;
+  readonly borrower: AccountRef;
+  /** Principal paid (`benJin`). */
+  readonly principal: Units;
+  /** Interest paid (`liXi`), venue share included. */
+  readonly interest: Units;
+  /** The part of `interest` that went to the insurance fund. */
+  readonly venueShare: Units;
+  readonly timeMs: TimeMs;
+  /** Paid by the term-end timer rather than asked for. */
+  readonly auto: boolean;
+}
+
+export interface BorrowInput {
+  readonly borrower: AccountRef;
+  readonly coin: string;
+  readonly amount: Units;
+  readonly timeMs: TimeMs;
+  /** `isLoop`: roll over at the end of the term. */
+  readonly rollOver: boolean;
+  readonly maxDailyRatePpm?: RatePpm;
+  readonly days?: number;
+}
+
+export interface RepayInput {
+  readonly borrower: AccountRef;
+  /** A whole number of units, or everything owed. */
+  readonly amount: Units | 'all';
+  readonly timeMs: TimeMs;
+  /** The borrower account's available balance of the coin. */
+  readonly available: Units;
+}
+
+export interface LoanBookSnapshot {
+  readonly nextLoanId: number;
+  readonly nextRepaymentId: number;
+  readonly loans: readonly LoanRecord[];
+}
+
+/** What a borrower account owes in one coin. */
+export interface Owed {
+  readonly principal: Units;
+  readonly interest: Units;
+}
+
+/** Loan records and their interest, repayment and term end. See the module comment for the rules. */
+export class LoanBook {
+  readonly #lending: LendingBook;
+  readonly #settings: (coin: string) => LendingSettings | undefined;
+  readonly #loans = new Map<number, LoanRecord>();
+  /** Open records by id (ascending: ids only grow). */
+  readonly #open = new Map<number, LoanRecord>();
+  /** Open records per borrower account and coin ("<account>|<coin>"), ascending id. */
+  readonly #openByDebtor = new Map<string, Map<number, LoanRecord>>();
+  #nextLoanId = 1;
+  #nextRepaymentId = 1;
+
+  constructor(
+    lending: LendingBook,
+    settings: (coin: string) => LendingSettings | undefined,
+    snapshot?: LoanBookSnapshot,
+  ) {
+    this.#lending = lending;
+    this.#settings = settings;
+    if (snapshot !== undefined) {
+      this.#nextLoanId = snapshot.nextLoanId;
+      this.#nextRepaymentId = snapshot.nextRepaymentId;
+      for (const l of [...snapshot.loans].sort((a, b) => a.id - b.id)) {
+        const copy = { ...l };
+        this.#loans.set(copy.id, copy);
+        if (isOpen(copy.status)) this.#index(copy);
+      }
+    }
+  }
+
+  /**
+   * Borrows `amount` for a margin account from the cheapest offers (the lending book's refusals:
+   * MARGIN_NOT_OPEN, INVALID_AMOUNT, BELOW_MIN_LOAN, LENDING_SHORT). The caller has checked the
+   * account's borrowing limit (`lines.ts`). Effects, per record: a `borrow` movement (lender's
+   * frozen → borrower's available), the principal owed, and the first hour's interest.
+   */
+  borrow(input: BorrowInput): Outcome<{ loans: LoanRecord[]; effects: Effects }> {
+    if (input.borrower.kind !== 'isolated' && input.borrower.kind !== 'cross')
+      return refuse('INVALID_PARAMETER', 'only a margin account borrows');
+    const take = this.#lending.take({
+      coin: input.coin,
+      amount: input.amount,
+      borrowerUserId: input.borrower.userId,
+      ...(input.maxDailyRatePpm === undefined ? {} : { maxDailyRatePpm: input.maxDailyRatePpm }),
+      ...(input.days === undefined ? {} : { days: input.days }),
+    });
+    if (!take.ok) return take;
+    const effects: Effects = { movements: [], debts: [] };
+    const loans: LoanRecord[] = [];
+    for (const f of take.fills) {
+      const loan: LoanRecord = {
+        id: this.#nextLoanId++,
+        offerId: f.offerId,
+        lender: f.lender,
+        borrower: input.borrower,
+        coin: f.coin,
+        dailyRatePpm: f.dailyRatePpm,
+        days: f.days,
+        amount: f.amount,
+        principal: f.amount,
+        interestOwed: 0,
+        interestRemainder: 0,
+        interestCharged: 0,
+        interestPaid: 0,
+        venueShare: 0,
+        createdMs: input.timeMs,
+        termStartMs: input.timeMs,
+        termEndMs: input.timeMs + f.days * DAY_MS,
+        nextHourMs: input.timeMs,
+        rollOver: input.rollOver,
+        investMark: f.investMark,
+        status: LOAN_STATUS.REPAYING,
+        closedMs: 0,
+      };
+      this.#loans.set(loan.id, loan);
+      this.#index(loan);
+      loans.push(loan);
+      effects.movements.push({
+        kind: 'borrow',
+        coin: loan.coin,
+        amount: loan.amount,
+        from: loan.lender,
+        fromPocket: 'frozen',
+        to: loan.borrower,
+        toPocket: 'available',
+        ref: loan.id,
+      });
+      effects.debts.push({
+        kind: 'borrow',
+        account: loan.borrower,
+        coin: loan.coin,
+        principal: loan.amount,
+        interest: 0,
+        ref: loan.id,
+      });
+      this.#commitAdvance(loan, input.timeMs, effects);
+    }
+    return { ok: true, loans, effects };
+  }
+
+  /**
+   * The hourly timer command: charges every open record's hours begun by `nowMs`, ends the terms
+   * reached (roll over, or status 5), then repays records in status 5 from what their account has
+   * available (`availableOf`, read before this command), oldest record first.
+   */
+  accrue(
+    nowMs: TimeMs,
+    availableOf: (account: AccountRef, coin: string) => Units,
+  ): { effects: Effects; repayments: RepaymentRecord[] } {
+    const effects: Effects = { movements: [], debts: [] };
+    const repayments: RepaymentRecord[] = [];
+    for (const loan of this.#open.values()) this.#commitAdvance(loan, nowMs, effects);
+    const spent = new Map<string, Units>();
+    for (const loan of [...this.#open.values()]) {
+      if (loan.status !== LOAN_STATUS.AUTO_REPAYING) continue;
+      const key = `${accountKey(loan.borrower)}|${loan.coin}`;
+      const budget = availableOf(loan.borrower, loan.coin) - (spent.get(key) ?? 0);
+      const pay = Math.min(budget, loan.principal + loan.interestOwed);
+      if (pay <= 0) continue;
+      const r = this.#pay(loan, pay, pay, nowMs, true, effects);
+      spent.set(key, (spent.get(key) ?? 0) + pay);
+      repayments.push(r);
+    }
+    return { effects, repayments };
+  }
+
+  /** `repay`: pays part or all of one record, interest first. See the module comment for refusals. */
+  repay(loanId: number, input: RepayInput): Outcome<{ effects: Effects; repayment: RepaymentRecord }> {
+    const loan = this.#loans.get(loanId);
+    if (loan === undefined || accountKey(loan.borrower) !== accountKey(input.borrower))
+      return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
+    if (!isOpen(loan.status)) return refuse('INVALID_STATE', `loan record ${loanId} is already repaid`);
+    const next = this.#advanced(loan, input.timeMs);
+    const owed = next.loan.principal + next.loan.interestOwed;
+    const amount = input.amount === 'all' ? owed : input.amount;
+    const bad = checkRepayAmount(amount, owed, input.available, loan.coin, this.#settings(loan.coin));
+    if (bad !== undefined) return bad;
+    const effects: Effects = { movements: [], debts: [] };
+    this.#commitAdvance(loan, input.timeMs, effects);
+    const repayment = this.#pay(loan, amount, amount, input.timeMs, false, effects);
+    return { ok: true, effects, repayment };
+  }
+
+  /**
+   * `doAllRepay` / `doCrossRepay`: pays `amount` (or everything) of what an account owes in one
+   * coin across its open records: interest of each, oldest first, then principal, dearest first.
+   * LOAN_NOT_FOUND when the account owes nothing in the coin.
+   */
+  repayAll(coin: string, input: RepayInput): Outcome<{ effects: Effects; repayments: RepaymentRecord[] }> {
+    const key = accountKey(input.borrower);
+    const open = [...(this.#openByDebtor.get(`${key}|${coin}`)?.values() ?? [])];
+    if (open.length === 0) return refuse('LOAN_NOT_FOUND', `this account owes no ${coin}`);
+    let owed = 0;
+    for (const l of open) {
+      const n = this.#advanced(l, input.timeMs).loan;
+      owed += n.principal + n.interestOwed;
+    }
+    const amount = input.amount === 'all' ? owed : input.amount;
+    const bad = checkRepayAmount(amount, owed, input.available, coin, this.#settings(coin));
+    if (bad !== undefined) return bad;
+    const effects: Effects = { movements: [], debts: [] };
+    for (const l of open) this.#commitAdvance(l, input.timeMs, effects);
+    // Plan: interest oldest first, then principal dearest first (ties oldest first).
+    const plan = new Map<number, { interest: Units; principal: Units }>();
+    let left = amount;
+    for (const l of open) {
+      const i = Math.min(left, l.interestOwed);
+      left -= i;
+      plan.set(l.id, { interest: i, principal: 0 });
+    }
+    for (const l of [...open].sort((a, b) => b.dailyRatePpm - a.dailyRatePpm || a.id - b.id)) {
+      const p = Math.min(left, l.principal);
+      left -= p;
+      const entry = plan.get(l.id) as { interest: Units; principal: Units };
+      entry.principal = p;
+    }
+    const repayments: RepaymentRecord[] = [];
+    for (const l of open) {
+      const { interest, principal } = plan.get(l.id) as { interest: Units; principal: Units };
+      if (interest + principal === 0) continue;
+      repayments.push(this.#pay(l, interest + principal, interest, input.timeMs, false, effects));
+    }
+    return { ok: true, effects, repayments };
+  }
+
+  /** `changeInvestMark`: the lender sets an open record's mark (LOAN_NOT_FOUND, INVALID_STATE). */
+  changeInvestMark(loanId: number, lender: AccountRef, investMark: boolean): Outcome<{ loan: LoanRecord }> {
+    const loan = this.#loans.get(loanId);
+    if (loan === undefined || accountKey(loan.lender) !== accountKey(lender))
+      return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} lent by this account`);
+    if (!isOpen(loan.status)) return refuse('INVALID_STATE', `loan record ${loanId} is closed`);
+    loan.investMark = investMark;
+    return { ok: true, loan };
+  }
+
+  loan(id: number): LoanRecord | undefined {
+    return this.#loans.get(id);
+  }
+
+  /** Records borrowed by an account, newest first (open and closed). */
+  loansOf(borrower: AccountRef): LoanRecord[] {
+    const key = accountKey(borrower);
+    return [...this.#loans.values()].filter((l) => accountKey(l.borrower) === key).reverse();
+  }
+
+  /** Records lent by an account, newest first. */
+  loansLentBy(lender: AccountRef): LoanRecord[] {
+    const key = accountKey(lender);
+    return [...this.#loans.values()].filter((l) => accountKey(l.lender) === key).reverse();
+  }
+
+  /** Open records, oldest first. */
+  openLoans(): IterableIterator<LoanRecord> {
+    return this.#open.values();
+  }
+
+  /** What an account owes in a coin as charged so far (the timer's last charge). */
+  owed(borrower: AccountRef, coin: string): Owed {
+    let principal = 0;
+    let interest = 0;
+    for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+      principal += l.principal;
+      interest += l.interestOwed;
+    }
+    return { principal, interest };
+  }
+
+  snapshot(): LoanBookSnapshot {
+    return {
+      nextLoanId: this.#nextLoanId,
+      nextRepaymentId: this.#nextRepaymentId,
+      loans: [...this.#loans.values()].map((l) => ({ ...l })),
+    };
+  }
+
+  /** Throws on a broken invariant (never a user error). */
+  assertInvariants(): void {
+    for (const l of this.#loans.values()) {
+      const fields = [l.principal, l.interestOwed, l.interestCharged, l.interestPaid, l.venueShare];
+      if (!fields.every((v) => Number.isSafeInteger(v) && v >= 0))
+        throw new Error(`loan ${l.id}: bad amount`);
+      if (l.principal > l.amount) throw new Error(`loan ${l.id}: principal above the amount lent`);
+      if (l.interestCharged !== l.interestPaid + l.interestOwed)
+        throw new Error(`loan ${l.id}: interest charged ≠ paid + owed`);
+      if (l.venueShare > l.interestPaid) throw new Error(`loan ${l.id}: venue share above interest paid`);
+      if (!(l.interestRemainder >= 0 && l.interestRemainder < HOURLY_DENOMINATOR))
+        throw new Error(`loan ${l.id}: interest remainder out of range`);
+      if (isOpen(l.status) !== this.#open.has(l.id)) throw new Error(`loan ${l.id}: open index out of step`);
+      const mine = this.#openByDebtor.get(`${accountKey(l.borrower)}|${l.coin}`);
+      if (isOpen(l.status) !== (mine?.get(l.id) === l))
+        throw new Error(`loan ${l.id}: debtor index out of step`);
+      if (!isOpen(l.status) && (l.principal !== 0 || l.interestOwed !== 0))
+        throw new Error(`loan ${l.id}: closed while owing`);
+      if (l.lender.kind !== 'spot' && l.lender.kind !== 'system') throw new Error(`loan ${l.id}: bad lender`);
+    }
+  }
+
+  #index(loan: LoanRecord): void {
+    this.#open.set(loan.id, loan);
+    const key = `${accountKey(loan.borrower)}|${loan.coin}`;
+    let mine = this.#openByDebtor.get(key);
+    if (mine === undefined) this.#openByDebtor.set(key, (mine = new Map()));
+    mine.set(loan.id, loan);
+  }
+
+  /** A copy of `loan` advanced to `nowMs` and the interest it charged, the loan itself untouched. */
+  #advanced(loan: LoanRecord, nowMs: TimeMs): { loan: LoanRecord; charged: Units } {
+    const l = { ...loan };
+    let charged = 0;
+    while (isOpen(l.status)) {
+      if (l.status === LOAN_STATUS.REPAYING && l.termEndMs <= nowMs && l.termEndMs <= l.nextHourMs) {
+        if (l.rollOver && l.investMark) {
+          l.termStartMs = l.termEndMs;
+          l.termEndMs += l.days * DAY_MS;
+        } else l.status = LOAN_STATUS.AUTO_REPAYING;
+        continue;
+      }
+      if (l.nextHourMs > nowMs) break;
+      const units = hourInterest(l.principal, l.dailyRatePpm, l.interestRemainder);
+      l.interestRemainder = units.remainder;
+      l.interestOwed += units.interest;
+      l.interestCharged += units.interest;
+      charged += units.interest;
+      l.nextHourMs += HOUR_MS;
+    }
+    return { loan: l, charged };
+  }
+
+  #commitAdvance(loan: LoanRecord, nowMs: TimeMs, effects: Effects): void {
+    const next = this.#advanced(loan, nowMs);
+    Object.assign(loan, next.loan);
+    if (next.charged > 0)
+      effects.debts.push({
+        kind: 'accrue',
+        account: loan.borrower,
+        coin: loan.coin,
+        principal: 0,
+        interest: next.charged,
+        ref: loan.id,
+      });
+  }
+
+  /**
+   * Pays `total` on an advanced loan, of which at most `interestPart` (and at least what interest
+   * is owed, when total covers it) goes to interest: interest first, then principal.
+   */
+  #pay(
+    loan: LoanRecord,
+    total: Units,
+    interestPart: Units,
+    timeMs: TimeMs,
+    auto: boolean,
+    effects: Effects,
+  ): RepaymentRecord {
+    const interest = Math.min(total, interestPart, loan.interestOwed);
+    const principal = total - interest;
+    if (principal > loan.principal) throw new Error(`loan ${loan.id}: paying more principal than owed`);
+    const sharePpm = this.#settings(loan.coin)?.venueSharePpm ?? 0;
+    const shareTotal = mulDivFloor(loan.interestPaid + interest, sharePpm, PPM) as number;
+    const share = shareTotal - loan.venueShare;
+    const move = (m: Omit<Movement, 'coin' | 'from' | 'fromPocket' | 'ref'>): void => {
+      if (m.amount > 0)
+        effects.movements.push({
+          ...m,
+          coin: loan.coin,
+          from: loan.borrower,
+          fromPocket: 'available',
+          ref: loan.id,
+        });
+    };
+    move({ kind: 'repayInterest', amount: interest - share, to: loan.lender, toPocket: 'available' });
+    move({ kind: 'interestShare', amount: share, to: system('insurance'), toPocket: 'available' });
+    if (principal > 0) {
+      const reinvested = this.#lending.principalReturned(loan.offerId, principal, loan.investMark);
+      move({
+        kind: 'repayPrincipal',
+        amount: principal,
+        to: loan.lender,
+        toPocket: reinvested ? 'frozen' : 'available',
+      });
+    }
+    loan.interestOwed -= interest;
+    loan.interestPaid += interest;
+    loan.venueShare = shareTotal;
+    loan.principal -= principal;
+    const debt = (kind: DebtChange['kind'], p: Units, i: Units): void => {
+      if (p !== 0 || i !== 0)
+        effects.debts.push({
+          kind,
+          account: loan.borrower,
+          coin: loan.coin,
+          principal: p,
+          interest: i,
+          ref: loan.id,
+        });
+    };
+    debt('repayInterest', 0, -interest);
+    debt('repayPrincipal', -principal, 0);
+    if (loan.principal === 0 && loan.interestOwed === 0) {
+      loan.status = auto ? LOAN_STATUS.AUTO_REPAID : LOAN_STATUS.REPAID;
+      loan.closedMs = timeMs;
+      this.#open.delete(loan.id);
+      const key = `${accountKey(loan.borrower)}|${loan.coin}`;
+      const mine = this.#openByDebtor.get(key);
+      mine?.delete(loan.id);
+      if (mine?.size === 0) this.#openByDebtor.delete(key);
+    }
+    return {
+      id: this.#nextRepaymentId++,
+      loanId: loan.id,
+      coin: loan.coin,
+      borrower: loan.borrower,
+      principal,
+      interest,
+      venueShare: share,
+      timeMs,
+      auto,
+    };
+  }
+}
+
+/**
+ * One hour's interest on `principal` at `dailyRatePpm`, with the carried `remainder`:
+ * floor((remainder + principal × rate) ÷ (24 × 10^6)) and the new remainder, exact for every safe
+ * principal (the product is split so that no intermediate leaves the safe range).
+ */
+export function hourInterest(
+  principal: Units,
+  dailyRatePpm: RatePpm,
+  remainder: number,
+): { interest: Units; remainder: number } {
+  const q = Math.floor(principal / HOURLY_DENOMINATOR);
+  const r = principal - q * HOURLY_DENOMINATOR;
+  const num = remainder + r * dailyRatePpm;
+  const extra = Math.floor(num / HOURLY_DENOMINATOR);
+  return { interest: q * dailyRatePpm + extra, remainder: num - extra * HOURLY_DENOMINATOR };
+}
+
+function checkRepayAmount(
+  amount: Units,
+  owed: Units,
+  available: Units,
+  coin: string,
+  settings: LendingSettings | undefined,
+): ReturnType<typeof refuse> | undefined {
+  const show = (u: Units): string => `${formatUnitsTrim(u, settings?.unitDecimal ?? 0)} ${coin}`;
+  if (!Number.isSafeInteger(amount) || amount <= 0)
+    return refuse('INVALID_AMOUNT', 'repay amount must be positive');
+  if (amount > owed) return refuse('REPAY_OVER_OWED', `repay ${show(amount)}, owed ${show(owed)}`);
+  if (amount > available)
+    return refuse(
+      'INSUFFICIENT_BALANCE',
+      `available ${show(available)}, the repayment needs ${show(amount)}`,
+    );
+  return undefined;
+}
