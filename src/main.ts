@@ -46,7 +46,8 @@ import { MarketData } from './api/market-data/market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
-import { dataPaths, ensureAdminToken, ensureGenesis } from './config/data-dir.ts';
+import { dataPaths, ensureAdminToken, ensureGenesis, type DataPaths } from './config/data-dir.ts';
+import { acquireDataLock, type DataLock } from './config/data-lock.ts';
 import {
   newInstanceId,
   removeListenFile,
@@ -62,6 +63,7 @@ import {
   wantsHelp,
   type ServerOptions,
 } from './config/options.ts';
+import { StartRefusedError } from './config/start-refusal.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
 import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -155,10 +157,33 @@ export async function startVenue(
   hooks: VenueHooks = {},
 ): Promise<RunningVenue> {
   await refuseBusyAddresses(options);
+  const paths = dataPaths(options.dataDir);
+  // Before anything is written in it: one process per data directory.
+  mkdirSync(paths.root, { recursive: true, mode: 0o700 });
+  const lock = await acquireDataLock(paths.root, 'server', SERVER_LOCK_ADVICE);
+  try {
+    return await startLocked(options, log, hooks, paths, lock);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+/** What a second server on a data directory is told. */
+const SERVER_LOCK_ADVICE =
+  'stop it first (one process per data directory; a copy of the directory may run elsewhere)';
+
+/** `startVenue` once the data directory's lock is held; `close` releases it. */
+async function startLocked(
+  options: ServerOptions,
+  log: Log,
+  hooks: VenueHooks,
+  paths: DataPaths,
+  lock: DataLock,
+): Promise<RunningVenue> {
   const at = (component: Component): Log => log.child({ component });
   const mainLog = at('main');
   const instance = newInstanceId();
-  const paths = dataPaths(options.dataDir);
   const genesis = ensureGenesis(paths.root);
   const adminToken = ensureAdminToken(paths.root);
   const health = new Health({ maxHistoryLag: options.readyMaxHistoryLag });
@@ -547,6 +572,7 @@ export async function startVenue(
         await follower.close().catch(() => undefined);
         await history.close();
         audit.close();
+        await lock.release();
       })());
     const fatal = (error: Error): void => {
       // Said once, whichever part failed first (the journal, the engine, the history follower).
@@ -607,7 +633,10 @@ async function main(): Promise<void> {
     venue = await startVenue(options, logger.log, { flushLog: logger.flushSync });
   } catch (error) {
     // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
-    const detail = error instanceof ListenError ? error.message : ((error as Error).stack ?? String(error));
+    const detail =
+      error instanceof ListenError || error instanceof StartRefusedError
+        ? error.message
+        : ((error as Error).stack ?? String(error));
     log.fatal({ err: error, reason: (error as Error).message }, `cannot start: ${(error as Error).message}`);
     logger.flushSync();
     console.error(`bourse: cannot start: ${detail}`);

@@ -5,7 +5,10 @@
  * PostgreSQL, rebuilt from the journal and swapped in atomically).
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { dataPaths, readGenesis } from '../config/data-dir.ts';
+import { acquireDataLock, type DataLock } from '../config/data-lock.ts';
+import { StartRefusedError } from '../config/start-refusal.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import { SILENT_LOG } from '../observability/memory-log.ts';
@@ -30,7 +33,44 @@ function progress(io: CliIo, label: string): (done: number, total: number) => vo
   });
 }
 
-async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
+/** What an offline tool is told when a server (or another tool) holds the data directory. */
+const OFFLINE_LOCK_ADVICE =
+  'stop it first: verify and rebuild-history work on a stopped venue (a running one is checked through its admin API)';
+
+/**
+ * Runs `work` holding the data directory's lock (docs/operations.md, "One process per data
+ * directory"); refused in one line, touching nothing, while another process holds it.
+ */
+async function withDataLock(
+  dataDir: string,
+  role: string,
+  io: CliIo,
+  work: () => Promise<number>,
+): Promise<number> {
+  if (!existsSync(dataDir)) {
+    io.err(`${role}: the data directory ${resolve(dataDir)} does not exist`);
+    return 1;
+  }
+  let lock: DataLock;
+  try {
+    lock = await acquireDataLock(dataDir, role, OFFLINE_LOCK_ADVICE);
+  } catch (error) {
+    if (!(error instanceof StartRefusedError)) throw error;
+    io.err(`${role}: ${error.message}`);
+    return 1;
+  }
+  try {
+    return await work();
+  } finally {
+    await lock.release();
+  }
+}
+
+function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
+  return withDataLock(dataDir, 'verify', io, () => verifyLocked(dataDir, io, json));
+}
+
+async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<number> {
   const paths = dataPaths(dataDir);
   const problems: string[] = [];
   const journalCheck = FileJournal.verify(paths.journal);
@@ -99,7 +139,13 @@ async function verify(dataDir: string, io: CliIo, json: boolean): Promise<number
  * one and renaming the new one in one transaction. `historyUrl` names a PostgreSQL store
  * (`--history-url`, BOURSE_HISTORY_URL); without it, the SQLite file in the data directory.
  */
-async function rebuildHistory(
+function rebuildHistory(dataDir: string, io: CliIo, json: boolean, historyUrl?: string): Promise<number> {
+  return withDataLock(dataDir, 'rebuild-history', io, () =>
+    rebuildHistoryLocked(dataDir, io, json, historyUrl),
+  );
+}
+
+async function rebuildHistoryLocked(
   dataDir: string,
   io: CliIo,
   json: boolean,
