@@ -642,16 +642,30 @@ async function main(): Promise<void> {
     console.error(`bourse: cannot start: ${detail}`);
     process.exit(1);
   }
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log.info({ signal }, `stopping: ${signal}`);
-      void venue.close().then(() => {
-        log.info('stopped');
-        logger.flushSync();
-        process.exit(0);
-      });
+  let stopping = false;
+  const stop = (why: string, fields: Record<string, unknown>): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info(fields, `stopping: ${why}`);
+    void venue.close().then(() => {
+      log.info('stopped');
+      logger.flushSync();
+      process.exit(0);
     });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop(signal, { signal }));
+  // Under `npm start` the process a manager signals is npm (the script execs node, so npm's
+  // SIGTERM reaches this process). If npm dies without passing a signal on (SIGKILL), stop too,
+  // rather than run on as an orphan that nothing manages.
+  if (process.env['npm_lifecycle_event'] !== undefined) {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) stop(`npm (pid ${parent}), which started this server, is gone`, {});
+    }, PARENT_CHECK_MS).unref();
   }
 }
+
+/** How often a server started by npm checks that npm still runs. */
+const PARENT_CHECK_MS = 1_000;
 
 if (import.meta.main) await main();
