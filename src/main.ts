@@ -2,7 +2,8 @@
  * @module main — the composition root: the one module that wires every part together, and the
  * program `npm start` runs.
  *
- * Start-up order: options → logger → data directory (genesis, admin token) → master key → the
+ * Start-up order: options → logger → the data directory's lock (one process per directory) → genesis,
+ * admin token → the venue's identity (genesis and master key checked against venue.json) → the
  * admin listener, answering only `/health` and `/ready` (503 to the rest) → journal, snapshots,
  * history store → recovery (snapshot + journal replay, history brought up to date) → sequencer
  * (on the wall clock, or a manual one) → market data, metrics → chains (the simulated chain, and
@@ -12,19 +13,13 @@
  * are checked before anything is created on disk, so that a busy port is one line and no new data
  * directory.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
 import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
-import {
-  createSecretSealer,
-  generateApiCredentials,
-  loadMasterKey,
-  writeMasterKeyFile,
-} from './api/auth/secret-sealing.ts';
+import { createSecretSealer, generateApiCredentials } from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
 import { TrustedProxies } from './api/http/client-ip.ts';
@@ -64,6 +59,7 @@ import {
   type ServerOptions,
 } from './config/options.ts';
 import { StartRefusedError } from './config/start-refusal.ts';
+import { openVenue } from './config/venue-identity.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
 import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -106,18 +102,6 @@ export interface RunningVenue {
   readonly metrics: VenueMetrics | undefined;
   /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
   close(): Promise<void>;
-}
-
-/**
- * Where the master key lives when the operator names none: outside the data directory, in the
- * user's configuration directory, created on first start (mode 600).
- */
-export function defaultMasterKeyFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  const base = env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config');
-  const id = resolve(dataDir)
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '');
-  return join(base, 'bourse', `master-${id}.key`);
 }
 
 const PUBLIC_ROLE: ListenRole = {
@@ -188,20 +172,12 @@ async function startLocked(
   const adminToken = ensureAdminToken(paths.root);
   const health = new Health({ maxHistoryLag: options.readyMaxHistoryLag });
 
-  const keyFile =
-    options.masterKeyFile ??
-    (process.env['BOURSE_MASTER_KEY'] ? undefined : defaultMasterKeyFile(paths.root));
-  if (keyFile !== undefined && options.masterKeyFile === undefined && !existsSync(keyFile)) {
-    mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 });
-    writeMasterKeyFile(keyFile);
-    mainLog.warn(
-      { keyFile },
-      `created the master key ${keyFile} (outside the data directory: back it up, it opens the API secrets)`,
-    );
-  }
-  const sealer = createSecretSealer(
-    loadMasterKey({ keyFile, dataDir: paths.root, warn: (message) => mainLog.warn(message) }),
-  );
+  const { masterKey } = openVenue(paths.root, genesis, {
+    masterKeyFile: options.masterKeyFile,
+    info: (message) => mainLog.info(message),
+    warn: (message) => mainLog.warn(message),
+  });
+  const sealer = createSecretSealer(masterKey);
 
   // The admin listener opens first, answering /health and /ready (and 503 to the rest) while the
   // venue recovers: a long replay is then visible to monitoring instead of looking dead.

@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { dataPaths, readGenesis } from '../config/data-dir.ts';
 import { acquireDataLock, type DataLock } from '../config/data-lock.ts';
 import { StartRefusedError } from '../config/start-refusal.ts';
+import { checkGenesis, readVenueIdentity } from '../config/venue-identity.ts';
+import type { VenueConfig } from '../domain/specs.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import { SILENT_LOG } from '../observability/memory-log.ts';
@@ -66,6 +68,17 @@ async function withDataLock(
   }
 }
 
+/**
+ * The genesis to replay from: `genesis.json`, refused (StartRefusedError) when it differs from the
+ * one recorded in `venue.json` at the venue's first start.
+ */
+function recordedGenesis(dataDir: string): VenueConfig {
+  const genesis = readGenesis(dataDir);
+  const identity = readVenueIdentity(dataDir);
+  if (identity !== undefined) checkGenesis(dataDir, identity, genesis);
+  return genesis;
+}
+
 function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
   return withDataLock(dataDir, 'verify', io, () => verifyLocked(dataDir, io, json));
 }
@@ -87,12 +100,18 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
   }
   let replayed = 0;
   let hashesCompared = 0;
-  if (journalCheck.problems.length === 0) {
+  let genesis: VenueConfig | undefined;
+  try {
+    genesis = recordedGenesis(dataDir);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  if (journalCheck.problems.length === 0 && genesis !== undefined) {
     const journal = FileJournal.open(paths.journal);
     try {
       const bar = progress(io, 'replay');
       const recovered = await recover({
-        genesis: readGenesis(dataDir),
+        genesis,
         journal,
         snapshots: undefined,
         ignoreSnapshots: true,
@@ -214,7 +233,7 @@ async function replayInto(
   const total = journal.durableSeq;
   try {
     await recover({
-      genesis: readGenesis(dataDir),
+      genesis: recordedGenesis(dataDir),
       journal,
       snapshots: undefined,
       ignoreSnapshots: true,
