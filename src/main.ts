@@ -41,7 +41,15 @@ import { MarketData } from './api/market-data/market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
-import { dataPaths, ensureAdminToken, ensureGenesis, type DataPaths } from './config/data-dir.ts';
+import {
+  DATA_UMASK,
+  DIR_MODE,
+  dataPaths,
+  ensureAdminToken,
+  ensureGenesis,
+  tightenDataDir,
+  type DataPaths,
+} from './config/data-dir.ts';
 import { acquireDataLock, type DataLock } from './config/data-lock.ts';
 import {
   newInstanceId,
@@ -142,10 +150,21 @@ export async function startVenue(
 ): Promise<RunningVenue> {
   await refuseBusyAddresses(options);
   const paths = dataPaths(options.dataDir);
+  // Everything this process creates in the data directory is the owner's only.
+  process.umask(DATA_UMASK);
   // Before anything is written in it: one process per data directory.
-  mkdirSync(paths.root, { recursive: true, mode: 0o700 });
+  mkdirSync(paths.root, { recursive: true, mode: DIR_MODE });
   const lock = await acquireDataLock(paths.root, 'server', SERVER_LOCK_ADVICE);
   try {
+    const loosened = tightenDataDir(paths.root);
+    if (loosened.length > 0) {
+      log
+        .child({ component: 'main' })
+        .warn(
+          { paths: loosened.slice(0, 20) },
+          `made ${loosened.length} entries of the data directory readable by the owner only (directories 0700, files 0600)`,
+        );
+    }
     return await startLocked(options, log, hooks, paths, lock);
   } catch (error) {
     await lock.release();
@@ -225,6 +244,8 @@ async function startLocked(
       journalLog.info({ file, firstSeq }, `new journal segment from seq ${firstSeq}`),
     );
     const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => snapshotLog.warn(p) });
+    for (const file of snapshots.removeLeftovers())
+      snapshotLog.info({ path: file }, `removed ${file}, left by a snapshot cut short`);
     const historyPlace = historyLocation(options.historyUrl, paths.history);
     const history = await openHistoryStore(historyPlace, (message) => historyLog.warn(message));
     historyLog.info(

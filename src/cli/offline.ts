@@ -6,7 +6,7 @@
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { dataPaths, readGenesis } from '../config/data-dir.ts';
+import { DATA_UMASK, dataPaths, readGenesis } from '../config/data-dir.ts';
 import { acquireDataLock, type DataLock } from '../config/data-lock.ts';
 import { StartRefusedError } from '../config/start-refusal.ts';
 import { checkGenesis, readVenueIdentity } from '../config/venue-identity.ts';
@@ -53,6 +53,8 @@ async function withDataLock(
     io.err(`${role}: the data directory ${resolve(dataDir)} does not exist`);
     return 1;
   }
+  // What a tool creates there (a rebuilt history store) is the owner's only, like the server's.
+  process.umask(DATA_UMASK);
   let lock: DataLock;
   try {
     lock = await acquireDataLock(dataDir, role, OFFLINE_LOCK_ADVICE);
@@ -89,6 +91,8 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
   const journalCheck = FileJournal.verify(paths.journal);
   problems.push(...journalCheck.problems);
   const snapshots = new SnapshotStore(paths.snapshots);
+  // A snapshot cut short by a kill is no problem: its temp file goes (verify holds the lock).
+  const removed = snapshots.removeLeftovers();
   problems.push(...snapshots.verifyAll());
   const expected = new Map<number, string>();
   for (const entry of snapshots.list()) {
@@ -139,6 +143,7 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
     snapshots: expected.size,
     replayed,
     hashesCompared,
+    removed,
     problems,
   };
   if (json) io.out(JSON.stringify(report));
@@ -146,6 +151,7 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
     io.out(
       `journal: ${report.segments} segments, ${report.records} records; snapshots: ${report.snapshots}; replayed ${replayed}`,
     );
+    for (const file of removed) io.out(`removed ${file}, left by a snapshot cut short`);
     for (const p of problems) io.out(`problem: ${p}`);
     io.out(problems.length === 0 ? 'verify: OK' : `verify: ${problems.length} problem(s)`);
   }

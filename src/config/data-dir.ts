@@ -1,16 +1,19 @@
 /**
  * @module data-dir — the files a venue keeps in its data directory besides journal, snapshots,
  * history and the simulated chain: the genesis configuration the journal starts from, and the
- * admin token.
+ * admin token; and the directory's modes (the owner only).
  */
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   existsSync,
   fchmodSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   writeSync,
@@ -20,6 +23,15 @@ import type { VenueConfig } from '../domain/specs.ts';
 import { DEFAULT_VENUE } from './default-venue.ts';
 
 export const GENESIS_FILE = 'genesis.json';
+/** A data directory and every directory in it: the owner only (it holds every balance). */
+export const DIR_MODE = 0o700;
+/** Every file in a data directory: readable and writable by the owner only. */
+export const FILE_MODE = 0o600;
+/**
+ * The mask of a process that writes a data directory: whatever creates a file there (the journal,
+ * snapshots, SQLite with its -wal and -shm, the chain's log) then creates it for the owner only.
+ */
+export const DATA_UMASK = 0o077;
 export const ADMIN_TOKEN_FILE = 'admin.token';
 
 export interface DataPaths {
@@ -64,7 +76,7 @@ export function writeAtomic(path: string, text: string, mode: number): void {
 export function ensureGenesis(root: string): VenueConfig {
   mkdirSync(root, { recursive: true });
   const path = join(root, GENESIS_FILE);
-  if (!existsSync(path)) writeAtomic(path, `${JSON.stringify(DEFAULT_VENUE, null, 2)}\n`, 0o644);
+  if (!existsSync(path)) writeAtomic(path, `${JSON.stringify(DEFAULT_VENUE, null, 2)}\n`, FILE_MODE);
   return readGenesis(root);
 }
 
@@ -75,6 +87,25 @@ export function readGenesis(root: string): VenueConfig {
   } catch (error) {
     throw new Error(`cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Tightens an existing data directory: `root` and the directories in it to mode 0700, every other
+ * entry to 0600 (symbolic links are left alone). Returns the paths whose mode changed.
+ */
+export function tightenDataDir(root: string): string[] {
+  const changed: string[] = [];
+  const tighten = (path: string, mode: number): void => {
+    if ((lstatSync(path).mode & 0o777) === mode) return;
+    chmodSync(path, mode);
+    changed.push(path);
+  };
+  tighten(root, DIR_MODE);
+  for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (entry.isSymbolicLink()) continue;
+    tighten(join(entry.parentPath, entry.name), entry.isDirectory() ? DIR_MODE : FILE_MODE);
+  }
+  return changed;
 }
 
 /** The admin token, created on first start, readable only by its owner (mode 0600). */

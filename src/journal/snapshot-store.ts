@@ -29,7 +29,7 @@ const NEWLINE = 0x0a;
 export interface SnapshotStoreOptions {
   /**
    * Told about every snapshot or temp file that `latestValid` skips (corrupt, truncated,
-   * leftover from a crash). Defaults to ignoring them; `verifyAll` lists them too.
+   * leftover from a crash). Defaults to ignoring them.
    */
   readonly onProblem?: (problem: string) => void;
 }
@@ -159,11 +159,12 @@ export class SnapshotStore {
   }
 
   /**
-   * Checks the header and body checksum of every snapshot (without parsing bodies) and lists
-   * leftover temp files. Returns one line per problem; empty when all is well.
+   * Checks the header and body checksum of every snapshot (without parsing bodies). Returns one
+   * line per problem; empty when all is well. Leftover temp files are not problems (a snapshot
+   * cut short by a kill); `removeLeftovers` deletes them.
    */
   verifyAll(): string[] {
-    const problems = this.#leftoverTemps();
+    const problems: string[] = [];
     for (const entry of this.list()) {
       try {
         verifySnapshot(entry);
@@ -172,6 +173,21 @@ export class SnapshotStore {
       }
     }
     return problems;
+  }
+
+  /**
+   * Deletes the temp files a snapshot write cut short by a kill or crash left behind (never one
+   * this store is writing). Call it only while no other process writes snapshots here (the data
+   * directory's lock). Returns the paths deleted.
+   */
+  removeLeftovers(): string[] {
+    const removed: string[] = [];
+    for (const name of this.#tempNames()) {
+      const file = path.join(this.dir, name);
+      fs.rmSync(file, { force: true });
+      removed.push(file);
+    }
+    return removed;
   }
 
   /**
@@ -200,11 +216,7 @@ export class SnapshotStore {
       fs.rmSync(entry.path, { force: true });
       removed.push(entry.path);
     }
-    for (const name of this.#tempNames()) {
-      const file = path.join(this.dir, name);
-      fs.rmSync(file, { force: true });
-      removed.push(file);
-    }
+    removed.push(...this.removeLeftovers());
     // No directory fsync: if a crash forgets a deletion, the file comes back whole and the next
     // prune deletes it again, and the event loop is spared a synchronous fsync.
     return removed;
