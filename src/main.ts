@@ -172,6 +172,9 @@ export async function startVenue(
   }
 }
 
+/** A stop caused by the disk rather than a bug: a full one (its group 1 names which), or an I/O error. */
+const DISK_FAILURE = /\b(ENOSPC|EDQUOT|EIO|EROFS)\b|(SQLITE_FULL|database or disk is full)/;
+
 /** What a second server on a data directory is told. */
 const SERVER_LOCK_ADVICE =
   'stop it first (one process per data directory; a copy of the directory may run elsewhere)';
@@ -575,9 +578,17 @@ async function startLocked(
       // Said once, whichever part failed first (the journal, the engine, the history follower).
       if (health.phase === 'failed') return;
       health.failed(error.message);
+      // A full or failing disk is the operator's to fix, said plainly; a bug keeps its stack.
+      const disk = DISK_FAILURE.exec(error.message);
+      const advice =
+        disk === null
+          ? ''
+          : disk[1] === 'EIO' || disk[1] === 'EROFS'
+            ? `; check the device holding ${resolve(paths.root)}`
+            : `; free space on the disk holding ${resolve(paths.root)}`;
       mainLog.fatal(
-        { err: error, reason: error.message, seq: engine.lastSeq },
-        `stopping: ${error.message}; a restart recovers from the journal`,
+        { ...(disk === null ? { err: error } : {}), reason: error.message, seq: engine.lastSeq },
+        `stopping: ${error.message}${advice}; a restart recovers from the journal`,
       );
       process.exitCode = 1;
       void close().finally(() => {

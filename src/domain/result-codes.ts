@@ -40,6 +40,11 @@ export const RESULTS = {
   WS_CHANNEL_EMPTY: { code: 1007, message: 'Channel is empty' },
   WS_EVENT_EMPTY: { code: 1008, message: 'event is empty' },
   MARKET_HALTED: { code: 1009, message: 'market is halted' },
+  NOT_ACCEPTED: {
+    code: 1009,
+    message:
+      'not accepted: the server stopped (its journal could not be written) before this command was made durable; check its effect once the server is back before sending it again',
+  },
   PERMISSION_DENIED: {
     code: 1012,
     message: 'permission denied: the API key lacks the permission this call needs',

@@ -1,6 +1,6 @@
 /** @module sqlite-history-store.test — the history store contract on SQLite, its query plans and its file. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -97,6 +97,28 @@ describe('sqlite history store', () => {
       );
     } finally {
       db.close();
+    }
+  });
+
+  it('bounds the WAL: a checkpoint after one huge batch cuts the file back (journal_size_limit)', async () => {
+    const s = new TradingStream({ seed: 7, users: 8, startTime: Date.UTC(2024, 0, 1), meanStepMs: 1_000 });
+    s.setup();
+    for (let i = 0; i < 3000; i++) s.step();
+    const entries = s.recorder.entries;
+    const file = nextFile();
+    const limit = 64 * 1024;
+    const store = SqliteHistoryStore.open(file, { walAutocheckpointPages: 100, walSizeLimitBytes: limit });
+    try {
+      // One transaction grows the WAL past any checkpoint's reach (as a rebuild's batch does).
+      await store.applyBatch(entries.slice(0, -20));
+      const peak = statSync(`${file}-wal`).size;
+      assert.ok(peak > 8 * limit, `the big batch made a WAL of only ${peak} bytes`);
+      // The next commits reset the checkpointed WAL and cut the file back.
+      for (const entry of entries.slice(-20)) await store.applyBatch([entry]);
+      const after = statSync(`${file}-wal`).size;
+      assert.ok(after <= limit + 100 * 4096, `WAL still ${after} bytes after checkpoints (peak ${peak})`);
+    } finally {
+      await store.close();
     }
   });
 

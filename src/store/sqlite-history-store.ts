@@ -319,6 +319,13 @@ const all = (stmt: StatementSync, ...params: SQLInputValue[]): Row[] =>
 const one = (stmt: StatementSync, ...params: SQLInputValue[]): Row | undefined =>
   stmt.get(...params) as unknown as Row | undefined;
 
+/**
+ * The WAL's size after a checkpoint resets it. Between checkpoints it grows to about
+ * `walAutocheckpointPages` (40 MB by default) plus one batch; this cuts it back afterwards, so
+ * that the WAL stays bounded whatever one batch (a rebuild, a long replay) once made it.
+ */
+const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
+
 /** Options of `SqliteHistoryStore.open`. */
 export interface SqliteHistoryStoreOptions {
   /** SQLite page cache in KiB (default 65536 = 64 MiB). */
@@ -328,6 +335,11 @@ export interface SqliteHistoryStoreOptions {
    * SQLite's own default is 1000). Rarer checkpoints write a hot index page once for many batches.
    */
   readonly walAutocheckpointPages?: number;
+  /**
+   * Size the WAL file is cut back to when a checkpoint resets it (`journal_size_limit`, default
+   * 32 MiB). Without it the file keeps its largest size ever, e.g. that of one rebuild batch.
+   */
+  readonly walSizeLimitBytes?: number;
   /**
    * NORMAL (default) syncs at checkpoints: an OS crash loses at most the latest batches, which
    * the journal replays. OFF never syncs: faster, but an OS crash or power loss may corrupt the
@@ -354,10 +366,12 @@ export class SqliteHistoryStore implements HistoryStore {
     try {
       const cacheKiB = Math.max(1_024, Math.floor(options.cacheKiB ?? 65_536));
       const walPages = Math.max(100, Math.floor(options.walAutocheckpointPages ?? 10_000));
+      const walLimit = Math.max(0, Math.floor(options.walSizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES));
       const synchronous = options.synchronous === 'OFF' ? 'OFF' : 'NORMAL';
       this.#db.exec(
         `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA temp_store = MEMORY; ` +
-          `PRAGMA cache_size = -${cacheKiB}; PRAGMA wal_autocheckpoint = ${walPages};`,
+          `PRAGMA cache_size = -${cacheKiB}; PRAGMA wal_autocheckpoint = ${walPages}; ` +
+          `PRAGMA journal_size_limit = ${walLimit};`,
       );
       this.#migrate();
       const prepare = <T extends Record<string, string>>(sql: T): { [K in keyof T]: StatementSync } =>

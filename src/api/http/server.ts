@@ -16,8 +16,9 @@
  * - any other unknown path → HTTP 404, code 1001; a method other than GET or POST → HTTP 405,
  *   code 1001; an HTTP/1.1 request without Host → HTTP 400, code 3005; a body over the limit →
  *   HTTP 413, code 3005, and the connection is closed;
- * - a route that throws or rejects → logged, HTTP 200 with code 1002 (INTERNAL_ERROR). The process
- *   never crashes on a request and never answers with an HTML page.
+ * - a route that throws or rejects → logged, HTTP 200 with code 1002 (INTERNAL_ERROR); one cut
+ *   short because the venue stopped (its journal failed) → 1009 (NOT_ACCEPTED), not logged again.
+ *   The process never crashes on a request and never answers with an HTML page.
  *
  * Logging (docs/operations.md, "Logs"): a failing route at `error`; a routed request slower than
  * `slowRequestMs` at `warn`; with `accessLog`, every routed request at `info` (the admin listener,
@@ -123,14 +124,15 @@ export function createRequestHandler(
     'missing User-Agent header: every request must carry a browser-style User-Agent (e.g. Mozilla/5.0 …)',
   );
   const internalBody = resultBody('INTERNAL_ERROR');
+  const notAcceptedBody = resultBody('NOT_ACCEPTED');
 
   const failed = (res: ServerResponse, method: string, path: string, error: unknown): void => {
     // A stopped venue is logged once where it stops, not again by every request it cut short.
-    if (error instanceof SequencerStoppedError)
-      log?.debug({ method, path }, `${method} ${truncate(path)}: ${error.message}`);
+    const stopped = error instanceof SequencerStoppedError;
+    if (stopped) log?.debug({ method, path }, `${method} ${truncate(path)}: ${error.message}`);
     else log?.error({ method, path, err: error }, `${method} ${truncate(path)} failed: answered 1002`);
     if (res.headersSent) res.destroy();
-    else send(res, 200, internalBody);
+    else send(res, 200, stopped ? notAcceptedBody : internalBody);
   };
 
   /** The slow-request and access lines for a routed request, once answered. */

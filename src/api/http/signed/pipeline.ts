@@ -80,8 +80,11 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
       } catch (error) {
         if (error instanceof Refusal) return refuse(log, method, request, error.result, error.message);
         // A stopped venue is logged once where it stops, not again by every request it cut short.
-        if (error instanceof SequencerStoppedError) log.debug({ method }, `${method}: ${error.message}`);
-        else log.error({ method, err: error }, `signed ${method}: unexpected failure`);
+        if (error instanceof SequencerStoppedError) {
+          log.debug({ method }, `${method}: ${error.message}`);
+          return errorReply('NOT_ACCEPTED', RESULTS.NOT_ACCEPTED.message);
+        }
+        log.error({ method, err: error }, `signed ${method}: unexpected failure`);
         return errorReply('INTERNAL_ERROR', `internal error while serving ${endpoint.method}`);
       }
     },
