@@ -640,12 +640,15 @@ async function main(): Promise<void> {
   try {
     venue = await startVenue(options, logger.log, { flushLog: logger.flushSync });
   } catch (error) {
-    // A listen problem is the operator's to fix, in one line; anything else is a bug: its stack.
-    const detail =
-      error instanceof ListenError || error instanceof StartRefusedError
-        ? error.message
-        : ((error as Error).stack ?? String(error));
-    log.fatal({ err: error, reason: (error as Error).message }, `cannot start: ${(error as Error).message}`);
+    // A refusal (a busy address or data directory, an edited genesis, a missing key) or a full
+    // disk is the operator's to fix, in one line; anything else is a bug: its stack.
+    const disk = DISK_FAILURE.test((error as Error).message);
+    const message = disk
+      ? `${(error as Error).message} (in ${resolve(options.dataDir)}); free space on that disk, then start again`
+      : (error as Error).message;
+    const plain = error instanceof ListenError || error instanceof StartRefusedError || disk;
+    const detail = plain ? message : ((error as Error).stack ?? String(error));
+    log.fatal({ ...(plain ? {} : { err: error }), reason: message }, `cannot start: ${message}`);
     logger.flushSync();
     console.error(`bourse: cannot start: ${detail}`);
     process.exit(1);

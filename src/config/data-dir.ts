@@ -21,6 +21,7 @@ import {
 import { join } from 'node:path';
 import type { VenueConfig } from '../domain/specs.ts';
 import { DEFAULT_VENUE } from './default-venue.ts';
+import { StartRefusedError } from './start-refusal.ts';
 
 export const GENESIS_FILE = 'genesis.json';
 /** A data directory and every directory in it: the owner only (it holds every balance). */
@@ -91,13 +92,21 @@ export function readGenesis(root: string): VenueConfig {
 
 /**
  * Tightens an existing data directory: `root` and the directories in it to mode 0700, every other
- * entry to 0600 (symbolic links are left alone). Returns the paths whose mode changed.
+ * entry to 0600 (symbolic links are left alone). Returns the paths whose mode changed; throws a
+ * StartRefusedError when a mode cannot be changed (another user owns the entry).
  */
 export function tightenDataDir(root: string): string[] {
   const changed: string[] = [];
   const tighten = (path: string, mode: number): void => {
     if ((lstatSync(path).mode & 0o777) === mode) return;
-    chmodSync(path, mode);
+    try {
+      chmodSync(path, mode);
+    } catch (error) {
+      throw new StartRefusedError(
+        `cannot make ${path} readable by its owner only (mode ${mode.toString(8)}): ${(error as Error).message}; ` +
+          'run the server as the user who owns the data directory',
+      );
+    }
     changed.push(path);
   };
   tighten(root, DIR_MODE);

@@ -37,11 +37,13 @@ after(() => {
 if (cannot !== undefined && process.env['CI'] === 'true')
   throw new Error(`disk-full test under CI: ${cannot}`);
 
-/** Fills the disk with a file, leaving about `leftBytes` free. */
+let fillers = 0;
+
+/** Fills the disk with one more file, leaving about `leftBytes` free. */
 function fill(leftBytes: number): void {
   const { bavail, bsize } = statfsSync(disk);
   const bytes = Math.max(0, bavail * bsize - leftBytes);
-  writeFileSync(join(disk, 'filler'), Buffer.alloc(bytes));
+  writeFileSync(join(disk, `filler-${++fillers}`), Buffer.alloc(bytes));
 }
 
 test(
@@ -95,8 +97,16 @@ test(
     assert.match(fatal[0] as string, /free space/);
     assert.doesNotMatch(output, /\n\s+at |"stack"/, `a stack trace in the log:\n${output}`);
 
+    // A start on the full disk: one line, no stack.
+    fill(0);
+    await assert.rejects(startServer(join(disk, 'fresh')), (error: Error) => {
+      assert.match(error.message, /server exited \(1\)[\s\S]*bourse: cannot start: .*(ENOSPC|no space left)/);
+      assert.doesNotMatch(error.message, /\n\s+at |"stack"/, error.message);
+      return true;
+    });
+
     // Room again: every acknowledged order is there.
-    rmSync(join(disk, 'filler'));
+    for (let i = 1; i <= fillers; i++) rmSync(join(disk, `filler-${i}`));
     assert.equal(spawnSync('mount', ['-o', 'remount,size=64m', disk]).status, 0);
     const again = await startServer(dataDir, ['--rate-limits=false']);
     try {
