@@ -636,9 +636,34 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   log.info({ settings: shownOptions(options), node: process.version }, 'starting');
-  let venue: RunningVenue;
+  const starting = startVenue(options, logger.log, { flushLog: logger.flushSync });
+  // Signals are handled from the start: one that arrives while the venue starts (listen.json may
+  // already be written, a long replay may be running) stops it as soon as it has started; a second
+  // one ends the process at once (as safe as kill -9: nothing acknowledged is lost).
+  let stopping = false;
+  let started = false;
+  const stop = (why: string, fields: Record<string, unknown>): void => {
+    if (stopping) {
+      log.info(fields, `stopping at once: ${why} again`);
+      logger.flushSync();
+      process.exit(1);
+    }
+    stopping = true;
+    log.info(fields, started ? `stopping: ${why}` : `stopping: ${why}, once the start-up has finished`);
+    void starting.then(
+      (venue) =>
+        venue.close().then(() => {
+          log.info('stopped');
+          logger.flushSync();
+          process.exit(0);
+        }),
+      () => undefined,
+    );
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal, { signal }));
   try {
-    venue = await startVenue(options, logger.log, { flushLog: logger.flushSync });
+    await starting;
+    started = true;
   } catch (error) {
     // A refusal (a busy address or data directory, an edited genesis, a missing key) or a full
     // disk is the operator's to fix, in one line; anything else is a bug: its stack.
@@ -653,25 +678,15 @@ async function main(): Promise<void> {
     console.error(`bourse: cannot start: ${detail}`);
     process.exit(1);
   }
-  let stopping = false;
-  const stop = (why: string, fields: Record<string, unknown>): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info(fields, `stopping: ${why}`);
-    void venue.close().then(() => {
-      log.info('stopped');
-      logger.flushSync();
-      process.exit(0);
-    });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop(signal, { signal }));
   // Under `npm start` the process a manager signals is npm (the script execs node, so npm's
   // SIGTERM reaches this process). If npm dies without passing a signal on (SIGKILL), stop too,
   // rather than run on as an orphan that nothing manages.
   if (process.env['npm_lifecycle_event'] !== undefined) {
     const parent = process.ppid;
-    setInterval(() => {
-      if (process.ppid !== parent) stop(`npm (pid ${parent}), which started this server, is gone`, {});
+    const watch = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(watch);
+      stop(`npm (pid ${parent}), which started this server, is gone`, {});
     }, PARENT_CHECK_MS).unref();
   }
 }

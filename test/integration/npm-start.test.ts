@@ -85,7 +85,7 @@ test(
     assert.ok(await gone(listen.pid), `the server (pid ${listen.pid}) outlived npm:\n${output()}`);
     assert.equal(await answers(listen.public.port), false, 'the public port still answers');
     // The signal itself reached the server (not only npm and the shell in between).
-    assert.match(output(), /"msg":"stopping: SIGTERM"/, `the server did not get the SIGTERM:\n${output()}`);
+    assert.match(output(), /"msg":"stopping: SIGTERM/, `the server did not get the SIGTERM:\n${output()}`);
     assert.match(output(), /"msg":"stopped"/, 'the server did not stop cleanly');
     assert.equal(existsSync(join(dataDir, 'listen.json')), false, 'a clean stop removes listen.json');
   },

@@ -1,0 +1,93 @@
+/**
+ * SIGTERM while the server starts (issue 13): a process manager may stop a venue that is still
+ * replaying its journal, or that has just written listen.json. The signal is not lost and does not
+ * kill the process half-way: the venue stops cleanly once started (exit 0, lock released), and a
+ * second signal ends it at once.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, test } from 'node:test';
+import { FileJournal } from '../../src/journal/file-journal.ts';
+import { encodeCommand } from '../../src/sequencer/command-codec.ts';
+import { startServer } from '../fixtures/server-process.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const root = mkdtempSync(join(tmpdir(), 'bourse-stop-start-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+/** A data directory whose next start replays `commands` journal records. */
+async function longJournal(name: string, commands: number): Promise<string> {
+  const data = join(root, name);
+  const first = await startServer(data);
+  assert.equal(await first.stop(), 0);
+  const journal = FileJournal.open(join(data, 'journal'), { fsync: false });
+  const time = Date.now();
+  for (let seq = journal.lastSeq + 1, i = 0; i < commands; seq++, i++) {
+    journal.append(seq, encodeCommand({ type: 'RegisterUser', name: `user${i}`, seq, time }));
+  }
+  await journal.close();
+  return data;
+}
+
+function startChild(data: string): {
+  exited: Promise<number | null>;
+  output: () => string;
+  kill: (s: NodeJS.Signals) => void;
+} {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'src', 'main.ts'), '--data', data, '--port', '0', '--demo=false'],
+    {
+      env: { ...process.env, XDG_CONFIG_HOME: join(data, '..', 'config') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  return {
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+    output: () => output,
+    kill: (signal) => child.kill(signal),
+  };
+}
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (check()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+test('SIGTERM during the start-up replay stops the venue cleanly once it has started', async () => {
+  const data = await longJournal('once', 30_000);
+  const server = startChild(data);
+  // The admin listener opens before the replay: the venue is starting, its handlers not yet those of a running one.
+  await until('the start-up', () => server.output().includes('"component":"admin"'));
+  server.kill('SIGTERM');
+  assert.equal(await server.exited, 0, server.output());
+  assert.match(server.output(), /"msg":"stopping: SIGTERM, once the start-up has finished"/);
+  assert.match(server.output(), /"msg":"stopped"/);
+  assert.equal(existsSync(join(data, 'listen.json')), false, 'a clean stop removes listen.json');
+  // The lock went with it: the next start works.
+  const next = await startServer(data);
+  assert.equal(await next.stop(), 0);
+});
+
+test('a second SIGTERM during the start-up ends the process at once', async () => {
+  const data = await longJournal('twice', 30_000);
+  const server = startChild(data);
+  await until('the start-up', () => server.output().includes('"component":"admin"'));
+  server.kill('SIGTERM');
+  await until('the first stop line', () => server.output().includes('once the start-up has finished'));
+  server.kill('SIGTERM');
+  assert.equal(await server.exited, 1, server.output());
+  assert.match(server.output(), /"msg":"stopping at once: SIGTERM again"/);
+  const next = await startServer(data);
+  assert.equal(await next.stop(), 0);
+});
