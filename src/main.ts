@@ -46,7 +46,6 @@ import {
   DIR_MODE,
   dataPaths,
   ensureAdminToken,
-  ensureGenesis,
   tightenDataDir,
   type DataPaths,
 } from './config/data-dir.ts';
@@ -67,7 +66,7 @@ import {
   type ServerOptions,
 } from './config/options.ts';
 import { StartRefusedError } from './config/start-refusal.ts';
-import { openVenue } from './config/venue-identity.ts';
+import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
 import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -190,7 +189,7 @@ async function startLocked(
   const at = (component: Component): Log => log.child({ component });
   const mainLog = at('main');
   const instance = newInstanceId();
-  const genesis = ensureGenesis(paths.root);
+  const genesis = ensureVenueGenesis(paths.root);
   const adminToken = ensureAdminToken(paths.root);
   const health = new Health({ maxHistoryLag: options.readyMaxHistoryLag });
 

@@ -15,7 +15,7 @@ import {
   writeMasterKeyFile,
 } from '../api/auth/secret-sealing.ts';
 import type { VenueConfig } from '../domain/specs.ts';
-import { GENESIS_FILE, writeAtomic } from './data-dir.ts';
+import { ensureGenesis, FILE_MODE, GENESIS_FILE, writeAtomic } from './data-dir.ts';
 import { StartRefusedError } from './start-refusal.ts';
 
 export const VENUE_FILE = 'venue.json';
@@ -159,6 +159,19 @@ export function readVenueIdentity(root: string): VenueIdentity | undefined {
     );
   }
   return parsed as VenueIdentity;
+}
+
+/**
+ * The genesis of the data directory `root`: `genesis.json`, written first when it is missing —
+ * from `venue.json`'s copy for a venue that has one (a lost file is put back, not replaced by
+ * today's defaults), else from the defaults (a new venue).
+ */
+export function ensureVenueGenesis(root: string): VenueConfig {
+  const recorded = readVenueIdentity(root);
+  if (recorded !== undefined && !existsSync(join(root, GENESIS_FILE))) {
+    writeAtomic(join(root, GENESIS_FILE), `${JSON.stringify(recorded.genesis, null, 2)}\n`, FILE_MODE);
+  }
+  return ensureGenesis(root);
 }
 
 /**

@@ -83,6 +83,11 @@ test('genesis.json edited after the first start is refused, naming what changed'
   );
   writeFileSync(path, original);
   await (await startVenue(options(dataDir), SILENT_LOG)).close();
+
+  // A lost genesis.json is put back from venue.json, not replaced by today's defaults.
+  rmSync(path);
+  await (await startVenue(options(dataDir), SILENT_LOG)).close();
+  assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), identity.genesis);
 });
 
 test('a moved data directory keeps its API keys; a missing or wrong master key is refused with what to do', async () => {
@@ -121,4 +126,27 @@ test('a moved data directory keeps its API keys; a missing or wrong master key i
     startServer(moved, [], { BOURSE_MASTER_KEY_FILE: wrong }),
     /bourse: cannot start: the master key from \S+wrong\.key \(key id [0-9a-f]{16}\) does not open this data directory: its API secrets are sealed with master key [0-9a-f]{16}\. Give that key: name it with --master-key-file/,
   );
+});
+
+test('a data directory from before venue.json keeps its path-named master key and its API keys', async () => {
+  const dataDir = join(root, 'legacy');
+  const server = await startServer(dataDir);
+  const ann = await createTrader(server, 'ann', [['usdt', '5']]);
+  assert.equal(await server.stop(), 0);
+  // As an older version left it: no venue.json, the key named after the directory's path.
+  const venueId = (JSON.parse(readFileSync(join(dataDir, VENUE_FILE), 'utf8')) as VenueIdentity).venueId;
+  rmSync(join(dataDir, VENUE_FILE));
+  const keys = join(root, 'config', 'bourse');
+  const legacyName = `master-${dataDir.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '')}.key`;
+  renameSync(join(keys, `master-${venueId}.key`), join(keys, legacyName));
+
+  const again = await startServer(dataDir);
+  try {
+    const info = await new ZbClient(again.base, ann.accessKey, ann.secret).call('getAccountInfo');
+    assert.ok(info.result !== undefined, `a signed request after the upgrade: ${JSON.stringify(info)}`);
+    const recorded = JSON.parse(readFileSync(join(dataDir, VENUE_FILE), 'utf8')) as VenueIdentity;
+    assert.ok(existsSync(join(keys, `master-${recorded.venueId}.key`)), 'the key is not at its new name');
+  } finally {
+    assert.equal(await again.stop(), 0);
+  }
 });
