@@ -3,7 +3,9 @@
  * released when the owner dies (however it dies), with a `lock` file beside it naming the holder.
  *
  * The lock is a Unix socket bound in Linux's abstract namespace under a name derived from the
- * directory's real path and inode. Binding a name is atomic and exclusive; the name disappears
+ * directory's device and inode numbers: the same name whatever path reaches the directory (a
+ * symbolic link, `..`, a bind mount, where a real path would differ), and a new one for a
+ * directory deleted and created again. Binding a name is atomic and exclusive; the name disappears
  * with the last descriptor on it, which the kernel closes when the process exits, kill -9
  * included, so a stale lock cannot exist. Node has no flock(2), and a pid file alone is racy and
  * goes stale. Elsewhere than Linux (no abstract namespace) the socket is a file, `lock.sock`, in
@@ -42,13 +44,12 @@ export interface DataLock {
 
 /**
  * The lock's address for the existing directory `root`: one per directory, whatever path names
- * it (symbolic links, `..`), and a new one for a directory deleted and created again.
+ * it (symbolic links, `..`, bind mounts), and a new one for a directory deleted and created again.
  */
 export function lockAddress(root: string): string {
   if (process.platform !== 'linux') return join(root, LOCK_SOCKET_FILE);
-  const real = realpathSync(root);
-  const { dev, ino } = statSync(real);
-  const digest = createHash('sha256').update(`${real}\0${dev}\0${ino}`).digest('hex').slice(0, 32);
+  const { dev, ino } = statSync(root, { bigint: true });
+  const digest = createHash('sha256').update(`bourse-data\0${dev}\0${ino}`).digest('hex').slice(0, 32);
   return `\0bourse-data-${digest}`;
 }
 

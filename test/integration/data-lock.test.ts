@@ -4,7 +4,8 @@
  * serving and loses nothing; a server killed with SIGKILL leaves no lock behind.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -79,6 +80,30 @@ test('a second server and the offline tools are refused while the first serves o
     assert.equal(await balance(bobAgain, 'btc'), BTC_2);
   } finally {
     assert.equal(await again.stop(), 0);
+  }
+});
+
+test('the lock is the directory’s, whatever path reaches it: a symbolic link, a bind mount', async () => {
+  const first = await startServer(dataDir);
+  const pid = first.child.pid as number;
+  try {
+    const link = join(root, 'link');
+    symlinkSync(dataDir, link);
+    await assert.rejects(startServer(link), new RegExp(`in use by pid ${pid} \\(bourse server`));
+    const bound = join(root, 'bound');
+    mkdirSync(bound);
+    if (spawnSync('mount', ['--bind', dataDir, bound]).status === 0) {
+      try {
+        const errors: string[] = [];
+        const io = { out: (): void => undefined, err: (line: string) => errors.push(line) };
+        assert.equal(await offlineCommands.verify(bound, io, false), 1);
+        assert.match(errors.join('\n'), new RegExp(`in use by pid ${pid} \\(bourse server`));
+      } finally {
+        spawnSync('umount', [bound]);
+      }
+    }
+  } finally {
+    assert.equal(await first.stop(), 0);
   }
 });
 
