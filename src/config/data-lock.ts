@@ -4,8 +4,7 @@
  *
  * The lock is a Unix socket bound in Linux's abstract namespace under a name derived from the
  * directory's device and inode numbers: the same name whatever path reaches the directory (a
- * symbolic link, `..`, a bind mount, where a real path would differ), and a new one for a
- * directory deleted and created again. Binding a name is atomic and exclusive; the name disappears
+ * symbolic link, `..`, a bind mount, where a real path would differ). Binding a name is atomic and exclusive; the name disappears
  * with the last descriptor on it, which the kernel closes when the process exits, kill -9
  * included, so a stale lock cannot exist. Node has no flock(2), and a pid file alone is racy and
  * goes stale. Elsewhere than Linux (no abstract namespace) the socket is a file, `lock.sock`, in
@@ -44,7 +43,7 @@ export interface DataLock {
 
 /**
  * The lock's address for the existing directory `root`: one per directory, whatever path names
- * it (symbolic links, `..`, bind mounts), and a new one for a directory deleted and created again.
+ * it (symbolic links, `..`, bind mounts).
  */
 export function lockAddress(root: string): string {
   if (process.platform !== 'linux') return join(root, LOCK_SOCKET_FILE);
