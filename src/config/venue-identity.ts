@@ -307,7 +307,7 @@ export function openVenue(root: string, genesis: VenueConfig, options: OpenVenue
     masterKeyId: keyId,
     genesis,
   };
-  writeAtomic(join(root, VENUE_FILE), `${JSON.stringify(identity, null, 2)}\n`, 0o600);
+  writeAtomic(join(root, VENUE_FILE), `${JSON.stringify(identity, null, 2)}\n`, FILE_MODE);
   options.info(
     `venue ${venueId} recorded in ${join(root, VENUE_FILE)} (genesis ${identity.genesisHash.slice(0, 16)}…, master key ${keyId})`,
   );
