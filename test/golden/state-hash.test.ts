@@ -1,0 +1,189 @@
+/**
+ * @module state-hash.test — golden values: seeded command streams must leave the engine in exactly
+ * the state (hash and snapshot bytes) and with exactly the replies and events that main gave
+ * before the engine was split into modules (issue 14). A refactor that changes any of them changed
+ * behaviour. The state, snapshot and reply values are main's at 83e7224 (before issue 13); the
+ * messages' digest is main's at 5c79437 (issue 13 gave refusals their numbers). They may change
+ * only with a change of behaviour that a commit message names.
+ *
+ * Run with GOLDEN_PRINT=1 to print the values the current code gives.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
+import type { Command, SequencedCommand } from '../../src/domain/commands.ts';
+import type { VenueConfig } from '../../src/domain/specs.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { CommandGenerator } from '../property/command-generator.ts';
+import { EXTENDED_MARKETS, EXTENDED_VENUE } from '../property/differential-run.ts';
+import { NaiveEngine } from '../reference/naive-engine.ts';
+
+const COMMANDS = 6_000;
+/** The running digest takes the state hash after every this many commands. */
+const HASH_EVERY = 500;
+
+interface Golden {
+  /** `stateHash()` after the last command. */
+  readonly stateHash: string;
+  /** SHA-256 and length of the snapshot as the snapshot store writes it (`JSON.stringify`). */
+  readonly snapshotSha256: string;
+  readonly snapshotBytes: number;
+  /** SHA-256 over every reply but its message (result, ids, events), and the state hash every HASH_EVERY commands. */
+  readonly runDigest: string;
+  /** SHA-256 over every refusal's message. */
+  readonly messageDigest: string;
+}
+
+/**
+ * Operator commands the generator does not make, appended to every stream: coins, markets,
+ * statuses, keys (with and without strict mode, one deleted), the demo and its faucet, and
+ * refusals of each.
+ */
+function operatorTail(users: number): Command[] {
+  const btc = DEFAULT_VENUE.coins.find((c) => c.name === 'btc');
+  const market = DEFAULT_VENUE.markets.find((m) => m.name === 'btc_usdt');
+  if (btc === undefined || market === undefined) throw new Error('default venue changed');
+  const perms = { asset: true, entrust: true, money: false, lever: false };
+  return [
+    { type: 'UpsertCoin', coin: { ...btc, enName: 'Bitcoin', canWithdraw: false } },
+    { type: 'UpsertCoin', coin: { ...btc, unitDecimal: 6 } },
+    { type: 'UpsertCoin', coin: { ...btc, name: 'doge', enName: 'DOGE', showName: 'DOGE' } },
+    { type: 'UpsertMarket', market: { ...market, minSize: market.minSize + 1, makerFee: 500 } },
+    { type: 'UpsertMarket', market: { ...market, priceScale: market.priceScale + 1 } },
+    { type: 'UpsertMarket', market: { ...market, name: 'doge_usdt', base: 'doge' } },
+    { type: 'SetMarketStatus', market: 'doge_usdt', status: 'halted' },
+    { type: 'SetMarketStatus', market: 'nope_usdt', status: 'halted' },
+    {
+      type: 'CreateApiKey',
+      userId: 1,
+      accessKey: 'golden-key-1',
+      sealedSecret: 's1',
+      permissions: perms,
+      ips: [],
+    },
+    {
+      type: 'CreateApiKey',
+      userId: 2,
+      accessKey: 'golden-key-2',
+      sealedSecret: 's2',
+      permissions: { ...perms, money: true },
+      ips: ['127.0.0.1'],
+      replayProtection: true,
+    },
+    {
+      type: 'CreateApiKey',
+      userId: 2,
+      accessKey: 'golden-key-2',
+      sealedSecret: 's',
+      permissions: perms,
+      ips: [],
+    },
+    {
+      type: 'CreateApiKey',
+      userId: 9_999,
+      accessKey: 'golden-key-3',
+      sealedSecret: 's',
+      permissions: perms,
+      ips: [],
+    },
+    { type: 'DeleteApiKey', accessKey: 'golden-key-1' },
+    { type: 'DeleteApiKey', accessKey: 'golden-key-1' },
+    { type: 'RegisterUser', name: 'Golden' },
+    { type: 'StartDemo', faucet: [{ coin: 'usdt', perHour: 1_000_000_000 }] },
+    { type: 'MarkDemoUser', userId: users + 1 },
+    { type: 'DemoFaucet', userId: users + 1, coin: 'usdt', amount: 500_000_000 },
+    { type: 'DemoFaucet', userId: users + 1, coin: 'usdt', amount: 600_000_000 },
+    { type: 'DemoFaucet', userId: 1, coin: 'usdt', amount: 1 },
+    { type: 'StopDemo' },
+    { type: 'SetFeePreference', userId: users + 1, usePlatformCoin: true },
+  ];
+}
+
+function runGolden(seed: number, venue: VenueConfig, markets?: readonly string[]): Golden {
+  const engine = new Engine(venue);
+  const naive = new NaiveEngine(venue);
+  const generator = new CommandGenerator(seed, venue, markets === undefined ? {} : { markets });
+  const digest = createHash('sha256');
+  const messages = createHash('sha256');
+  let last: SequencedCommand | undefined;
+  const record = (cmd: SequencedCommand): void => {
+    const r = engine.apply(cmd);
+    const { message, ...rest } = r;
+    digest.update(`${JSON.stringify(rest)}\n`);
+    messages.update(`${message ?? ''}\n`);
+    last = cmd;
+  };
+  for (let i = 1; i <= COMMANDS; i++) {
+    const cmd = generator.next(naive);
+    naive.apply(cmd);
+    record(cmd);
+    if (i % HASH_EVERY === 0) digest.update(engine.stateHash());
+  }
+  const users = engine.snapshot().nextUserId - 1;
+  let { seq, time } = last as SequencedCommand;
+  for (const cmd of operatorTail(users)) record({ ...cmd, seq: ++seq, time: (time += 1_000) });
+  engine.assertInvariants();
+  const snapshot = engine.snapshot();
+  const bytes = Buffer.from(JSON.stringify(snapshot));
+  const restored = Engine.restore(JSON.parse(bytes.toString()));
+  assert.equal(restored.stateHash(), engine.stateHash(), `seed ${seed}: the snapshot does not restore`);
+  return {
+    stateHash: engine.stateHash(snapshot),
+    snapshotSha256: createHash('sha256').update(bytes).digest('hex'),
+    snapshotBytes: bytes.length,
+    runDigest: digest.digest('hex'),
+    messageDigest: messages.digest('hex'),
+  };
+}
+
+const CASES: { name: string; seed: number; extended: boolean; golden: Golden }[] = [
+  {
+    name: 'seed 11, default venue',
+    seed: 11,
+    extended: false,
+    golden: {
+      stateHash: '05a193ad2d87abff1c126a1cfb8ec29b584d3f64d2a5f094aaf83185367998dc',
+      snapshotSha256: '05a193ad2d87abff1c126a1cfb8ec29b584d3f64d2a5f094aaf83185367998dc',
+      snapshotBytes: 72709,
+      runDigest: '86e1cc0e5eeb7a2585b6db5b45f4e7ebd01b1c3e41e43bda0dfd00bc5cf3af5b',
+      messageDigest: '9b8460802b734cedb87b2669e2e80ceab8f048f409b74fa31ef98a3356b5da9a',
+    },
+  },
+  {
+    name: 'seed 12, default venue',
+    seed: 12,
+    extended: false,
+    golden: {
+      stateHash: 'eec917d025c340495922d329e9b3c8c36cc5a4f5ce00e537fed468a6d755340b',
+      snapshotSha256: 'eec917d025c340495922d329e9b3c8c36cc5a4f5ce00e537fed468a6d755340b',
+      snapshotBytes: 72767,
+      runDigest: '2863433478c3cd6341b4e8e5d2d1ace57a4267a1727cb9780181238d68eaa777',
+      messageDigest: '3cc73d90f86f4f2f5ba1df67827ffba010916c53f8c590e6bc55a5713c3d0a77',
+    },
+  },
+  {
+    name: 'seed 13, extended venue',
+    seed: 13,
+    extended: true,
+    golden: {
+      stateHash: '19512a586dcc975ea3ab71fe11ff310f3bbc122f19f2cf0335335a9a5b637c7a',
+      snapshotSha256: '19512a586dcc975ea3ab71fe11ff310f3bbc122f19f2cf0335335a9a5b637c7a',
+      snapshotBytes: 57832,
+      runDigest: '855541fed19f45ce53d17c93d709efe0b02f429a01234cde1894b1cc70b1a623',
+      messageDigest: '06b04cb89a41dddcbfd5f012837ff858722a6c6c5bc8e8b499e309cb881a0898',
+    },
+  },
+];
+
+describe('golden state hashes (behaviour unchanged by the engine split, issue 14)', () => {
+  for (const c of CASES) {
+    test(`${c.name}: ${COMMANDS} commands give the pinned state, snapshot and replies`, () => {
+      const got = c.extended
+        ? runGolden(c.seed, EXTENDED_VENUE, EXTENDED_MARKETS)
+        : runGolden(c.seed, DEFAULT_VENUE);
+      if (process.env.GOLDEN_PRINT === '1') console.log(c.name, JSON.stringify(got));
+      assert.deepEqual(got, c.golden);
+    });
+  }
+});
