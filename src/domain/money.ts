@@ -39,12 +39,21 @@
  * Bids are rounded down to the merge step, asks up; the amounts at one merged price add up.
  */
 
+/**
+ * The brand that tells the money quantities apart. It is optional, so a plain number (a literal, a
+ * value the API edge just parsed, the result of arithmetic) is any quantity, while a value typed as
+ * one quantity cannot be passed or assigned as another: `const p: PriceTicks = lots` does not
+ * compile. Arithmetic gives a plain `number`, and the name it is assigned to says what it is.
+ * test/types/money-brands.ts proves each mix fails.
+ */
+declare const quantity: unique symbol;
+
 /** An integer count of a coin's smallest unit (10^-unitDecimal of the coin). */
-export type CoinUnits = number;
+export type CoinUnits = number & { readonly [quantity]?: 'coin units' };
 /** An integer count of price ticks (10^-priceScale quote per base). */
-export type PriceTicks = number;
+export type PriceTicks = number & { readonly [quantity]?: 'price ticks' };
 /** An integer count of amount lots (10^-amountScale base). */
-export type Lots = number;
+export type Lots = number & { readonly [quantity]?: 'lots' };
 /** A rate in parts per million (0.2% = 2_000). */
 export type RatePpm = number;
 
