@@ -109,9 +109,15 @@ export interface OrderUpdated {
   readonly time: number;
 }
 
+/** The margin account a balance change happened in (src/engine/ledger.ts). */
+export type MarginAccountRef =
+  { readonly kind: 'isolated'; readonly market: string } | { readonly kind: 'cross' };
+
 export interface BalanceChanged {
   readonly type: 'BalanceChanged';
   readonly userId: number;
+  /** Set only for a margin account; a spot change has no `account` (its form is unchanged). */
+  readonly account?: MarginAccountRef;
   readonly coin: string;
   /** Balances after the change. */
   readonly available: CoinUnits;

@@ -1,15 +1,35 @@
 /**
- * @module snapshot — the plain-data form of the whole engine state (see `Engine.snapshot()`).
- * Versioned: a change of layout bumps SNAPSHOT_VERSION.
+ * @module snapshot — the plain-data form of the whole engine state, and its encoding: each module
+ * (registry, ledger, matching, dead-man switch, funds, demo) gives and takes its part here.
+ *
+ * Canonical: ids, names and keys sorted, so two engines in the same state give identical
+ * snapshots (and state hashes) however they got there.
+ *
+ * ## Versions
+ * - 2: deposits, withdrawals and lifetime totals in `funds`, with addresses and passwords.
+ * - 3: as 2, plus `marginAccounts` and `systemAccounts` (the lending pool and insurance). Written
+ *   only when the ledger holds such an account, so a spot-only venue still writes version 2 with
+ *   exactly the bytes (and state hash) it wrote before the ledger existed; both are read. A
+ *   version-2 reader refuses a version-3 snapshot rather than drop its margin accounts.
  */
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
+import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
-import type { DemoSnapshot } from './demo-state.ts';
-import type { FundsSnapshot } from './funds.ts';
+import type { DeadManSwitch } from './dead-man.ts';
+import type { Demo, DemoSnapshot } from './demo-state.ts';
+import type { Funds, FundsSnapshot } from './funds.ts';
+import type { Ledger, MarginAccountEntry, SystemAccountEntry } from './ledger.ts';
+import type { Matching } from './matching.ts';
+import { Order } from './order-book.ts';
+import type { ApiKeyRecord, Registry } from './registry.ts';
+import type { Settlement } from './settlement.ts';
 
-/** 2: deposits, withdrawals and lifetime totals moved into `funds`, with addresses and passwords. */
+/** The version a spot-only state is written with (its layout has not changed since). */
 export const SNAPSHOT_VERSION = 2;
+/** The version of a snapshot that holds margin or system accounts. */
+export const SNAPSHOT_VERSION_ACCOUNTS = 3;
+const READABLE_VERSIONS: readonly number[] = [SNAPSHOT_VERSION, SNAPSHOT_VERSION_ACCOUNTS];
 
 /** A resting order as a tuple (compact for large books). */
 export type SnapshotOrder = [
@@ -18,21 +38,21 @@ export type SnapshotOrder = [
   market: string,
   side: Side,
   kind: OrderKind,
-  price: number,
-  amount: number,
-  remaining: number,
-  filled: number,
-  filledValue: number,
-  fees: number,
-  platformFees: number,
-  frozen: number,
+  price: PriceTicks,
+  amount: Lots,
+  remaining: Lots,
+  filled: Lots,
+  filledValue: CoinUnits,
+  fees: CoinUnits,
+  platformFees: CoinUnits,
+  frozen: CoinUnits,
   time: number,
   clientOrderId: string,
   acctType: AcctType,
   usePlatformCoin: boolean,
   lastTradeId: number,
-  lastTradePrice: number,
-  lastTradeAmount: number,
+  lastTradePrice: PriceTicks,
+  lastTradeAmount: Lots,
   lastTradeTime: number,
 ];
 
@@ -46,8 +66,8 @@ export interface EngineSnapshot {
   readonly nextUserId: number;
   readonly nextOrderId: number;
   readonly nextTradeId: number;
-  /** [userId, name, usePlatformCoin, available per coin, frozen per coin] */
-  readonly users: [number, string, boolean, number[], number[]][];
+  /** [userId, name, usePlatformCoin, spot available per coin, spot frozen per coin] */
+  readonly users: [number, string, boolean, CoinUnits[], CoinUnits[]][];
   readonly orders: SnapshotOrder[];
   readonly clientIds: [string, number][];
   readonly deadlines: [string, number][];
@@ -61,9 +81,167 @@ export interface EngineSnapshot {
       ips: readonly string[];
     },
   ][];
-  readonly feeIncome: number[];
+  /** The fee income account's balance per coin. */
+  readonly feeIncome: CoinUnits[];
   /** Funds configuration, addresses, fund passwords, deposits, withdrawals and lifetime totals. */
   readonly funds: FundsSnapshot;
   /** The demo market's state; absent on a venue that never started it (its hash unchanged). */
   readonly demo?: DemoSnapshot | undefined;
+  /** Version 3: isolated and cross accounts, sorted by kind, user and market. */
+  readonly marginAccounts?: MarginAccountEntry[];
+  /** Version 3: the lending pool and insurance, those that ever held anything. */
+  readonly systemAccounts?: SystemAccountEntry[];
+}
+
+/** The engine's modules, whose states make up a snapshot. */
+export interface SnapshotParts {
+  readonly lastSeq: number;
+  readonly settings: VenueSettings;
+  readonly registry: Registry;
+  readonly ledger: Ledger;
+  readonly matching: Matching;
+  readonly settlement: Settlement;
+  readonly deadMan: DeadManSwitch;
+  readonly funds: Funds;
+  readonly demo: Demo;
+}
+
+const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
+  [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+
+/** `xs` padded with zeros to `n` entries. */
+const full = (xs: readonly CoinUnits[], n: number): CoinUnits[] =>
+  Array.from({ length: n }, (_, i) => xs[i] ?? 0);
+
+/** The whole state as plain data in canonical order. */
+export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
+  const { registry, ledger, matching } = p;
+  const orders: SnapshotOrder[] = [];
+  for (const o of matching.restingOrders()) {
+    orders.push([
+      o.id,
+      o.userId,
+      o.market,
+      o.side,
+      o.kind,
+      o.price,
+      o.amount,
+      o.remaining,
+      o.filled,
+      o.filledValue,
+      o.fees,
+      o.platformFees,
+      o.frozen,
+      o.time,
+      o.clientOrderId,
+      o.acctType,
+      o.usePlatformCoin,
+      o.lastTradeId,
+      o.lastTradePrice,
+      o.lastTradeAmount,
+      o.lastTradeTime,
+    ]);
+  }
+  const n = registry.coinCount;
+  const margin = ledger.marginEntries(n);
+  const systems = ledger.systemEntries(n);
+  const accounts = margin.length > 0 || systems.length > 0;
+  const demo = p.demo.snapshot();
+  return {
+    version: accounts ? SNAPSHOT_VERSION_ACCOUNTS : SNAPSHOT_VERSION,
+    lastSeq: p.lastSeq,
+    settings: { ...p.settings },
+    coins: registry.coinStates().map((c) => ({ ...c.spec })),
+    markets: registry.marketStates().map((m) => ({ spec: { ...m.spec }, lastPrice: m.lastPrice })),
+    nextUserId: registry.nextUserId,
+    nextOrderId: matching.nextOrderId,
+    nextTradeId: p.settlement.nextTradeId,
+    users: [...registry.users()]
+      .sort((a, b) => a.userId - b.userId)
+      .map((u) => [u.userId, u.name, u.usePlatformCoin, full(u.spot.available, n), full(u.spot.frozen, n)]),
+    orders,
+    clientIds: byKey(matching.clientIds()),
+    deadlines: byKey(p.deadMan.entries()),
+    apiKeys: byKey(
+      [...registry.apiKeys()].map(([k, v]) => [k, { ...v, ips: [...v.ips] }] as [string, ApiKeyRecord]),
+    ),
+    feeIncome: ledger.feeIncomeEntry(n),
+    funds: p.funds.snapshot(),
+    // Absent keys keep a spot-only snapshot's bytes as they were (JSON drops undefined).
+    demo,
+    ...(accounts && { marginAccounts: margin, systemAccounts: systems }),
+  };
+}
+
+/** Checks that a snapshot's version is one this code reads. Throws if not. */
+export function checkSnapshotVersion(s: EngineSnapshot): void {
+  if (!READABLE_VERSIONS.includes(s.version))
+    throw new Error(`snapshot version ${s.version} is not one of ${READABLE_VERSIONS.join(', ')}`);
+}
+
+/**
+ * Loads a snapshot's state into freshly built modules (configured with its settings, coins,
+ * markets and funds configuration). Throws if the snapshot is inconsistent.
+ */
+export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSeq' | 'settings'>): void {
+  const { registry, ledger, matching } = p;
+  s.markets.forEach((m, i) => {
+    const state = registry.marketStates()[i];
+    if (state === undefined) throw new Error(`snapshot market ${i} missing`);
+    state.lastPrice = m.lastPrice;
+  });
+  registry.load(s.nextUserId, s.apiKeys);
+  matching.load(s.nextOrderId, s.clientIds);
+  p.settlement.nextTradeId = s.nextTradeId;
+  for (const [userId, name, usePlatformCoin, available, frozen] of s.users) {
+    const user = registry.addUser(userId, name, usePlatformCoin);
+    user.spot.available.push(...available);
+    user.spot.frozen.push(...frozen);
+  }
+  for (const r of s.orders) {
+    const [
+      id,
+      userId,
+      market,
+      side,
+      kind,
+      price,
+      amount,
+      remaining,
+      filled,
+      filledValue,
+      fees,
+      platformFees,
+    ] = r;
+    const [, , , , , , , , , , , , frozen, time, clientOrderId, acctType, usePlatformCoin] = r;
+    const [, , , , , , , , , , , , , , , , , lastTradeId, lastTradePrice, lastTradeAmount, lastTradeTime] = r;
+    const o = new Order(
+      id,
+      userId,
+      market,
+      side,
+      kind,
+      price,
+      amount,
+      frozen,
+      time,
+      clientOrderId,
+      acctType,
+      usePlatformCoin,
+    );
+    o.remaining = remaining;
+    o.filled = filled;
+    o.filledValue = filledValue;
+    o.fees = fees;
+    o.platformFees = platformFees;
+    o.lastTradeId = lastTradeId;
+    o.lastTradePrice = lastTradePrice;
+    o.lastTradeAmount = lastTradeAmount;
+    o.lastTradeTime = lastTradeTime;
+    matching.rest(o);
+  }
+  p.deadMan.load(s.deadlines);
+  ledger.load(s.feeIncome, s.marginAccounts ?? [], s.systemAccounts ?? []);
+  p.funds.load(s.funds);
+  if (s.demo !== undefined) p.demo.load(s.demo);
 }

@@ -1,0 +1,394 @@
+/**
+ * @module ledger — every balance the venue holds, keyed by account, each change recorded as a bill.
+ *
+ * ## Accounts
+ * - `spot(user)`: what a user trades and withdraws from (the only kind commands use today).
+ * - `isolated(user, market)`: a user's margin account for one market, holding its two coins.
+ * - `cross(user)`: a user's margin account over every coin.
+ * - System accounts: `FEE_INCOME` (every fee charged), `LENDING_POOL` (the platform lender's
+ *   coins) and `INSURANCE` (what forced liquidations leave over, and what covers their losses).
+ *
+ * Per coin an account holds `available`, `frozen` (held by open orders or pending withdrawals),
+ * `borrowed` (principal owed) and `interest` (accrued, unpaid), each an integer of the coin's
+ * units. Available and frozen are assets the venue holds; borrowed and interest are what the
+ * account owes the lenders, a claim that does not move coins by itself: a loan moves `available`
+ * from the lender to the borrower and raises the borrower's `borrowed` by as much.
+ *
+ * ## Bills
+ * A change of a user account's available or frozen balance emits one BalanceChanged (the bill:
+ * its type, e.g. `buy`, `sellFee`, `freeze`, and the order, deposit or withdrawal it belongs to),
+ * with the account named when it is a margin account. A system account moves only as the other
+ * side of a user's bill (fee income grows by what a `buyFee`, `sellFee` or `withdrawFee` bill
+ * took) and emits nothing of its own, as before the ledger existed.
+ *
+ * ## Invariants (`assertInvariants`)
+ * No balance or debt is negative or unsafe; a spot account owes nothing; each account's frozen
+ * balance equals what its orders and withdrawals hold; and per coin, Σ (available + frozen) over
+ * every account, system accounts included, equals credits − settled withdrawals.
+ */
+import type { BillType, MarginAccountRef } from '../domain/events.ts';
+import type { CoinUnits } from '../domain/money.ts';
+import type { CommandContext } from './command-context.ts';
+import type { LedgerCoin } from './funds.ts';
+
+/** The venue's own accounts. */
+export type SystemAccountName = 'feeIncome' | 'lendingPool' | 'insurance';
+export const FEE_INCOME: SystemAccountName = 'feeIncome';
+export const LENDING_POOL: SystemAccountName = 'lendingPool';
+export const INSURANCE: SystemAccountName = 'insurance';
+const SYSTEM_ACCOUNTS: readonly SystemAccountName[] = [FEE_INCOME, LENDING_POOL, INSURANCE];
+
+/** Which account: the ledger's key. */
+export type AccountKey =
+  | { readonly kind: 'spot'; readonly userId: number }
+  | { readonly kind: 'isolated'; readonly userId: number; readonly market: string }
+  | { readonly kind: 'cross'; readonly userId: number }
+  | { readonly kind: 'system'; readonly name: SystemAccountName };
+
+export const spot = (userId: number): AccountKey => ({ kind: 'spot', userId });
+export const isolated = (userId: number, market: string): AccountKey => ({
+  kind: 'isolated',
+  userId,
+  market,
+});
+export const cross = (userId: number): AccountKey => ({ kind: 'cross', userId });
+export const system = (name: SystemAccountName): AccountKey => ({ kind: 'system', name });
+
+/** One account's balances, per coin index (a missing entry is 0). */
+export class LedgerAccount {
+  readonly key: AccountKey;
+  /** The owner (0 for a system account). */
+  readonly userId: number;
+  /** What BalanceChanged names for a margin account; undefined for spot and system accounts. */
+  readonly margin: MarginAccountRef | undefined;
+  readonly available: CoinUnits[] = [];
+  readonly frozen: CoinUnits[] = [];
+  /** Principal owed, per coin. */
+  readonly borrowed: CoinUnits[] = [];
+  /** Interest accrued and not yet paid, per coin. */
+  readonly interest: CoinUnits[] = [];
+
+  constructor(key: AccountKey) {
+    this.key = key;
+    this.userId = key.kind === 'system' ? 0 : key.userId;
+    this.margin =
+      key.kind === 'isolated'
+        ? { kind: 'isolated', market: key.market }
+        : key.kind === 'cross'
+          ? { kind: 'cross' }
+          : undefined;
+  }
+}
+
+/** A margin account's balances as plain data: [kind, userId, market ('' for cross), available, frozen, borrowed, interest]. */
+export type MarginAccountEntry = [
+  kind: 'isolated' | 'cross',
+  userId: number,
+  market: string,
+  available: CoinUnits[],
+  frozen: CoinUnits[],
+  borrowed: CoinUnits[],
+  interest: CoinUnits[],
+];
+
+/** A system account other than fee income as plain data: [name, available, frozen, borrowed, interest]. */
+export type SystemAccountEntry = [
+  name: SystemAccountName,
+  available: CoinUnits[],
+  frozen: CoinUnits[],
+  borrowed: CoinUnits[],
+  interest: CoinUnits[],
+];
+
+const isolatedId = (userId: number, market: string): string => `${userId}:${market}`;
+
+export class Ledger {
+  readonly #ctx: CommandContext;
+  readonly #spot = new Map<number, LedgerAccount>();
+  /** `${userId}:${market}` → isolated account. */
+  readonly #isolated = new Map<string, LedgerAccount>();
+  readonly #cross = new Map<number, LedgerAccount>();
+  readonly #system = new Map<SystemAccountName, LedgerAccount>(
+    SYSTEM_ACCOUNTS.map((name) => [name, new LedgerAccount(system(name))]),
+  );
+  /** The fee income account, kept at hand: every fee lands in it. */
+  readonly #feeIncome = this.#system.get(FEE_INCOME) as LedgerAccount;
+
+  constructor(ctx: CommandContext) {
+    this.#ctx = ctx;
+  }
+
+  /** The account under `key`, opened empty if it does not exist yet. */
+  open(key: AccountKey): LedgerAccount {
+    const existing = this.account(key);
+    if (existing !== undefined) return existing;
+    const account = new LedgerAccount(key);
+    if (key.kind === 'spot') this.#spot.set(key.userId, account);
+    else if (key.kind === 'isolated') this.#isolated.set(isolatedId(key.userId, key.market), account);
+    else if (key.kind === 'cross') this.#cross.set(key.userId, account);
+    return account;
+  }
+
+  /** The account under `key`, or undefined if it was never opened (system accounts always exist). */
+  account(key: AccountKey): LedgerAccount | undefined {
+    switch (key.kind) {
+      case 'spot':
+        return this.#spot.get(key.userId);
+      case 'isolated':
+        return this.#isolated.get(isolatedId(key.userId, key.market));
+      case 'cross':
+        return this.#cross.get(key.userId);
+      case 'system':
+        return this.#system.get(key.name);
+    }
+  }
+
+  /** A user's spot account (the hot path: one map lookup). */
+  spot(userId: number): LedgerAccount | undefined {
+    return this.#spot.get(userId);
+  }
+
+  /**
+   * Moves a user account's available and frozen balances of one coin and emits the bill
+   * (BalanceChanged). Callers have checked that nothing goes negative: a negative result is a
+   * broken invariant and throws.
+   */
+  change(
+    account: LedgerAccount,
+    coin: LedgerCoin,
+    deltaAvailable: CoinUnits,
+    deltaFrozen: CoinUnits,
+    billType: BillType,
+    ref: string,
+  ): void {
+    const i = coin.index;
+    const available = (account.available[i] ?? 0) + deltaAvailable;
+    const frozen = (account.frozen[i] ?? 0) + deltaFrozen;
+    if (available < 0 || frozen < 0) {
+      throw new Error(
+        `invariant broken: user ${account.userId} ${coin.spec.name} would go negative (${billType} ${ref})`,
+      );
+    }
+    account.available[i] = available;
+    account.frozen[i] = frozen;
+    const ctx = this.#ctx;
+    if (account.margin === undefined) {
+      ctx.events.push({
+        type: 'BalanceChanged',
+        userId: account.userId,
+        coin: coin.spec.name,
+        available,
+        frozen,
+        deltaAvailable,
+        deltaFrozen,
+        billType,
+        ref,
+        time: ctx.time,
+      });
+    } else {
+      ctx.events.push({
+        type: 'BalanceChanged',
+        userId: account.userId,
+        account: account.margin,
+        coin: coin.spec.name,
+        available,
+        frozen,
+        deltaAvailable,
+        deltaFrozen,
+        billType,
+        ref,
+        time: ctx.time,
+      });
+    }
+  }
+
+  /**
+   * Changes what an account owes in one coin (principal and accrued interest). Emits nothing:
+   * the loan records that margin keeps are the bills of debt. Throws if either would go negative.
+   */
+  changeDebt(
+    account: LedgerAccount,
+    coin: LedgerCoin,
+    deltaBorrowed: CoinUnits,
+    deltaInterest: CoinUnits,
+  ): void {
+    if (account.key.kind === 'spot')
+      throw new Error(`invariant broken: spot account of user ${account.userId} borrows`);
+    const i = coin.index;
+    const borrowed = (account.borrowed[i] ?? 0) + deltaBorrowed;
+    const interest = (account.interest[i] ?? 0) + deltaInterest;
+    if (borrowed < 0 || interest < 0)
+      throw new Error(`invariant broken: user ${account.userId} ${coin.spec.name} debt would go negative`);
+    account.borrowed[i] = borrowed;
+    account.interest[i] = interest;
+  }
+
+  /** Credits a system account (the other side of a user's bill; no event of its own). */
+  creditSystem(name: SystemAccountName, coin: LedgerCoin, amount: CoinUnits): void {
+    const account = name === FEE_INCOME ? this.#feeIncome : (this.#system.get(name) as LedgerAccount);
+    account.available[coin.index] = (account.available[coin.index] ?? 0) + amount;
+  }
+
+  /** Adds a fee to fee income. */
+  addFeeIncome(coin: LedgerCoin, amount: CoinUnits): void {
+    const xs = this.#feeIncome.available;
+    xs[coin.index] = (xs[coin.index] ?? 0) + amount;
+  }
+
+  /** Fee income of a coin. */
+  feeIncome(coin: LedgerCoin): CoinUnits {
+    return this.#feeIncome.available[coin.index] ?? 0;
+  }
+
+  /** Spot accounts by user id, in the order they were opened. */
+  spotAccounts(): IterableIterator<LedgerAccount> {
+    return this.#spot.values();
+  }
+
+  /** Isolated and cross accounts, isolated first, each kind in the order opened. */
+  *marginAccounts(): Generator<LedgerAccount> {
+    yield* this.#isolated.values();
+    yield* this.#cross.values();
+  }
+
+  /** Every account: spot, isolated, cross, then the system accounts. */
+  *accounts(): Generator<LedgerAccount> {
+    yield* this.#spot.values();
+    yield* this.marginAccounts();
+    yield* this.#system.values();
+  }
+
+  /** Per coin index: Σ available + frozen over user accounts (spot and margin), as bigints. */
+  userHoldings(coins: number): bigint[] {
+    const totals = new Array<bigint>(coins).fill(0n);
+    for (const a of this.#spot.values()) addHoldings(totals, a);
+    for (const a of this.marginAccounts()) addHoldings(totals, a);
+    return totals;
+  }
+
+  /**
+   * Checks every account: balances and debts safe and not negative, spot accounts owe nothing,
+   * frozen equal to `holds(account)` (per coin index), and, per coin, everything held (users and
+   * system accounts) equal to `net(coinIndex)` (credits − settled withdrawals). Throws on the first
+   * broken rule.
+   */
+  assertInvariants(
+    coins: readonly LedgerCoin[],
+    holds: (account: LedgerAccount) => readonly CoinUnits[] | undefined,
+    net: (coin: LedgerCoin) => bigint,
+  ): void {
+    const n = coins.length;
+    const totals = new Array<bigint>(n).fill(0n);
+    for (const a of this.accounts()) {
+      const expected = a.key.kind === 'system' ? undefined : holds(a);
+      const who = a.key.kind === 'system' ? a.key.name : `user ${a.userId}`;
+      for (let i = 0; i < n; i++) {
+        const coin = (coins[i] as LedgerCoin).spec.name;
+        for (const [field, xs] of [
+          ['available', a.available],
+          ['frozen', a.frozen],
+          ['borrowed', a.borrowed],
+          ['interest', a.interest],
+        ] as const) {
+          const v = xs[i] ?? 0;
+          if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${who} ${coin} ${field} ${v}`);
+        }
+        if (a.key.kind === 'spot' && ((a.borrowed[i] ?? 0) !== 0 || (a.interest[i] ?? 0) !== 0))
+          throw new Error(
+            `${who} ${coin}: a spot account owes ${a.borrowed[i] ?? 0} + ${a.interest[i] ?? 0}`,
+          );
+        if (a.key.kind !== 'system') {
+          const frozen = a.frozen[i] ?? 0;
+          const held = expected?.[i] ?? 0;
+          if (frozen !== held) throw new Error(`${who} ${coin} frozen ${frozen}, holds ${held}`);
+        }
+      }
+      addHoldings(totals, a);
+    }
+    for (let i = 0; i < n; i++) {
+      const coin = coins[i] as LedgerCoin;
+      const held = totals[i] as bigint;
+      const expected = net(coin);
+      if (held !== expected)
+        throw new Error(`conservation broken for ${coin.spec.name}: held ${held}, net credits ${expected}`);
+    }
+  }
+
+  // ───────────── snapshot encoding (src/engine/snapshot.ts lays it out) ─────────────
+
+  /** Fee income per coin index, `coins` long. */
+  feeIncomeEntry(coins: number): CoinUnits[] {
+    return full(this.#feeIncome.available, coins);
+  }
+
+  /** Margin accounts as plain data, sorted by kind, user and market; empty when there are none. */
+  marginEntries(coins: number): MarginAccountEntry[] {
+    const out: MarginAccountEntry[] = [];
+    for (const a of this.marginAccounts()) {
+      const key = a.key as Extract<AccountKey, { kind: 'isolated' | 'cross' }>;
+      out.push([
+        key.kind,
+        key.userId,
+        key.kind === 'isolated' ? key.market : '',
+        full(a.available, coins),
+        full(a.frozen, coins),
+        full(a.borrowed, coins),
+        full(a.interest, coins),
+      ]);
+    }
+    return out.sort(
+      (x, y) =>
+        (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0) || x[1] - y[1] || (x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0),
+    );
+  }
+
+  /** Lending pool and insurance as plain data, only those that ever held or owed anything. */
+  systemEntries(coins: number): SystemAccountEntry[] {
+    const out: SystemAccountEntry[] = [];
+    for (const a of this.#system.values()) {
+      if (a === this.#feeIncome) continue;
+      const xs = [a.available, a.frozen, a.borrowed, a.interest];
+      if (xs.every((x) => x.every((v) => v === 0))) continue;
+      out.push([
+        a.key.kind === 'system' ? a.key.name : FEE_INCOME,
+        ...(xs.map((x) => full(x, coins)) as [CoinUnits[], CoinUnits[], CoinUnits[], CoinUnits[]]),
+      ]);
+    }
+    return out;
+  }
+
+  /** Loads fee income, margin and system accounts from their plain-data form (a fresh ledger). */
+  load(
+    feeIncome: readonly CoinUnits[],
+    margin: readonly MarginAccountEntry[],
+    systems: readonly SystemAccountEntry[],
+  ): void {
+    feeIncome.forEach((v, i) => (this.#feeIncome.available[i] = v));
+    for (const [kind, userId, market, available, frozen, borrowed, interest] of margin) {
+      const a = this.open(kind === 'isolated' ? isolated(userId, market) : cross(userId));
+      a.available.push(...available);
+      a.frozen.push(...frozen);
+      a.borrowed.push(...borrowed);
+      a.interest.push(...interest);
+    }
+    for (const [name, available, frozen, borrowed, interest] of systems) {
+      const a = this.#system.get(name);
+      if (a === undefined || a === this.#feeIncome)
+        throw new Error(`snapshot: unknown system account ${name}`);
+      a.available.push(...available);
+      a.frozen.push(...frozen);
+      a.borrowed.push(...borrowed);
+      a.interest.push(...interest);
+    }
+  }
+}
+
+function addHoldings(totals: bigint[], a: LedgerAccount): void {
+  for (let i = 0; i < totals.length; i++)
+    totals[i] = (totals[i] as bigint) + BigInt(a.available[i] ?? 0) + BigInt(a.frozen[i] ?? 0);
+}
+
+/** `xs` padded with zeros to `n` entries. */
+function full(xs: readonly CoinUnits[], n: number): CoinUnits[] {
+  return Array.from({ length: n }, (_, i) => xs[i] ?? 0);
+}
