@@ -3,6 +3,7 @@
  * interleaved in one process on the same pre-generated stream (bench/engine-stream.ts).
  *
  *     node --expose-gc bench/engine-ab.bench.ts [--baseline main] [--pairs 5] [--commands 1000000]
+ *     valgrind --tool=callgrind node --expose-gc bench/engine-ab.bench.ts --only this --commands 100000
  *
  * The baseline's source is extracted with `git archive` into a temporary directory and its
  * `src/engine/engine.ts` imported beside this checkout's. Each pair times both engines, the order
@@ -37,6 +38,12 @@ const arg = (name: string, fallback: string): string => {
 const BASELINE = arg('baseline', 'main');
 const PAIRS = Number(arg('pairs', '5'));
 const COMMANDS = Number(arg('commands', String(DEFAULT_STREAM.commands)));
+/**
+ * `--only baseline|this|none`: generate the stream, then run one engine once (or none), for an
+ * instruction count under `valgrind --tool=callgrind` (bench/README.md): count(x) − count(none)
+ * is engine x's cost on the stream, with setup.
+ */
+const ONLY = arg('only', '');
 
 const runGc = (): void => {
   if (typeof gc !== 'function') throw new Error('run with --expose-gc');
@@ -99,6 +106,13 @@ async function main(): Promise<void> {
       ['baseline', baseline.Engine],
       ['this', Engine as unknown as EngineClass],
     ];
+    if (ONLY !== '') {
+      const chosen = engines.find(([label]) => label === ONLY);
+      if (chosen === undefined && ONLY !== 'none') throw new Error('--only takes baseline, this or none');
+      if (chosen !== undefined) timeRun(chosen[1], stream, expected, chosen[0]);
+      console.log(JSON.stringify({ only: ONLY, baseline: BASELINE, commands: COMMANDS }));
+      return;
+    }
     // Warm-up: one untimed-for-the-report run of each.
     for (const [label, Ctor] of engines) timeRun(Ctor, stream, expected, label);
     const runs: Record<string, Run[]> = { baseline: [], this: [] };
