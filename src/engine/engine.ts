@@ -34,7 +34,7 @@ import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds
 import { Ledger, type LedgerAccount } from './ledger.ts';
 import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
-import { isRegistryCommand, Registry, type ApiKeyRecord } from './registry.ts';
+import { isRegistryCommand, Registry, type ApiKeyRecord, type CoinState, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
 import { checkSnapshotVersion, decodeSnapshot, encodeSnapshot, type EngineSnapshot } from './snapshot.ts';
 
@@ -139,14 +139,7 @@ export class Engine {
       coin: (name) => registry.coin(name),
       available: (userId, coin) => registry.user(userId)?.spot.available[coin.index] ?? 0,
       change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
-        ledger.change(
-          (registry.user(userId) as { spot: LedgerAccount }).spot,
-          coin,
-          deltaAvailable,
-          deltaFrozen,
-          bill,
-          ref,
-        ),
+        ledger.change((registry.user(userId) as User).spot, coin, deltaAvailable, deltaFrozen, bill, ref),
       addFeeIncome: (coin, amount) => ledger.addFeeIncome(coin, amount),
     };
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
@@ -370,7 +363,7 @@ export class Engine {
     this.#funds.forEachHold((userId, coin, units) => {
       const user = registry.user(userId);
       if (user === undefined) throw new Error(`funds hold of unknown user ${userId}`);
-      hold(user.spot, (registry.coin(coin) as { index: number }).index, units);
+      hold(user.spot, (registry.coin(coin) as CoinState).index, units);
     });
     this.#ledger.assertInvariants(
       registry.coinStates(),
