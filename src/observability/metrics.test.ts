@@ -67,6 +67,8 @@ describe('VenueMetrics', () => {
     const s = stream(2_000);
     const engine = s.recorder.engine;
     const busy = new Map([['PlaceOrder', 3]]);
+    // A fixed clock: the latencies observed are exactly the ones written below, however loaded the machine.
+    const now = 1_000_000;
     const metrics = new VenueMetrics({
       engine,
       sequencer: { inFlight: 4, busyRefusals: busy, lastSnapshot: { seq: 10, at: 1_700_000_000_000 } },
@@ -76,8 +78,8 @@ describe('VenueMetrics', () => {
       rateLimiter: { size: { locks: 1 } },
       ready: () => true,
       openOrdersAtStart: engine.snapshot().orders.map((o) => o[2]),
+      now: () => now,
     });
-    const now = performance.now();
     const applied: MeasuredCommand[] = [
       { command: { type: 'PlaceOrder' }, result: { result: 'OK', events: [] }, submittedAt: now - 3 },
       {

@@ -64,6 +64,8 @@ export interface MetricsSources {
   readonly ready: () => boolean;
   /** The markets of the resting orders at start (an engine snapshot's orders). */
   readonly openOrdersAtStart: Iterable<string>;
+  /** The monotonic clock order-entry latency is measured on (default `performance.now`). */
+  readonly now?: () => number;
 }
 
 export class VenueMetrics {
@@ -74,8 +76,10 @@ export class VenueMetrics {
   readonly #flushRecords: BucketHistogram;
   readonly #fdatasync: BucketHistogram;
   readonly #openOrders: OpenOrderCounts;
+  readonly #now: () => number;
 
   constructor(sources: MetricsSources) {
+    this.#now = sources.now ?? (() => performance.now());
     this.#openOrders = new OpenOrderCounts(sources.openOrdersAtStart);
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -247,7 +251,7 @@ export class VenueMetrics {
 
   /** Takes each applied batch (a sequencer `onApplied` listener). */
   readonly onApplied = (batch: readonly MeasuredCommand[]): void => {
-    const now = performance.now();
+    const now = this.#now();
     for (const item of batch) {
       const kind = item.command.type;
       let results = this.#commands.get(kind);
