@@ -34,7 +34,7 @@ import { publicRoutes } from './api/http/public/public-routes.ts';
 import { venueInfoRoutes } from './api/http/public/venue-info.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
 import { signedRoutes } from './api/http/signed/index.ts';
-import { StaticSite, withStaticSite } from './api/http/static-site.ts';
+import { CONSOLE_HOME, CONSOLE_SCOPE, StaticSite, withStaticSite } from './api/http/static-site.ts';
 import type { VenuePort } from './api/http/types.ts';
 import { LiveKlines } from './api/market-data/live-klines.ts';
 import { MarketData } from './api/market-data/market-data.ts';
@@ -502,7 +502,10 @@ async function startLocked(
       throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
     });
     ws.attach(http.server);
-    adminHandler = withProbes(createRequestHandler(admins, { log: adminLog, accessLog: true }), {
+    // The operator console (web/admin) is served at /admin on the admin listener only.
+    const consoleSite = StaticSite.load(WEB_DIST, CONSOLE_SCOPE);
+    const adminApi = createRequestHandler(admins, { log: adminLog, accessLog: true });
+    adminHandler = withProbes(withStaticSite(consoleSite, adminApi, CONSOLE_HOME), {
       health,
       detail: true,
       metrics,

@@ -1,8 +1,14 @@
-// Vite builds the trading page into web/dist, which the server serves (src/api/http/static-site.ts).
-// `npm run web:dev` serves it with hot reload and forwards the API to a server on 127.0.0.1:8080.
+// Vite builds the trading page and the operator console into web/dist, which the server serves
+// (src/api/http/static-site.ts): the page (index.html, assets/) on the public listener, the console
+// (admin/index.html, admin/assets/) on the admin listener only. Everything the console's entry
+// brings goes under admin/, so the public listener can leave that folder out whole.
+// `npm run web:dev` serves the page with hot reload and forwards the API to a server on 127.0.0.1:8080.
+import { join } from 'node:path';
 import { defineConfig } from 'vite';
 
 const API = 'http://127.0.0.1:8080';
+/** The console's entry chunk's name, and the folder its files go to. */
+const CONSOLE = 'console';
 
 export default defineConfig({
   root: import.meta.dirname,
@@ -16,6 +22,20 @@ export default defineConfig({
     assetsInlineLimit: 0,
     chunkSizeWarningLimit: 400,
     sourcemap: false,
+    rollupOptions: {
+      input: {
+        index: join(import.meta.dirname, 'index.html'),
+        [CONSOLE]: join(import.meta.dirname, 'admin', 'index.html'),
+      },
+      output: {
+        entryFileNames: (chunk) =>
+          chunk.name === CONSOLE ? 'admin/assets/[name]-[hash].js' : 'assets/[name]-[hash].js',
+        assetFileNames: (asset) =>
+          asset.names.some((n) => n.startsWith(CONSOLE))
+            ? 'admin/assets/[name]-[hash][extname]'
+            : 'assets/[name]-[hash][extname]',
+      },
+    },
   },
   server: {
     proxy: {

@@ -18,7 +18,8 @@ import { runCli } from '../../src/cli/bourse.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
-import { startVenue, type RunningVenue } from '../../src/main.ts';
+import { CONSOLE_SCOPE, StaticSite } from '../../src/api/http/static-site.ts';
+import { startVenue, WEB_DIST, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -127,6 +128,46 @@ describe('the admin listener', () => {
       await venue.close();
     }
     assert.equal(existsSync(join(root, 'data', 'listen.json')), false, 'listen.json removed on a clean stop');
+  });
+
+  test('the operator console is served at /admin on the admin listener only, never on the public one', async () => {
+    const root = tempRoot();
+    const venue = await startVenue(options(root), SILENT_LOG);
+    try {
+      const record = readListenFile(venue.options.dataDir);
+      assert.ok(record !== undefined && 'url' in record.admin);
+      const get = async (base: string, path: string): Promise<{ status: number; text: string }> => {
+        const r = await fetch(`${base}${path}`, { headers: { 'user-agent': 'Mozilla/5.0 test' } });
+        return { status: r.status, text: await r.text() };
+      };
+      const built = StaticSite.load(WEB_DIST, CONSOLE_SCOPE);
+      const files = (built?.paths ?? []).filter((p) => p.startsWith('/admin/'));
+      if (built === undefined) {
+        // Not built (npm install builds it): /admin says so, on the admin listener.
+        const r = await get(record.admin.url, '/admin');
+        assert.equal(r.status, 503);
+        assert.match(r.text, /the operator console is not built/);
+      } else {
+        const index = readFileSync(join(WEB_DIST, 'admin', 'index.html'), 'utf8');
+        for (const path of ['/admin', '/admin/']) {
+          const r = await get(record.admin.url, path);
+          assert.equal(r.status, 200, path);
+          assert.equal(r.text, index, path);
+        }
+        assert.ok(
+          files.some((p) => p.endsWith('.js')),
+          `the console's script is served: ${files.join(' ')}`,
+        );
+      }
+      // The public listener serves the trading page, and nothing of the console.
+      for (const path of ['/admin', '/admin/', ...files]) {
+        const r = await get(record.public.url, path);
+        assert.equal(r.status, 404, path);
+        assert.deepEqual(JSON.parse(r.text), { code: 1001, message: `no endpoint at ${path}` });
+      }
+    } finally {
+      await venue.close();
+    }
   });
 
   test('the CLI finds the server from BOURSE_DATA alone; key create names the permissions or is refused', async () => {

@@ -6,7 +6,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from './server.ts';
-import { IMMUTABLE_CACHE, REVALIDATE_CACHE, StaticSite, withStaticSite } from './static-site.ts';
+import {
+  CONSOLE_HOME,
+  CONSOLE_SCOPE,
+  IMMUTABLE_CACHE,
+  REVALIDATE_CACHE,
+  StaticSite,
+  withStaticSite,
+} from './static-site.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-static-'));
 const dist = join(root, 'dist');
@@ -43,8 +50,14 @@ function get(server: RunningHttpServer, path: string, method = 'GET', headers: R
   });
 }
 
+const CONSOLE_INDEX = '<!doctype html><html><head><title>Bourse operator console</title></head></html>';
+const CONSOLE_SCRIPT = 'console.log("the console");';
+
 let site: RunningHttpServer;
 let bare: RunningHttpServer;
+/** The console's part of the same build, in front of an admin API. */
+let consoleSite: RunningHttpServer;
+let bareConsole: RunningHttpServer;
 
 before(async () => {
   mkdirSync(join(dist, 'assets'), { recursive: true });
@@ -52,6 +65,9 @@ before(async () => {
   writeFileSync(join(dist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   writeFileSync(join(dist, 'assets', 'index-AbC123.js'), SCRIPT);
   writeFileSync(join(dist, 'assets', 'logo-1.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  mkdirSync(join(dist, 'admin', 'assets'), { recursive: true });
+  writeFileSync(join(dist, 'admin', 'index.html'), CONSOLE_INDEX);
+  writeFileSync(join(dist, 'admin', 'assets', 'console-XyZ9.js'), CONSOLE_SCRIPT);
   writeFileSync(join(root, 'secret.txt'), 'do not serve');
   symlinkSync(join(root, 'secret.txt'), join(dist, 'assets', 'link.txt'));
   const api = createRequestHandler([{ path: '/data/v1/ping', handler: () => ({ json: { pong: true } }) }]);
@@ -65,11 +81,26 @@ before(async () => {
     port: 0,
     handler: withStaticSite(StaticSite.load(join(root, 'missing')), api),
   });
+  const adminApi = createRequestHandler([
+    { path: '/admin/venue', handler: () => ({ json: { code: 1000, message: 'success' } }) },
+  ]);
+  consoleSite = await startHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    handler: withStaticSite(StaticSite.load(dist, CONSOLE_SCOPE), adminApi, CONSOLE_HOME),
+  });
+  bareConsole = await startHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    handler: withStaticSite(StaticSite.load(join(root, 'missing'), CONSOLE_SCOPE), adminApi, CONSOLE_HOME),
+  });
 });
 
 after(async () => {
   await site.close();
   await bare.close();
+  await consoleSite.close();
+  await bareConsole.close();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -154,5 +185,62 @@ describe('the static site', () => {
     assert.equal(r.status, 503);
     assert.match(JSON.parse(r.body.toString()).message, /npm run build:web/);
     assert.equal((await get(bare, '/data/v1/ping')).status, 200);
+  });
+
+  test('the page leaves the console out: /admin and its files are not served, whatever the spelling', async () => {
+    const paths = StaticSite.load(dist)?.paths ?? [];
+    assert.deepEqual(
+      paths.filter((p) => p.startsWith('/admin')),
+      [],
+    );
+    for (const path of [
+      '/admin',
+      '/admin/',
+      '/admin/index.html',
+      '/admin/assets/console-XyZ9.js',
+      '/admin/?x=1',
+      '//admin/index.html',
+      '/assets/../admin/index.html',
+    ]) {
+      const r = await get(site, path);
+      assert.equal(r.status, 404, path);
+      assert.doesNotMatch(r.body.toString(), /operator console|the console/, path);
+    }
+  });
+
+  test('the console site serves /admin and its files only, in front of the admin API', async () => {
+    assert.deepEqual(StaticSite.load(dist, CONSOLE_SCOPE)?.paths, [
+      '/admin',
+      '/admin/',
+      '/admin/assets/console-XyZ9.js',
+      '/admin/index.html',
+    ]);
+    for (const path of ['/admin', '/admin/', '/admin/index.html', '/admin?token=no']) {
+      const r = await get(consoleSite, path);
+      assert.equal(r.status, 200, path);
+      assert.equal(r.body.toString(), CONSOLE_INDEX, path);
+      assert.equal(r.headers['cache-control'], REVALIDATE_CACHE);
+      assert.match(String(r.headers['content-security-policy']), /frame-ancestors 'none'/);
+    }
+    const script = await get(consoleSite, '/admin/assets/console-XyZ9.js');
+    assert.equal(script.body.toString(), CONSOLE_SCRIPT);
+    assert.equal(script.headers['cache-control'], IMMUTABLE_CACHE);
+    for (const path of ['/', '/index.html', '/favicon.svg', '/assets/index-AbC123.js']) {
+      assert.equal((await get(consoleSite, path)).status, 404, path);
+    }
+    assert.equal(JSON.parse((await get(consoleSite, '/admin/venue')).body.toString()).code, 1000);
+  });
+
+  test('without a build, /admin says the console is not built and the admin API works', async () => {
+    assert.equal(StaticSite.load(join(root, 'missing'), CONSOLE_SCOPE), undefined);
+    for (const path of ['/admin', '/admin/', '/admin?x']) {
+      const r = await get(bareConsole, path);
+      assert.equal(r.status, 503, path);
+      assert.match(
+        JSON.parse(r.body.toString()).message,
+        /operator console is not built: run npm run build:web/,
+      );
+    }
+    assert.equal((await get(bareConsole, '/admin/venue')).status, 200);
   });
 });

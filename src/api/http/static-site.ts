@@ -1,6 +1,8 @@
 /**
  * @module static-site — serves the built trading page (web/dist, made by Vite at install) from
- * memory, in front of the API's request handler.
+ * memory, in front of the API's request handler; and, from the same build, the operator console
+ * (web/dist/admin/) in front of the admin API. Each listener loads only its part of the build
+ * (a `SiteScope`): the public one leaves out `/admin/`, the admin one serves only `/admin/`.
  *
  * Every file is read once at start-up into a map keyed by its URL path; a request is served only
  * when its path (query removed, nothing decoded) is a key of that map, so no request can name a
@@ -9,9 +11,10 @@
  *
  * Replies: GET and HEAD (another method on a page path: 405); `Content-Type` by extension;
  * an ETag (a content hash) and 304 for a matching If-None-Match; text gzipped once at load and
- * sent to clients that accept it; Vite's content-hashed files under /assets/ cached for a year
- * (immutable), everything else (index.html) revalidated on every load (`no-cache`). Security
- * headers keep the page (which holds an API secret in its session) from being framed or sniffed.
+ * sent to clients that accept it; Vite's content-hashed files under /assets/ (and /admin/assets/)
+ * cached for a year (immutable), everything else (index.html) revalidated on every load
+ * (`no-cache`). Security headers keep the page (which holds an API secret in its session) and the
+ * console (the admin token) from being framed or sniffed.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -57,7 +60,22 @@ interface StaticFile {
   readonly etag: string;
 }
 
-/** The built page, held in memory. */
+/** The part of the build a site serves, by URL folder. */
+export interface SiteScope {
+  /** The folder served, with its index.html at the folder's path with and without the slash. */
+  readonly under: string;
+  /** Folders inside `under` left out. */
+  readonly except?: readonly string[];
+}
+
+/** The operator console's folder in the build (web/admin/index.html, built to dist/admin/). */
+export const CONSOLE_PATH = '/admin/';
+/** The trading page: the whole build but the console. */
+export const PAGE_SCOPE: SiteScope = { under: '/', except: [CONSOLE_PATH] };
+/** The operator console, served at `/admin` on the admin listener. */
+export const CONSOLE_SCOPE: SiteScope = { under: CONSOLE_PATH };
+
+/** The built page (or console), held in memory. */
 export class StaticSite {
   readonly root: string;
   readonly #files: ReadonlyMap<string, StaticFile>;
@@ -67,16 +85,22 @@ export class StaticSite {
     this.#files = files;
   }
 
-  /** Reads every file under `dir`; undefined when `dir` holds no index.html (the page is not built). */
-  static load(dir: string): StaticSite | undefined {
-    if (!existsSync(join(dir, 'index.html'))) return undefined;
+  /**
+   * Reads every file of `scope` under `dir`; undefined when the scope's folder holds no index.html
+   * (the page is not built).
+   */
+  static load(dir: string, scope: SiteScope = PAGE_SCOPE): StaticSite | undefined {
+    const { under, except = [] } = scope;
+    if (!existsSync(join(dir, ...under.split('/'), 'index.html'))) return undefined;
     const files = new Map<string, StaticFile>();
     for (const path of walk(dir)) {
       const url = `/${relative(dir, path).split(sep).join('/')}`;
+      if (!url.startsWith(under) || except.some((folder) => url.startsWith(folder))) continue;
       files.set(url, staticFile(url, readFileSync(path)));
     }
-    const index = files.get('/index.html') as StaticFile;
-    files.set('/', index);
+    const index = files.get(`${under}index.html`) as StaticFile;
+    files.set(under, index);
+    if (under !== '/') files.set(under.slice(0, -1), index);
     return new StaticSite(dir, files);
   }
 
@@ -132,7 +156,7 @@ function staticFile(url: string, body: Buffer): StaticFile {
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
     headers: {
       'Content-Type': type,
-      'Cache-Control': url.startsWith('/assets/') ? IMMUTABLE_CACHE : REVALIDATE_CACHE,
+      'Cache-Control': /^(\/admin)?\/assets\//.test(url) ? IMMUTABLE_CACHE : REVALIDATE_CACHE,
       ...(compressible ? { Vary: 'Accept-Encoding' } : {}),
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
@@ -153,32 +177,44 @@ function walk(dir: string): string[] {
   return out;
 }
 
-/** The reply to `/` when the page was not built. */
-const NOT_BUILT = resultBody(
-  'GENERAL_ERROR',
-  'the trading page is not built: run npm run build:web (npm install builds it)',
-);
+/** What a site is called in the reply to its home path when it was not built. */
+export interface SiteHome {
+  /** The home path (`/`, or `/admin` for the console, also answered with a trailing slash). */
+  readonly path: string;
+  readonly what: string;
+}
+
+const PAGE_HOME: SiteHome = { path: '/', what: 'the trading page' };
+export const CONSOLE_HOME: SiteHome = { path: '/admin', what: 'the operator console' };
 
 /**
  * A request listener that serves the page's files from `site` and hands every other request to
- * `next` (the API). Without a site, `/` says how to build it (HTTP 503) and the rest goes to `next`.
+ * `next` (the API). Without a site, its home path says how to build it (HTTP 503) and the rest
+ * goes to `next`.
  */
 export function withStaticSite(
   site: StaticSite | undefined,
   next: (req: IncomingMessage, res: ServerResponse) => void,
+  home: SiteHome = PAGE_HOME,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  const notBuilt = resultBody(
+    'GENERAL_ERROR',
+    `${home.what} is not built: run npm run build:web (npm install builds it)`,
+  );
+  const homes = home.path === '/' ? ['/'] : [home.path, `${home.path}/`];
   return (req, res) => {
     if (site !== undefined) {
       if (!site.handle(req, res)) next(req, res);
       return;
     }
     const url = req.url ?? '/';
-    if (url === '/' || url.startsWith('/?')) {
+    const q = url.indexOf('?');
+    if (homes.includes(q === -1 ? url : url.slice(0, q))) {
       res.writeHead(503, {
         'Content-Type': 'application/json; charset=utf-8',
-        'Content-Length': Buffer.byteLength(NOT_BUILT),
+        'Content-Length': Buffer.byteLength(notBuilt),
       });
-      res.end(NOT_BUILT);
+      res.end(notBuilt);
       return;
     }
     next(req, res);
