@@ -7,8 +7,7 @@
  * test-output/browser/ (gitignored).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +15,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { signedQuery } from '../../src/api/auth/sign-request.ts';
 import { ensureChromium, launchChromium } from '../fixtures/chromium.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
+import { ensureWebBuilt } from '../fixtures/web-build.ts';
 import { createTrader, TEST_USER_AGENT, type ZbClient } from '../fixtures/zb-client.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -34,34 +34,6 @@ const skip =
     : false;
 if ('missing' in browser && process.env['CI'] === 'true')
   throw new Error(`browser tests must run under CI: ${browser.missing}`);
-
-/** Builds the page when web/dist is missing or older than its sources. */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    Math.max(
-      0,
-      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
-        e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
-      ),
-    );
-  let built = 0;
-  try {
-    built = statSync(join(ROOT, 'web', 'dist', 'index.html')).mtimeMs;
-  } catch {
-    built = 0;
-  }
-  const sources = Math.max(
-    newest(join(ROOT, 'web', 'src')),
-    statSync(join(ROOT, 'web', 'index.html')).mtimeMs,
-  );
-  if (built >= sources) return;
-  const r = spawnSync(
-    process.execPath,
-    [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', 'web', '--logLevel', 'warn'],
-    { cwd: ROOT, encoding: 'utf8' },
-  );
-  if (r.status !== 0) throw new Error(`vite build failed:\n${r.stdout}${r.stderr}`);
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -132,7 +104,7 @@ describe('the trading page', { skip }, () => {
   const problems: string[] = [];
 
   before(async () => {
-    ensureBuilt();
+    ensureWebBuilt();
     mkdirSync(OUTPUT, { recursive: true });
     root = mkdtempSync(join(tmpdir(), 'bourse-page-'));
     server = await startServer(join(root, 'data'), ['--demo']);
