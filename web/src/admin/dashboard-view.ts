@@ -41,7 +41,12 @@ async function build(ctx: Console, reload: () => void): Promise<Node[]> {
     solvencySection(solvency.coins as Json[]),
     withdrawalsSection(ctx, pending.withdrawals as Json[], reload),
     marketsSection(markets),
-    h('p', { class: 'updated' }, `Updated ${time(Date.now())} UTC; every 10 s while shown.`),
+    h(
+      'p',
+      { class: 'updated' },
+      `Updated ${time(Date.now())} UTC; every 10 s while shown. `,
+      h('button', { id: 'refresh', type: 'button', onclick: reload }, 'Refresh now'),
+    ),
   ];
 }
 

@@ -1,0 +1,253 @@
+/**
+ * Browser tests of the operator console (issue 17): Debian's Chromium driven by playwright-core
+ * against the real server with its demo market, the console at /admin on the admin listener. It
+ * must load with no console errors and refuse a wrong token; the dashboard shows solvency; the
+ * operator approves a withdrawal in the console and the user's record (signed getWithdrawRecord)
+ * shows it approved and sent; a market halted from the console refuses orders and trades again
+ * once resumed; the user's full view and the audit log show what happened. Screenshots go to
+ * test-output/browser/ (gitignored); docs/img/console-*.png are copies of some.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { ensureChromium, launchChromium } from '../fixtures/chromium.ts';
+import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
+import { ensureWebBuilt } from '../fixtures/web-build.ts';
+import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const OUTPUT = join(ROOT, 'test-output', 'browser');
+/** A TRC20 address outside the venue. */
+const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
+const FUND_PASSWORD = 'fund-pass-1';
+/** Above usdt's auto-approve limit (10,000): it waits for the operator. */
+const BIG_WITHDRAWAL = '15000';
+
+const browser = ensureChromium();
+const skip =
+  'missing' in browser && process.env['CI'] !== 'true'
+    ? `browser tests skipped: ${browser.missing} (under CI=true they must run)`
+    : false;
+if ('missing' in browser && process.env['CI'] === 'true')
+  throw new Error(`browser tests must run under CI: ${browser.missing}`);
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+describe('the operator console', { skip }, () => {
+  let root: string;
+  let server: ServerProcess;
+  let context: BrowserContext;
+  let profile: string;
+  let page: Page;
+  let whale: ZbClient;
+  /** Console errors, page errors and failed requests, over the whole session. */
+  const problems: string[] = [];
+
+  const must = async (path: string, form: [string, string][]): Promise<Json> => {
+    const r = await admin(server.adminBase, server.token, path, form);
+    assert.equal(r.code, 1000, `${path}: ${JSON.stringify(r)}`);
+    return r;
+  };
+  const notice = async (pattern: RegExp): Promise<void> => {
+    await page.locator('#notice.ok', { hasText: pattern }).waitFor();
+  };
+
+  before(async () => {
+    ensureWebBuilt();
+    mkdirSync(OUTPUT, { recursive: true });
+    root = mkdtempSync(join(tmpdir(), 'bourse-console-'));
+    server = await startServer(join(root, 'data'), ['--demo']);
+    whale = await createTrader(server, 'whale', [['usdt', '20000']], 'asset,entrust,money');
+    await must('/admin/fund-password/set', [
+      ['user', 'whale'],
+      ['password', FUND_PASSWORD],
+    ]);
+    for (const step of ['add', 'verify']) {
+      await must(`/admin/withdraw-addresses/${step}`, [
+        ['user', 'whale'],
+        ['coin', 'usdt'],
+        ['address', EXTERNAL_TRC20],
+      ]);
+    }
+    ({ context, dir: profile } = await launchChromium((browser as { path: string }).path));
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) =>
+      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`),
+    );
+  });
+
+  after(async () => {
+    await context?.close();
+    await server?.stop();
+    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
+    if (root !== undefined) rmSync(root, { recursive: true, force: true });
+  });
+
+  test('loads with no console error; a wrong token is refused; the dashboard shows solvency', async () => {
+    await page.goto(`${server.adminBase}/admin`);
+    await page.waitForSelector('#sign-in');
+    assert.match((await page.textContent('#sign-in .note')) ?? '', /admin\.token.*data directory.*bourse/s);
+    await page.fill('#token', 'not-the-token');
+    await page.click('#sign-in button[type="submit"]');
+    await page.waitForSelector('#sign-in-result.bad');
+    assert.match((await page.textContent('#sign-in-result')) ?? '', /admin token required/);
+    // Chromium reports any 4xx answer on the console: the refusal, and only that.
+    assert.deepEqual(problems.splice(0), [
+      'console: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+    ]);
+
+    await page.fill('#token', server.token);
+    await page.click('#sign-in button[type="submit"]');
+    await page.waitForSelector('#solvency-table');
+    const coins = await page.locator('#solvency-table tbody tr').count();
+    assert.ok(coins >= 5, `a row a coin: ${coins}`);
+    // usdt: the users' holdings are in the books; the simulated chain's wallet is read, the difference shown.
+    const usdt = page.locator('#solvency-table tr[data-coin="usdt"] td');
+    assert.equal(await usdt.nth(0).textContent(), 'USDT');
+    assert.match((await usdt.nth(5).textContent()) ?? '', /^\d/);
+    assert.equal(await page.locator('#solvency-table .diff').count(), coins);
+    assert.match((await page.textContent('#venue-facts')) ?? '', /alive.*ready/s);
+    assert.match((await page.textContent('#metrics-facts')) ?? '', /Commands\d/);
+    const stored: string = await page.evaluate(
+      () => (globalThis as Json).sessionStorage.getItem('bourse.admin.token') ?? '',
+    );
+    assert.equal(stored, server.token, 'the token is kept in the session');
+    assert.equal(await page.evaluate(() => (globalThis as Json).localStorage.length as number), 0);
+    await page.screenshot({ path: join(OUTPUT, 'console-dashboard.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+  });
+
+  test("the operator approves a withdrawal in the console; the user's record shows it approved", async () => {
+    const asked = await whale.call('withdraw', [
+      ['currency', 'usdt'],
+      ['amount', BIG_WITHDRAWAL],
+      ['fees', '1'],
+      ['receiveAddr', EXTERNAL_TRC20],
+      ['safePwd', FUND_PASSWORD],
+    ]);
+    assert.equal(asked.code, 1000, JSON.stringify(asked));
+    const record = async (): Promise<Json> => {
+      const r: Json = await whale.call('getWithdrawRecord', [['currency', 'usdt']]);
+      assert.equal(r.code, 1000, JSON.stringify(r));
+      return r.message.datas.list[0];
+    };
+    const before = await record();
+    assert.equal(before.amount, Number(BIG_WITHDRAWAL));
+    assert.ok(!before.hash, `not sent before the operator approves: ${JSON.stringify(before)}`);
+    const id = String(before.id);
+
+    await page.click('#refresh');
+    const row = page.locator(`#pending-withdrawals tr[data-withdrawal="${id}"]`);
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /whale.*15000.*submitted/);
+    await row.locator('button.approve').click();
+    await page.screenshot({ path: join(OUTPUT, 'console-approve.png') });
+    await row.locator('button.yes').click();
+    await notice(new RegExp(`Withdrawal ${id} approved: now (approved|sending|sent)`));
+    // Still in progress (on chain), no longer waiting for the operator.
+    await row.locator('td', { hasText: /^(approved|sending|sent)$/ }).waitFor();
+    assert.equal(await row.locator('button.approve').count(), 0);
+
+    // Approved, the chain watcher sent it: the user's record carries the transaction.
+    const after = await record();
+    assert.equal(String(after.id), id);
+    assert.ok(after.hash, `sent on chain once approved: ${JSON.stringify(after)}`);
+    assert.ok(after.manageTime >= before.submitTime);
+    const steps = (await must('/admin/withdrawals/show', [['id', id]])).steps.map((s: Json) => s.status);
+    assert.deepEqual(steps.slice(0, 2), ['submitted', 'approved']);
+    // Confirmed on the simulated chain: the record says succeeded (2).
+    await must('/admin/chain/mine', [['blocks', '25']]);
+    const deadline = Date.now() + 10_000;
+    let last = await record();
+    while (last.status !== 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      last = await record();
+    }
+    assert.equal(last.status, 2, JSON.stringify(last));
+
+    // The user's full view shows it, with the balances it left.
+    await page.click('nav a[data-view="users"]');
+    await page.fill('#user-search', 'wha');
+    await page.click('#users-search button[type="submit"]');
+    await page.locator('#users-table tr[data-user] a', { hasText: 'whale' }).click();
+    await page.waitForSelector('#user-name:has-text("whale")');
+    const w = page.locator(`#user-withdrawals tr[data-withdrawal="${id}"]`);
+    await w.waitFor();
+    assert.match((await w.textContent()) ?? '', /15000.*succeeded/);
+    assert.match((await page.textContent('#balances-spot tr[data-coin="usdt"]')) ?? '', /4999/);
+    assert.match((await page.textContent('#user-keys')) ?? '', /asset, entrust, money/);
+    await page.screenshot({ path: join(OUTPUT, 'console-user.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+  });
+
+  test('a market halted from the console refuses orders; resumed, it takes them again', async () => {
+    const order = (): Promise<Json> =>
+      whale.call('order', [
+        ['currency', 'eth_usdt'],
+        ['price', '10.00'],
+        ['amount', '1.0000'],
+        ['tradeType', '1'],
+      ]);
+    await page.click('nav a[data-view="markets"]');
+    const row = page.locator('#markets-table tr[data-market="eth_usdt"]');
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /trading/);
+    assert.equal(await page.isDisabled('#add-market'), true);
+    assert.match(
+      (await page.textContent('#markets-list .toolbar')) ?? '',
+      /coming with runtime market changes/,
+    );
+
+    await row.locator('button.halt').click();
+    await row.locator('button.yes').click();
+    await notice(/eth_usdt halted/);
+    await row.locator('.status.halted').waitFor();
+    const refused = await order();
+    assert.equal(refused.code, 1009, JSON.stringify(refused));
+    await page.screenshot({ path: join(OUTPUT, 'console-markets.png') });
+
+    await row.locator('button.resume').click();
+    await row.locator('button.yes').click();
+    await notice(/eth_usdt resumed/);
+    await row.locator('.status.trading').waitFor();
+    const placed = await order();
+    assert.equal(placed.code, 1000, JSON.stringify(placed));
+    const cancelled = await whale.call('cancelOrder', [
+      ['currency', 'eth_usdt'],
+      ['id', String(placed.id)],
+    ]);
+    assert.equal(cancelled.code, 1000, JSON.stringify(cancelled));
+    assert.deepEqual(problems, []);
+  });
+
+  test('the audit log lists the console’s actions, newest first, paged', async () => {
+    await page.click('nav a[data-view="audit"]');
+    await page.waitForSelector('#audit-table');
+    const actions = await page
+      .locator('#audit-table tbody tr')
+      .evaluateAll((rows) => rows.map((r) => (r as Json).dataset.action as string));
+    assert.deepEqual(
+      actions.slice(0, 4),
+      ['markets/status', 'markets/status', 'chain/mine', 'withdrawals/approve'],
+      actions.join(' '),
+    );
+    assert.match((await page.textContent('#audit-log .pager')) ?? '', /1–\d+ of \d+/);
+    await page.screenshot({ path: join(OUTPUT, 'console-audit.png') });
+    // Signing out forgets the token.
+    await page.click('#sign-out');
+    await page.waitForSelector('#sign-in');
+    assert.equal(
+      await page.evaluate(() => (globalThis as Json).sessionStorage.getItem('bourse.admin.token')),
+      null,
+    );
+    assert.deepEqual(problems, []);
+  });
+});
