@@ -4,7 +4,8 @@
  * submitted and the journal position around them.
  */
 import type { Json } from './api.ts';
-import { h, pager, section, table, text, time } from './dom.ts';
+import { h, pager, section, table } from './dom.ts';
+import { text, time } from './format.ts';
 import type { View } from './view.ts';
 
 export const AUDIT_PAGE = 50;

@@ -4,7 +4,8 @@
  * each market's 24 h volume, and the withdrawals waiting for approval, with Approve and Reject.
  */
 import type { Json } from './api.ts';
-import { confirmButton, h, section, table, text, time } from './dom.ts';
+import { confirmButton, h, section, table } from './dom.ts';
+import { text, time } from './format.ts';
 import { mean, parseMetrics, sum, type Metrics } from './prom.ts';
 import { keepFresh } from './refresh.ts';
 import type { Console, View } from './view.ts';
@@ -96,7 +97,7 @@ function venueCard(venue: Json, users: Json, health: Json, ready: Json): HTMLEle
 }
 
 const ms = (seconds: number | undefined, digits = 2): string =>
-  seconds === undefined ? '–' : `${(seconds * 1000).toFixed(digits)} ms`;
+  seconds === undefined || !Number.isFinite(seconds) ? '–' : `${(seconds * 1000).toFixed(digits)} ms`;
 const count = (n: number | undefined): string =>
   n === undefined ? '–' : Math.round(n).toLocaleString('en-US');
 

@@ -4,7 +4,8 @@
  * Adding a market waits for the admin API to have a route for it: the button says so.
  */
 import type { Json } from './api.ts';
-import { confirmButton, h, pager, percent, section, table, text } from './dom.ts';
+import { confirmButton, h, pager, section, table } from './dom.ts';
+import { percent, text } from './format.ts';
 import type { View } from './view.ts';
 
 export const MARKETS_PAGE = 25;

@@ -1,7 +1,8 @@
 /**
  * @module prom — reads the Prometheus text format (version 0.0.4, what `/metrics` serves) into
  * samples: `name{label="value",…} value [timestamp]` lines; `# HELP` and `# TYPE` lines are read
- * for the type, other comments skipped. Label values may hold escaped `\\`, `\"` and `\n`.
+ * for the type, other comments skipped. Label values may hold escaped `\\`, `\"` and `\n`;
+ * values may be NaN and ±Inf in any letter case.
  */
 
 export interface Sample {
@@ -75,9 +76,17 @@ function parseSample(line: string): Sample | undefined {
   }
   const rest = line.slice(i).trim().split(/\s+/);
   const text = rest[0] ?? '';
+  // As Go's ParseFloat reads them (prom-client writes `Nan`): NaN and Inf in any letter case.
+  const special = /^([+-]?)(inf|nan)$/i.exec(text);
   const value =
-    text === '+Inf' ? Infinity : text === '-Inf' ? -Infinity : text === 'NaN' ? NaN : Number(text);
-  if (text === '' || (Number.isNaN(value) && text !== 'NaN')) return undefined;
+    special === null
+      ? Number(text)
+      : (special[2] as string).toLowerCase() === 'nan'
+        ? NaN
+        : special[1] === '-'
+          ? -Infinity
+          : Infinity;
+  if (text === '' || (Number.isNaN(value) && special === null)) return undefined;
   return { name, labels, value };
 }
 

@@ -4,7 +4,8 @@
  * API keys (never secrets).
  */
 import type { Json } from './api.ts';
-import { h, pager, section, table, text, time } from './dom.ts';
+import { h, pager, section, table } from './dom.ts';
+import { text, time } from './format.ts';
 import type { View } from './view.ts';
 
 /** Users a page. */
