@@ -25,6 +25,7 @@ const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
 const FUND_PASSWORD = 'fund-pass-1';
 /** Above usdt's auto-approve limit (10,000): it waits for the operator. */
 const BIG_WITHDRAWAL = '15000';
+const PAGER_USERS = 30;
 
 const browser = ensureChromium();
 const skip =
@@ -73,6 +74,10 @@ describe('the operator console', { skip }, () => {
         ['address', EXTERNAL_TRC20],
       ]);
     }
+    // Enough users for two pages of the users view (25 a page).
+    for (let i = 1; i <= PAGER_USERS; i++) {
+      await must('/admin/users/create', [['name', `pager-${String(i).padStart(2, '0')}`]]);
+    }
     ({ context, dir: profile } = await launchChromium((browser as { path: string }).path));
     page = await context.newPage();
     page.on('console', (m) => {
@@ -113,6 +118,9 @@ describe('the operator console', { skip }, () => {
     const usdt = page.locator('#solvency-table tr[data-coin="usdt"] td');
     assert.equal(await usdt.nth(0).textContent(), 'USDT');
     assert.match((await usdt.nth(5).textContent()) ?? '', /^\d/);
+    // The demo's opening credits never came on chain: the difference is shown, and why.
+    assert.match((await usdt.nth(9).textContent()) ?? '', /^-\d/);
+    assert.match((await page.textContent('#solvency-why')) ?? '', /credited by the operator/);
     assert.equal(await page.locator('#solvency-table .diff').count(), coins);
     assert.match((await page.textContent('#venue-facts')) ?? '', /alive.*ready/s);
     assert.match((await page.textContent('#metrics-facts')) ?? '', /Commands\d/);
@@ -122,6 +130,40 @@ describe('the operator console', { skip }, () => {
     assert.equal(stored, server.token, 'the token is kept in the session');
     assert.equal(await page.evaluate(() => (globalThis as Json).localStorage.length as number), 0);
     await page.screenshot({ path: join(OUTPUT, 'console-dashboard.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+  });
+
+  test('users: paged 25 at a time, searched by name', async () => {
+    await page.click('nav a[data-view="users"]');
+    await page.waitForSelector('#users-table');
+    const range = async (): Promise<string> => (await page.textContent('#users-list .pager .range')) ?? '';
+    const total = Number(/of (\d+)/.exec(await range())?.[1]);
+    assert.ok(total > PAGER_USERS + 1, `the demo's users, whale and ${PAGER_USERS} more: ${total}`);
+    assert.equal(await range(), `1–25 of ${total}`);
+    assert.equal(await page.locator('#users-table tbody tr').count(), 25);
+    await page.click('#users-list .pager button.next');
+    await page.waitForFunction(
+      (text) =>
+        (globalThis as Json).document.querySelector('#users-list .pager .range')?.textContent === text,
+      `26–${Math.min(50, total)} of ${total}`,
+    );
+    await page.fill('#user-search', 'PAGER-1');
+    await page.click('#users-search button[type="submit"]');
+    await page.waitForFunction(
+      () =>
+        (globalThis as Json).document.querySelector('#users-list .pager .range')?.textContent ===
+        '1–10 of 10',
+    );
+    const names = await page.locator('#users-table tbody tr td:nth-child(2)').allTextContents();
+    assert.deepEqual(
+      names,
+      Array.from({ length: 10 }, (_, i) => `pager-1${i}`),
+    );
+    await page.screenshot({ path: join(OUTPUT, 'console-users.png') });
+    await page.fill('#user-search', 'nobody-here');
+    await page.click('#users-search button[type="submit"]');
+    await page.waitForSelector('#users-table.empty');
+    assert.equal(await page.textContent('#users-table'), 'No user matches.');
     assert.deepEqual(problems, []);
   });
 
@@ -144,6 +186,7 @@ describe('the operator console', { skip }, () => {
     assert.ok(!before.hash, `not sent before the operator approves: ${JSON.stringify(before)}`);
     const id = String(before.id);
 
+    await page.click('nav a[data-view="dashboard"]');
     await page.click('#refresh');
     const row = page.locator(`#pending-withdrawals tr[data-withdrawal="${id}"]`);
     await row.waitFor();

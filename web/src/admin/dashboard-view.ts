@@ -4,7 +4,7 @@
  * each market's 24 h volume, and the withdrawals waiting for approval, with Approve and Reject.
  */
 import type { Json } from './api.ts';
-import { confirmButton, h, section, table } from './dom.ts';
+import { confirmButton, confirming, h, section, table } from './dom.ts';
 import { text, time } from './format.ts';
 import { mean, parseMetrics, sum, type Metrics } from './prom.ts';
 import { keepFresh } from './refresh.ts';
@@ -17,7 +17,8 @@ export const dashboardView: View = async (ctx, _arg, current) => {
   const root = h('div', { id: 'dashboard', class: 'dashboard' });
   const load = async (): Promise<void> => {
     const nodes = await build(ctx, () => void load().catch((e: unknown) => ctx.notice(String(e))));
-    if (current()) root.replaceChildren(...nodes);
+    // Not while the operator answers a confirmation: the rows would change under the question.
+    if (current() && !confirming(root)) root.replaceChildren(...nodes);
   };
   await load();
   keepFresh(ctx, root, current, load);
@@ -129,6 +130,7 @@ function metricsCard(metrics: Metrics | undefined): HTMLElement {
 const isZero = (decimal: string): boolean => /^-?0*(\.0*)?$/.test(decimal);
 
 function solvencySection(coins: Json[]): HTMLElement {
+  const off = coins.some((c) => c.difference !== null && !isZero(c.difference));
   return section(
     'Solvency',
     'solvency',
@@ -146,6 +148,8 @@ function solvencySection(coins: Json[]): HTMLElement {
         { title: 'Margin', cell: (c) => c.marginAvailable, num: true },
         { title: 'Fee income', cell: (c) => c.feeIncome, num: true },
         { title: 'Books', cell: (c) => c.books, num: true },
+        { title: 'Deposited', cell: (c) => c.deposited, num: true },
+        { title: 'Withdrawn', cell: (c) => c.withdrawn, num: true },
         { title: 'Wallet', cell: (c) => (c.wallet === null ? 'not read' : c.wallet), num: true },
         {
           title: 'Difference',
@@ -159,6 +163,15 @@ function solvencySection(coins: Json[]): HTMLElement {
       coins,
       { id: 'solvency-table', rowAttrs: (c) => ({ 'data-coin': c.coin }) },
     ),
+    off
+      ? h(
+          'p',
+          { class: 'note', id: 'solvency-why' },
+          'Difference = wallet − books. Money credited by the operator (bourse deposit credit, the demo’s ',
+          'opening credits) never came on chain: it is owed to users but not in the wallets, and shows here ',
+          'as a negative difference (docs/operations.md, Solvency).',
+        )
+      : '',
   );
 }
 
