@@ -42,6 +42,7 @@ import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
 import {
+  ADMIN_TOKEN_FILE,
   DATA_UMASK,
   DIR_MODE,
   dataPaths,
@@ -530,6 +531,14 @@ async function startLocked(
         ? `trading page: not built (run npm run build:web)`
         : `trading page: http://${http.host}:${http.port}/`,
     );
+    if ('url' in adminAt) {
+      adminLog.info(
+        { built: consoleSite !== undefined },
+        consoleSite === undefined
+          ? 'operator console: not built (run npm run build:web)'
+          : `operator console: ${adminAt.url}/admin (sign in with the token in ${join(resolve(paths.root), ADMIN_TOKEN_FILE)})`,
+      );
+    }
 
     const demoLog = at('demo');
     const decision = decideDemo(engine, options.demo, isLoopbackHost(options.host));

@@ -97,7 +97,18 @@ describe('the operator console', { skip }, () => {
   });
 
   test('loads with no console error; a wrong token is refused; the dashboard shows solvency', async () => {
-    await page.goto(`${server.adminBase}/admin`);
+    // The start-up log says where the console is (on the admin listener) and where the token is.
+    const deadline = Date.now() + 10_000;
+    let printed: RegExpExecArray | null = null;
+    while (
+      (printed = /operator console: (\S+) \(sign in with the token in (\S+)\)/.exec(server.output())) === null
+    ) {
+      assert.ok(Date.now() < deadline, `the console's address is printed:\n${server.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(printed[1], `${server.adminBase}/admin`);
+    assert.equal(printed[2], join(root, 'data', 'admin.token'));
+    await page.goto(printed[1] as string);
     await page.waitForSelector('#sign-in');
     assert.match((await page.textContent('#sign-in .note')) ?? '', /admin\.token.*data directory.*bourse/s);
     await page.fill('#token', 'not-the-token');
@@ -192,7 +203,7 @@ describe('the operator console', { skip }, () => {
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /whale.*15000.*submitted/);
     await row.locator('button.approve').click();
-    await page.screenshot({ path: join(OUTPUT, 'console-approve.png') });
+    await page.screenshot({ path: join(OUTPUT, 'console-approve.png'), fullPage: true });
     await row.locator('button.yes').click();
     await notice(new RegExp(`Withdrawal ${id} approved: now (approved|sending|sent)`));
     // Still in progress (on chain), no longer waiting for the operator.
