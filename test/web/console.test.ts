@@ -26,6 +26,8 @@ const FUND_PASSWORD = 'fund-pass-1';
 /** Above usdt's auto-approve limit (10,000): it waits for the operator. */
 const BIG_WITHDRAWAL = '15000';
 const PAGER_USERS = 30;
+/** A user name no venue accepts, and no page may run. */
+const HOSTILE = `<img src=x onerror="document.title='pwned'">`;
 
 const browser = ensureChromium();
 const skip =
@@ -282,18 +284,24 @@ describe('the operator console', { skip }, () => {
     assert.deepEqual(problems, []);
   });
 
-  test('the audit log lists the console’s actions, newest first, paged', async () => {
+  test('the audit log lists the console’s actions, newest first, paged; what it shows is text, never markup', async () => {
+    // A refused action is audited with its parameters as given: markup must show as text.
+    const refused = await admin(server.adminBase, server.token, '/admin/users/create', [['name', HOSTILE]]);
+    assert.equal(refused.code, 3005, JSON.stringify(refused));
     await page.click('nav a[data-view="audit"]');
     await page.waitForSelector('#audit-table');
     const actions = await page
       .locator('#audit-table tbody tr')
       .evaluateAll((rows) => rows.map((r) => (r as Json).dataset.action as string));
     assert.deepEqual(
-      actions.slice(0, 4),
-      ['markets/status', 'markets/status', 'chain/mine', 'withdrawals/approve'],
+      actions.slice(0, 5),
+      ['users/create', 'markets/status', 'markets/status', 'chain/mine', 'withdrawals/approve'],
       actions.join(' '),
     );
     assert.match((await page.textContent('#audit-log .pager')) ?? '', /1–\d+ of \d+/);
+    assert.equal(await page.textContent('#audit-table tbody tr:first-child code'), `name=${HOSTILE}`);
+    assert.equal(await page.locator('#audit-table img').count(), 0);
+    assert.notEqual(await page.title(), 'pwned');
     await page.screenshot({ path: join(OUTPUT, 'console-audit.png') });
     // Signing out forgets the token.
     await page.click('#sign-out');
