@@ -25,6 +25,7 @@ const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
 const FUND_PASSWORD = 'fund-pass-1';
 /** Above usdt's auto-approve limit (10,000): it waits for the operator. */
 const BIG_WITHDRAWAL = '15000';
+const REJECTED_WITHDRAWAL = '12000';
 const PAGER_USERS = 30;
 /** A user name no venue accepts, and no page may run. */
 const HOSTILE = `<img src=x onerror="document.title='pwned'">`;
@@ -64,7 +65,7 @@ describe('the operator console', { skip }, () => {
     mkdirSync(OUTPUT, { recursive: true });
     root = mkdtempSync(join(tmpdir(), 'bourse-console-'));
     server = await startServer(join(root, 'data'), ['--demo']);
-    whale = await createTrader(server, 'whale', [['usdt', '20000']], 'asset,entrust,money');
+    whale = await createTrader(server, 'whale', [['usdt', '40000']], 'asset,entrust,money');
     await must('/admin/fund-password/set', [
       ['user', 'whale'],
       ['password', FUND_PASSWORD],
@@ -180,20 +181,29 @@ describe('the operator console', { skip }, () => {
     assert.deepEqual(problems, []);
   });
 
-  test("the operator approves a withdrawal in the console; the user's record shows it approved", async () => {
+  /** Asks for a usdt withdrawal as `whale`, through the signed API. */
+  const withdraw = async (amount: string): Promise<void> => {
     const asked = await whale.call('withdraw', [
       ['currency', 'usdt'],
-      ['amount', BIG_WITHDRAWAL],
+      ['amount', amount],
       ['fees', '1'],
       ['receiveAddr', EXTERNAL_TRC20],
       ['safePwd', FUND_PASSWORD],
     ]);
     assert.equal(asked.code, 1000, JSON.stringify(asked));
-    const record = async (): Promise<Json> => {
-      const r: Json = await whale.call('getWithdrawRecord', [['currency', 'usdt']]);
-      assert.equal(r.code, 1000, JSON.stringify(r));
-      return r.message.datas.list[0];
-    };
+  };
+  /** whale's withdrawal record `id` (the newest without one), from the signed getWithdrawRecord. */
+  const record = async (id?: string): Promise<Json> => {
+    const r: Json = await whale.call('getWithdrawRecord', [['currency', 'usdt']]);
+    assert.equal(r.code, 1000, JSON.stringify(r));
+    const list = r.message.datas.list as Json[];
+    return id === undefined
+      ? list.reduce((a, b) => (b.id > a.id ? b : a))
+      : list.find((w) => String(w.id) === id);
+  };
+
+  test("the operator approves a withdrawal in the console; the user's record shows it approved (and one rejected, cancelled)", async () => {
+    await withdraw(BIG_WITHDRAWAL);
     const before = await record();
     assert.equal(before.amount, Number(BIG_WITHDRAWAL));
     assert.ok(!before.hash, `not sent before the operator approves: ${JSON.stringify(before)}`);
@@ -213,7 +223,7 @@ describe('the operator console', { skip }, () => {
     assert.equal(await row.locator('button.approve').count(), 0);
 
     // Approved, the chain watcher sent it: the user's record carries the transaction.
-    const after = await record();
+    const after = await record(id);
     assert.equal(String(after.id), id);
     assert.ok(after.hash, `sent on chain once approved: ${JSON.stringify(after)}`);
     assert.ok(after.manageTime >= before.submitTime);
@@ -222,14 +232,26 @@ describe('the operator console', { skip }, () => {
     // Confirmed on the simulated chain: the record says succeeded (2).
     await must('/admin/chain/mine', [['blocks', '25']]);
     const deadline = Date.now() + 10_000;
-    let last = await record();
+    let last = await record(id);
     while (last.status !== 2 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      last = await record();
+      last = await record(id);
     }
     assert.equal(last.status, 2, JSON.stringify(last));
 
-    // The user's full view shows it, with the balances it left.
+    // Another, rejected in the console: the record says cancelled (3), the money is back.
+    await withdraw(REJECTED_WITHDRAWAL);
+    const second = String((await record()).id);
+    assert.notEqual(second, id);
+    await page.click('#refresh');
+    const other = page.locator(`#pending-withdrawals tr[data-withdrawal="${second}"]`);
+    await other.locator('button.reject').click();
+    await other.locator('button.yes').click();
+    await notice(new RegExp(`Withdrawal ${second} rejected: now cancelled`));
+    await other.waitFor({ state: 'detached' });
+    assert.equal((await record(second)).status, 3);
+
+    // The user's full view shows both, with the balance they left.
     await page.click('nav a[data-view="users"]');
     await page.fill('#user-search', 'wha');
     await page.click('#users-search button[type="submit"]');
@@ -238,7 +260,15 @@ describe('the operator console', { skip }, () => {
     const w = page.locator(`#user-withdrawals tr[data-withdrawal="${id}"]`);
     await w.waitFor();
     assert.match((await w.textContent()) ?? '', /15000.*succeeded/);
-    assert.match((await page.textContent('#balances-spot tr[data-coin="usdt"]')) ?? '', /4999/);
+    assert.match(
+      (await page.locator(`#user-withdrawals tr[data-withdrawal="${second}"]`).textContent()) ?? '',
+      /12000.*cancelled/,
+    );
+    // 40,000 credited, 15,000 and its fee of 1 sent; the rejected 12,000 and its fee released.
+    assert.equal(
+      await page.textContent('#balances-spot tr[data-coin="usdt"]'),
+      ['USDT', '24999', '0'].join(''),
+    );
     assert.match((await page.textContent('#user-keys')) ?? '', /asset, entrust, money/);
     await page.screenshot({ path: join(OUTPUT, 'console-user.png'), fullPage: true });
     assert.deepEqual(problems, []);
@@ -294,8 +324,15 @@ describe('the operator console', { skip }, () => {
       .locator('#audit-table tbody tr')
       .evaluateAll((rows) => rows.map((r) => (r as Json).dataset.action as string));
     assert.deepEqual(
-      actions.slice(0, 5),
-      ['users/create', 'markets/status', 'markets/status', 'chain/mine', 'withdrawals/approve'],
+      actions.slice(0, 6),
+      [
+        'users/create',
+        'markets/status',
+        'markets/status',
+        'withdrawals/reject',
+        'chain/mine',
+        'withdrawals/approve',
+      ],
       actions.join(' '),
     );
     assert.match((await page.textContent('#audit-log .pager')) ?? '', /1–\d+ of \d+/);
