@@ -29,7 +29,8 @@ export interface RateLimitLock {
 
 /**
  * The rate-limit port. Each call counts one request (a refused request is not counted against
- * a later window). Adapters: in memory (this module), Redis (later, for many gateways).
+ * a later window). Adapters: in memory (this module, one gateway's own counts) and Redis
+ * (redis-rate-limit.ts, counts shared by every gateway); both pass rate-limit.case.ts.
  */
 export interface RateLimiter {
   /** One trade-API request from `ip`, counted before authentication. */
@@ -38,20 +39,24 @@ export interface RateLimiter {
   hitKey(accessKey: string): RateDecision | Promise<RateDecision>;
 }
 
-export interface MemoryRateLimiterOptions {
+/** The limits and their clock, the same for every adapter. */
+export interface RateLimitSettings {
   /** Wall clock in ms (injectable for tests). Default `Date.now`. */
   readonly clock?: () => number;
   readonly ipRequestsPerMinute?: number;
   readonly ipLockMs?: number;
   readonly keyRequestsPerSecond?: number;
+  /** Told when an IP gets locked (once a lock, not per refused request), e.g. to log it. */
+  readonly onLock?: (ip: string, until: number, requestsPerMinute: number) => void;
+}
+
+export interface MemoryRateLimiterOptions extends RateLimitSettings {
   /** Most IPs counted at once; beyond it the least recently seen unlocked IP is forgotten. Default 200,000. */
   readonly maxTrackedIps?: number;
   /** Most keys counted at once; beyond it the least recently seen is forgotten. Default 100,000. */
   readonly maxTrackedKeys?: number;
   /** How often (clock ms) idle entries are swept. Default 10,000. */
   readonly sweepEveryMs?: number;
-  /** Told when an IP gets locked (once a lock, not per refused request), e.g. to log it. */
-  readonly onLock?: (ip: string, until: number, requestsPerMinute: number) => void;
 }
 
 const SECONDS_PER_WINDOW = 60;
@@ -73,6 +78,28 @@ interface KeyWindow {
 
 function seconds(ms: number): number {
   return Math.ceil(ms / 1000);
+}
+
+/** The refusal of a request from an IP locked until `until` (the same words from every adapter). */
+export function ipLockedDecision(ip: string, until: number, now: number, perMinute: number): RateDecision {
+  return {
+    allowed: false,
+    retryAt: until,
+    message:
+      `requests too frequent: IP ${ip} made more than ${perMinute} requests in a minute and is locked ` +
+      `until ${new Date(until).toISOString()}; retry after ${seconds(until - now)} s`,
+  };
+}
+
+/** The refusal of a request with a key that used its `perSecond` requests; it may retry at `retryAt`. */
+export function keyRefusedDecision(retryAt: number, now: number, perSecond: number): RateDecision {
+  return {
+    allowed: false,
+    retryAt,
+    message:
+      `requests too frequent: more than ${perSecond} requests per second with this API key; ` +
+      `retry after ${retryAt - now} ms`,
+  };
 }
 
 /**
@@ -162,16 +189,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.#keys.set(accessKey, w);
     // The slot at head holds the time of the request `limit` accepted requests ago.
     const oldest = w.times[w.head] as number;
-    if (oldest > now - 1000) {
-      const retryAt = oldest + 1000;
-      return {
-        allowed: false,
-        retryAt,
-        message:
-          `requests too frequent: more than ${this.#keyLimit} requests per second with this API key; ` +
-          `retry after ${retryAt - now} ms`,
-      };
-    }
+    if (oldest > now - 1000) return keyRefusedDecision(oldest + 1000, now, this.#keyLimit);
     w.times[w.head] = now;
     w.head = (w.head + 1) % this.#keyLimit;
     return { allowed: true };
@@ -211,13 +229,7 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   #ipLocked(ip: string, until: number, now: number): RateDecision {
-    return {
-      allowed: false,
-      retryAt: until,
-      message:
-        `requests too frequent: IP ${ip} made more than ${this.#ipLimit} requests in a minute and is locked ` +
-        `until ${new Date(until).toISOString()}; retry after ${seconds(until - now)} s`,
-    };
+    return ipLockedDecision(ip, until, now, this.#ipLimit);
   }
 
   #evictOldest<T>(map: Map<string, T>): void {
