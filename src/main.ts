@@ -21,7 +21,7 @@ import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
 import { createSecretSealer, generateApiCredentials } from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
-import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
+import type { RateLimiter } from './api/auth/rate-limit.ts';
 import { TrustedProxies } from './api/http/client-ip.ts';
 import {
   ListenError,
@@ -41,6 +41,7 @@ import { MarketData } from './api/market-data/market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
+import { journalLocation, openJournal, openRateLimiter } from './config/adapters.ts';
 import {
   ADMIN_TOKEN_FILE,
   DATA_UMASK,
@@ -232,19 +233,11 @@ async function startLocked(
     const journalLog = at('journal');
     const historyLog = at('history');
     const snapshotLog = at('snapshots');
-    const journal = FileJournal.open(paths.journal, { maxBatchDelayMs: options.groupCommitMaxDelayMs });
-    journalLog.info(
-      { dir: paths.journal, segments: journal.recovery.segments, lastSeq: journal.recovery.lastSeq },
-      `journal opened at seq ${journal.recovery.lastSeq}`,
-    );
-    if (journal.recovery.truncatedBytes > 0) {
-      journalLog.warn(
-        { truncatedBytes: journal.recovery.truncatedBytes, tail: journal.recovery.tail },
-        `journal: ${journal.recovery.tail}`,
-      );
-    }
-    journal.onSegmentCreated((file, firstSeq) =>
-      journalLog.info({ file, firstSeq }, `new journal segment from seq ${firstSeq}`),
+    const journal = await openJournal(
+      paths.root,
+      paths.journal,
+      journalLocation(options.journalUrl, paths.journal),
+      { maxBatchDelayMs: options.groupCommitMaxDelayMs, log: journalLog },
     );
     const snapshots = new SnapshotStore(paths.snapshots, { onProblem: (p) => snapshotLog.warn(p) });
     for (const file of snapshots.removeLeftovers())
@@ -368,17 +361,7 @@ async function startLocked(
       { trustedProxies },
     );
     const authLog = at('auth');
-    const rateLimiter = options.rateLimits
-      ? new MemoryRateLimiter({
-          ipRequestsPerMinute: options.ipRequestsPerMinute,
-          keyRequestsPerSecond: options.keyRequestsPerSecond,
-          onLock: (ip, until, perMinute) =>
-            authLog.warn(
-              { ip, until: new Date(until).toISOString() },
-              `rate limit: IP ${ip} made more than ${perMinute} trade-API requests in a minute and is locked until ${new Date(until).toISOString()}`,
-            ),
-        })
-      : undefined;
+    const rateLimiter = await openRateLimiter(options, authLog);
     const metrics = options.metrics
       ? new VenueMetrics({
           engine,
@@ -393,7 +376,7 @@ async function startLocked(
       : undefined;
     if (metrics !== undefined) {
       sequencer.onApplied(metrics.onApplied);
-      journal.onFlushed(metrics.onFlushed);
+      if (journal instanceof FileJournal) journal.onFlushed(metrics.onFlushed);
     }
     sequencer.onApplied((batch) => marketData.apply(batch));
     sequencer.onApplied(klines.apply);
@@ -582,6 +565,7 @@ async function startLocked(
         await sequencer.close();
         await follower.close().catch(() => undefined);
         await history.close();
+        await rateLimiter?.close();
         audit.close();
         await lock.release();
       })());

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { trustedProxyProblem } from '../api/http/client-ip.ts';
+import { journalUrlProblem } from './journal-url.ts';
 
 export interface ServerOptions {
   /** Interface to listen on. */
@@ -46,6 +47,13 @@ export interface ServerOptions {
    * SQLite in the data directory (docs/history-store.md).
    */
   readonly historyUrl: string | undefined;
+  /**
+   * The journal on a NATS JetStream stream (nats://host:port[,host:port…][?stream=NAME&monitor=
+   * http://host:8222[,…]]); none: the file journal in the data directory (docs/scale-out.md).
+   */
+  readonly journalUrl: string | undefined;
+  /** The rate limits in Redis, shared by every gateway (redis://host:port[/db]); none: in memory. */
+  readonly limitsUrl: string | undefined;
   /** Open connections on the public listener in total (HTTP and WebSocket). */
   readonly maxConnections: number;
   /** Open connections from one address (IPv6: one /64); trusted proxies are exempt. */
@@ -101,6 +109,8 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   keyRequestsPerSecond: 60,
   rateLimits: true,
   historyUrl: undefined,
+  journalUrl: undefined,
+  limitsUrl: undefined,
   maxConnections: 10_000,
   maxConnectionsPerIp: 256,
   headersTimeoutMs: 10_000,
@@ -290,6 +300,22 @@ const SETTINGS: readonly Setting[] = [
     kind: 'string',
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL (postgres://user@host:port/db[?schema=name]); none: SQLite in --data',
+  },
+  {
+    key: 'journalUrl',
+    flag: '--journal-url',
+    env: 'BOURSE_JOURNAL_URL',
+    kind: 'string',
+    value: '<nats-url>',
+    help: 'the journal on a JetStream stream (nats://host:4222[?stream=NAME&monitor=http://host:8222]; the server must run sync_interval: always); none: files in --data',
+  },
+  {
+    key: 'limitsUrl',
+    flag: '--limits-url',
+    env: 'BOURSE_LIMITS_URL',
+    kind: 'string',
+    value: '<redis-url>',
+    help: 'the rate limits in Redis, shared by every gateway (redis://host:6379[/db]); none: in memory',
   },
   {
     key: 'maxConnections',
@@ -521,6 +547,15 @@ export function loadOptions(
   const url = values['historyUrl'];
   if (typeof url === 'string' && !/^postgres(ql)?:\/\/[^/]/.test(url)) {
     problems.push(`--history-url: expected postgres://user@host:port/database, got '${redactPassword(url)}'`);
+  }
+  const limitsUrl = values['limitsUrl'];
+  if (typeof limitsUrl === 'string' && !/^rediss?:\/\/[^/]/.test(limitsUrl)) {
+    problems.push(`--limits-url: expected redis://host:port[/db], got '${redactPassword(limitsUrl)}'`);
+  }
+  const journalUrl = values['journalUrl'];
+  if (typeof journalUrl === 'string') {
+    const problem = journalUrlProblem(journalUrl);
+    if (problem !== undefined) problems.push(`--journal-url: ${problem}`);
   }
   if (
     problems.length === 0 &&

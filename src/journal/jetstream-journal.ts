@@ -235,6 +235,8 @@ export class JetStreamJournal {
   /** Retention's purges, one after the other; close waits for them. */
   #purging: Promise<void> = Promise.resolve();
   readonly #reports = new DurabilityReports();
+  /** Message bodies published (not counting re-publishes), for metrics. */
+  #bytesPublished = 0;
 
   private constructor(
     nc: NatsConnection,
@@ -313,6 +315,11 @@ export class JetStreamJournal {
   /** Oldest sequence number still in the stream (`lastSeq + 1` when it holds none). */
   get firstSeq(): number {
     return Math.min(this.#firstSeq, this.#lastSeq + 1);
+  }
+
+  /** Bytes of the message bodies published (the records and their lengths; headers and re-publishes not counted). */
+  get stats(): { readonly bytesWritten: number } {
+    return { bytesWritten: this.#bytesPublished };
   }
 
   /** Records appended but not yet acknowledged (for backpressure). */
@@ -553,6 +560,7 @@ export class JetStreamJournal {
       batch.streamSeq = streamSeq;
       batch.headers = h;
       this.#inFlight.push(batch);
+      this.#bytesPublished += batch.used;
       this.#publish(batch);
     }
   }

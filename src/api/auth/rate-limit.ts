@@ -223,6 +223,9 @@ export class MemoryRateLimiter implements RateLimiter {
     return lifted;
   }
 
+  /** Nothing to release (the port's adapters share `close`). */
+  async close(): Promise<void> {}
+
   /** Entries held (for tests and metrics). */
   get size(): { ips: number; locks: number; keys: number } {
     return { ips: this.#ips.size, locks: this.#locks.size, keys: this.#keys.size };
