@@ -12,6 +12,7 @@ import { COMMANDS, ENVIRONMENT, flagsOf } from './commands.ts';
 const offline: OfflineCommands = {
   verify: () => Promise.reject(new Error('not called')),
   rebuildHistory: () => Promise.reject(new Error('not called')),
+  journalCopy: () => Promise.reject(new Error('not called')),
 };
 
 const roots: string[] = [];
@@ -99,6 +100,11 @@ describe('command lines', () => {
       [['verify', '--url', 'http://127.0.0.1:1'], /verify does not take --url/],
       [['market', 'halt'], /market halt needs <market>/],
       [['market'], /market needs a command/],
+      [['journal', 'copy'], /journal copy needs --to <file\|nats-url>/],
+      [
+        ['journal', 'copy', '--to', 'file', '--url', 'http://127.0.0.1:1'],
+        /journal copy does not take --url/,
+      ],
       [['address', 'create', 'alice'], /address create needs <name> <coin>/],
       [['address', 'create', 'alice', 'usdt', '--chain'], /--chain needs a value/],
       [['withdraw-address', 'add', 'alice', 'usdt'], /withdraw-address add needs <name> <coin> <address>/],

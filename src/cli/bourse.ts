@@ -1,7 +1,7 @@
 /**
  * @module bourse — the operator CLI. Online commands find the running server by themselves
  * (locate.ts) and call its admin API with the token the server keeps in its data directory;
- * offline commands (verify, rebuild-history) work on the data directory directly while the server
+ * offline commands (verify, journal copy, rebuild-history) work on the data directory directly while the server
  * is stopped. The commands, their flags and help are in commands.ts.
  */
 import { describeTarget, postAdmin } from './admin-client.ts';
@@ -30,6 +30,8 @@ export interface OfflineCommands {
   verify(dataDir: string, io: CliIo, json: boolean): Promise<number>;
   /** `historyUrl`: a PostgreSQL history store; without it, SQLite in the data directory. */
   rebuildHistory(dataDir: string, io: CliIo, json: boolean, historyUrl?: string): Promise<number>;
+  /** `to`: `file` or a nats:// URL; `from`: the stream when not the one the data directory records. */
+  journalCopy(dataDir: string, io: CliIo, json: boolean, to: string, from?: string): Promise<number>;
 }
 
 interface Parsed {
@@ -126,6 +128,11 @@ export async function runCli(
 
   if (command.call === undefined) {
     if (command.name === 'verify') return offline.verify(data.dir, io, json);
+    if (command.name === 'journal copy') {
+      const to = flags.get('--to')?.[0];
+      if (to === undefined) return usage(io, 'journal copy needs --to <file|nats-url>', command);
+      return offline.journalCopy(data.dir, io, json, to, flags.get('--from')?.[0]);
+    }
     const historyUrl = flags.get('--history-url')?.[0] ?? env['BOURSE_HISTORY_URL'];
     return offline.rebuildHistory(data.dir, io, json, historyUrl);
   }

@@ -34,6 +34,14 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL, postgres://user@host:port/db[?schema=name] (default: $BOURSE_HISTORY_URL, else SQLite in the data directory)',
   },
+  '--to': {
+    value: '<file|nats-url>',
+    help: 'required: where the journal goes, file (the data directory) or nats://host:4222[?stream=NAME&monitor=…]',
+  },
+  '--from': {
+    value: '<nats-url>',
+    help: 'the stream the journal is on (default: the one the data directory records)',
+  },
   '--data': {
     value: '<dir>',
     help: "the server's data directory (default: $BOURSE_DATA, else ./data)",
@@ -451,6 +459,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Checks every journal segment and snapshot, then replays the journal from genesis and compares the state hash with each snapshot.',
   },
   {
+    name: 'journal copy',
+    args: [],
+    flags: ['--to', '--from'],
+    summary: 'move the journal between the data directory and a JetStream stream (server stopped)',
+    details:
+      'Copies every record into an empty destination, replays both journals from genesis and compares their state hashes and records, then records the destination in the data directory (journal.json): start the server with --journal-url <nats-url> after --to <nats-url>, without it after --to file. An old file journal is moved aside, never appended to (docs/scale-out.md).',
+  },
+  {
     name: 'rebuild-history',
     args: [],
     flags: ['--history-url'],
@@ -482,7 +498,7 @@ export function synopsis(command: CommandSpec): string {
   const own = command.flags.map((f) => {
     const spec = FLAGS[f] as FlagSpec;
     const text = spec.value === undefined ? f : `${f} ${spec.value}`;
-    return f === '--perms' ? text : `[${text}]${spec.repeat === true ? '...' : ''}`;
+    return f === '--perms' || f === '--to' ? text : `[${text}]${spec.repeat === true ? '...' : ''}`;
   });
   return [command.name, ...command.args, ...own].join(' ');
 }
@@ -498,7 +514,7 @@ export function overview(): string {
       s.length > width ? `  ${s}\n  ${' '.repeat(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`,
     ),
     '',
-    'common options (verify and rebuild-history take no --url):',
+    'common options (verify, journal copy and rebuild-history take no --url):',
     ...COMMON_FLAGS.map((f) => flagLine(f)),
     '',
     'environment:',

@@ -21,6 +21,7 @@ import type { HistoryStore } from '../store/history-store.ts';
 import { PgHistoryStore, redactUrl } from '../store/pg-history-store.ts';
 import { SqliteHistoryStore } from '../store/sqlite-history-store.ts';
 import type { CliIo, OfflineCommands } from './bourse.ts';
+import { journalCopyCommand } from './journal-copy.ts';
 
 /**
  * Progress of a replay on standard error: a line redrawn in place (done / total, rate, ETA) on a
@@ -257,4 +258,4 @@ async function replayInto(
   return { records: total, entries: writer.written };
 }
 
-export const offlineCommands: OfflineCommands = { verify, rebuildHistory };
+export const offlineCommands: OfflineCommands = { verify, rebuildHistory, journalCopy: journalCopyCommand };

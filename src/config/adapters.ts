@@ -22,14 +22,15 @@ import type { ServerOptions } from './options.ts';
 // ───────────────────────────── the journal ─────────────────────────────
 
 export type JournalLocation =
-  { readonly kind: 'file'; readonly dir: string } | ({ readonly kind: 'jetstream' } & JetStreamLocation);
+  | { readonly kind: 'file'; readonly dir: string }
+  | ({ readonly kind: 'jetstream'; readonly url: string } & JetStreamLocation);
 
 /** Either journal adapter: the sequencer sees a JournalPort, health and metrics a little more. */
 export type VenueJournal = FileJournal | JetStreamJournal;
 
 /** The stream named by `url` (`--journal-url`), else the file journal in `dir`. */
 export function journalLocation(url: string | undefined, dir: string): JournalLocation {
-  return url === undefined ? { kind: 'file', dir } : { kind: 'jetstream', ...parseJournalUrl(url) };
+  return url === undefined ? { kind: 'file', dir } : { kind: 'jetstream', url, ...parseJournalUrl(url) };
 }
 
 export function describeJournalLocation(location: JournalLocation): string {
@@ -39,7 +40,13 @@ export function describeJournalLocation(location: JournalLocation): string {
 /** What `journal.json` in a data directory says. */
 export type JournalRecordOfDataDir =
   | { readonly kind: 'file' }
-  | { readonly kind: 'jetstream'; readonly stream: string; readonly servers: readonly string[] };
+  | {
+      readonly kind: 'jetstream';
+      readonly stream: string;
+      readonly servers: readonly string[];
+      /** The whole `--journal-url` (with its monitoring endpoints), for `bourse journal copy`. */
+      readonly url: string;
+    };
 
 const MARKER = 'journal.json';
 
@@ -59,8 +66,9 @@ export function writeJournalRecord(dataDir: string, location: JournalLocation): 
   const record: JournalRecordOfDataDir =
     location.kind === 'file'
       ? { kind: 'file' }
-      : { kind: 'jetstream', stream: location.stream, servers: location.servers };
-  writeAtomic(join(dataDir, MARKER), `${JSON.stringify(record)}\n`, 0o644);
+      : { kind: 'jetstream', stream: location.stream, servers: location.servers, url: location.url };
+  // Mode 600: a journal URL may carry a password (the data directory holds the admin token too).
+  writeAtomic(join(dataDir, MARKER), `${JSON.stringify(record)}\n`, 0o600);
 }
 
 /** Whether the file journal directory holds any segment (a venue that ran on files before records existed). */

@@ -83,6 +83,7 @@ describe('the server on the JetStream journal', { skip }, () => {
       kind: 'jetstream',
       stream,
       servers: [s.url],
+      url: journalUrl(s, stream),
     });
 
     // Every acknowledged order is in the stream (read with a journal of the test's own).
