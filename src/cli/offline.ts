@@ -6,6 +6,7 @@
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { readJournalRecord } from '../config/adapters.ts';
 import { DATA_UMASK, dataPaths, readGenesis } from '../config/data-dir.ts';
 import { acquireDataLock, type DataLock } from '../config/data-lock.ts';
 import { StartRefusedError } from '../config/start-refusal.ts';
@@ -34,6 +35,17 @@ function progress(io: CliIo, label: string): (done: number, total: number) => vo
     tty: process.stderr.isTTY === true ? process.stderr : undefined,
     line: (text) => io.err(text),
   });
+}
+
+/**
+ * The refusal when the data directory's journal is on a stream: these tools read the file
+ * journal, and the files left there (if any) are an old, superseded journal.
+ */
+function journalOnStream(dataDir: string, tool: string): string | undefined {
+  const recorded = readJournalRecord(dataDir);
+  return recorded?.kind === 'jetstream'
+    ? `${tool}: the journal of ${dataDir} is the JetStream stream ${recorded.stream}; ${tool} reads the file journal: move it back first with \`bourse journal copy --to file\``
+    : undefined;
 }
 
 /** What an offline tool is told when a server (or another tool) holds the data directory. */
@@ -87,6 +99,11 @@ function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
 }
 
 async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<number> {
+  const onStream = journalOnStream(dataDir, 'verify');
+  if (onStream !== undefined) {
+    io.err(onStream);
+    return 1;
+  }
   const paths = dataPaths(dataDir);
   const problems: string[] = [];
   const journalCheck = FileJournal.verify(paths.journal);
@@ -177,6 +194,11 @@ async function rebuildHistoryLocked(
   json: boolean,
   historyUrl?: string,
 ): Promise<number> {
+  const onStream = journalOnStream(dataDir, 'rebuild-history');
+  if (onStream !== undefined) {
+    io.err(onStream);
+    return 1;
+  }
   const paths = dataPaths(dataDir);
   if (historyUrl !== undefined) {
     try {

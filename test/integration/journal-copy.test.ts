@@ -95,6 +95,13 @@ describe('bourse journal copy', { skip }, () => {
     assert.equal(there.result?.records, onFiles.lastSeq);
     assert.equal(there.result?.stateHash, onFiles.stateHash);
     await assert.rejects(startServer(dataDir, []), /belongs to the JetStream stream MOVED/);
+    // The offline tools read files: on a venue whose journal is a stream they refuse, saying why.
+    let said = '';
+    const io = { out: (): void => undefined, err: (l: string): void => void (said += l) };
+    assert.equal(await offlineCommands.verify(dataDir, io, false), 1);
+    assert.equal(await offlineCommands.rebuildHistory(dataDir, io, false), 1);
+    assert.match(said, /verify: the journal of .* is the JetStream stream MOVED.*journal copy --to file/);
+    assert.match(said, /rebuild-history: the journal of/);
     server = await startServer(dataDir, ['--rate-limits=false', '--journal-url', streamUrl('MOVED')]);
     assert.deepEqual(await state(server), onFiles);
     await trade(server, alice, bob, 10);
