@@ -16,6 +16,7 @@ import { FileJournal } from '../journal/file-journal.ts';
 import { JetStreamJournal } from '../journal/jetstream-journal.ts';
 import type { Log } from '../sequencer/ports.ts';
 import { writeAtomic } from './data-dir.ts';
+import { StartRefusedError } from './start-refusal.ts';
 import { describeJetStream, parseJournalUrl, type JetStreamLocation } from './journal-url.ts';
 import type { ServerOptions } from './options.ts';
 
@@ -97,7 +98,7 @@ export function checkJournalOfDataDir(dataDir: string, location: JournalLocation
     recorded.kind === 'file'
       ? 'start without --journal-url'
       : `start with --journal-url naming stream=${recorded.stream}`;
-  throw new Error(
+  throw new StartRefusedError(
     `the data directory ${dataDir} belongs to ${was}, not ${describeJournalLocation(location)}: ` +
       `${fix}, or move the journal first with \`bourse journal copy --to …\` (docs/scale-out.md)`,
   );
@@ -146,6 +147,10 @@ export async function openJournal(
       stream: location.stream,
       subject: location.subject,
       log: (message) => log.warn(message),
+    }).catch((error: unknown) => {
+      throw new StartRefusedError(
+        `the journal on ${describeJetStream(location)}: ${(error as Error).message}`,
+      );
     });
     log.info(
       { stream: location.stream, servers: location.servers, lastSeq: stream.durableSeq },
@@ -199,6 +204,8 @@ export async function openRateLimiter(
           `rate limits: Redis at ${where} failed (${problem}); this gateway counts on its own until it answers`,
         );
     },
+  }).catch((error: unknown) => {
+    throw new StartRefusedError((error as Error).message);
   });
   log.info({ limits: where }, `rate limits: in Redis at ${where}, shared by every gateway`);
   return redis;

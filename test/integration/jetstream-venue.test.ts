@@ -134,7 +134,7 @@ describe('the server on the JetStream journal', { skip }, () => {
     try {
       await assert.rejects(
         startServer(join(root, 'lax'), ['--journal-url', journalUrl(lax, 'LAX')]),
-        /does not fsync each JetStream write[\s\S]*sync_interval: always/,
+        /bourse: cannot start: the journal on JetStream stream LAX on nats:\/\/\S+: the NATS server at \S+ \(\S+\) does not fsync each JetStream write .* Start it with `jetstream \{ sync_interval: always \}`\.\n/,
       );
     } finally {
       await lax.stop();
@@ -148,7 +148,7 @@ describe('the server on the JetStream journal', { skip }, () => {
     await server.stop();
     await assert.rejects(
       startServer(dataDir, ['--journal-url', journalUrl(nats as NatsServer, 'OTHER')]),
-      /belongs to the file journal in .* start without --journal-url, or move the journal first with `bourse journal copy/,
+      /bourse: cannot start: the data directory .* belongs to the file journal in .* start without --journal-url, or move the journal first with `bourse journal copy --to …` \(docs\/scale-out.md\)\n/,
     );
   });
 });
