@@ -21,7 +21,7 @@ import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
 import { createSecretSealer, generateApiCredentials } from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
-import type { RateLimiter } from './api/auth/rate-limit.ts';
+import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
 import { TrustedProxies } from './api/http/client-ip.ts';
 import {
   ListenError,
@@ -369,7 +369,7 @@ async function startLocked(
           journal,
           history: follower,
           ws,
-          ...(rateLimiter === undefined ? {} : { rateLimiter }),
+          ...(rateLimiter instanceof MemoryRateLimiter ? { rateLimiter } : {}),
           ready: health.isReady,
           openOrdersAtStart: startState.orders.map((o) => o[2]),
         })

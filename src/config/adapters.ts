@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { MemoryRateLimiter, type RateLimiter } from '../api/auth/rate-limit.ts';
+import { MemoryRateLimiter } from '../api/auth/rate-limit.ts';
 import { RedisRateLimiter, redactRedisUrl } from '../api/auth/redis-rate-limit.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { JetStreamJournal } from '../journal/jetstream-journal.ts';
@@ -164,11 +164,11 @@ export async function openJournal(
 
 // ───────────────────────────── rate limits ─────────────────────────────
 
-/** The venue's limiter: it counts, reports its locks for metrics, and is closed with the venue. */
-export type VenueRateLimiter = RateLimiter & {
-  readonly size: { readonly locks: number };
-  close(): Promise<void>;
-};
+/**
+ * The venue's limiter, closed with the venue. Only the in-memory one knows its locks for the
+ * metrics (`bourse_rate_limit_locked_ips`); Redis's are in Redis, shared by every gateway.
+ */
+export type VenueRateLimiter = MemoryRateLimiter | RedisRateLimiter;
 
 /**
  * The rate limiter the options ask for: none with `--rate-limits=false`, Redis with

@@ -250,8 +250,8 @@ export class RedisRateLimiter implements RateLimiter {
     return this.#failures;
   }
 
-  /** Entries the fallback holds (it counts only while Redis is away). */
-  get size(): { ips: number; locks: number; keys: number } {
+  /** Entries the fallback holds (it counts only while Redis is away; the locks are in Redis). */
+  get fallbackSize(): { ips: number; locks: number; keys: number } {
     return this.#fallback.size;
   }
 
