@@ -170,8 +170,10 @@ export class RedisRateLimiter implements RateLimiter {
    * degrade to per-gateway limits instead.
    */
   static async open(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
-    if (!(options.ipRequestsPerMinute ?? 1) || !(options.keyRequestsPerSecond ?? 1)) {
-      throw new RangeError('rate limits must be positive');
+    // The same bounds as the fallback's, checked before a connection is made.
+    const perMinute = options.ipRequestsPerMinute ?? IP_REQUESTS_PER_MINUTE;
+    if (perMinute < 1 || perMinute > 65_535 || (options.keyRequestsPerSecond ?? 1) < 1) {
+      throw new RangeError('rate limits must be positive (per-IP at most 65535 per minute)');
     }
     let started = false;
     const client: Client = createClient({
@@ -201,7 +203,7 @@ export class RedisRateLimiter implements RateLimiter {
       await client.sendCommand(['SCRIPT', 'LOAD', IP.source]);
       await client.sendCommand(['SCRIPT', 'LOAD', KEY.source]);
     } catch (error) {
-      client.destroy();
+      if (client.isOpen) client.destroy();
       throw new Error(
         `cannot reach the rate-limit Redis at ${redactRedisUrl(options.url)}: ${(error as Error).message}`,
       );
