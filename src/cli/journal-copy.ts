@@ -21,15 +21,14 @@ import {
   writeJournalRecord,
   type JournalLocation,
 } from '../config/adapters.ts';
-import { dataPaths, readGenesis } from '../config/data-dir.ts';
-import { readListenFile } from '../config/listen-file.ts';
+import { dataPaths, readGenesis, type DataPaths } from '../config/data-dir.ts';
+import { acquireDataLock } from '../config/data-lock.ts';
 import type { VenueConfig } from '../domain/specs.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { JetStreamJournal } from '../journal/jetstream-journal.ts';
 import { SILENT_LOG } from '../observability/memory-log.ts';
 import { recover } from '../sequencer/recovery.ts';
 import type { CliIo } from './bourse.ts';
-import { processAlive } from './locate.ts';
 
 /** Records appended before the copy waits for them to be durable (bounds the memory it holds). */
 const COPY_CHUNK_RECORDS = 20_000;
@@ -93,10 +92,26 @@ export async function copyJournal(
   progress: (line: string) => void = () => undefined,
 ): Promise<JournalCopyResult> {
   const paths = dataPaths(dataDir);
-  const running = readListenFile(paths.root);
-  if (running !== undefined && processAlive(running.pid)) {
-    throw new Error(`a server (pid ${running.pid}) runs on ${resolve(paths.root)}: stop it first`);
+  if (!existsSync(paths.root)) throw new Error(`the data directory ${resolve(paths.root)} does not exist`);
+  // The venue must be stopped, and stay so: the copy holds the data directory's lock throughout.
+  const lock = await acquireDataLock(
+    paths.root,
+    'journal copy',
+    'stop it first: journal copy works on a stopped venue',
+  );
+  try {
+    return await copyLocked(paths, to, from, progress);
+  } finally {
+    await lock.release();
   }
+}
+
+async function copyLocked(
+  paths: DataPaths,
+  to: string,
+  from: string | undefined,
+  progress: (line: string) => void,
+): Promise<JournalCopyResult> {
   const genesis = readGenesis(paths.root);
   const recorded = readJournalRecord(paths.root);
   const source: JournalLocation = journalLocation(

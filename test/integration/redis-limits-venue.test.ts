@@ -1,7 +1,8 @@
 /**
  * `--limits-url`: two server processes counting one IP's trade-API requests in one Redis (a
  * private redis-server: a lock set here must not outlive the test). The request over the limit
- * through either locks the IP on both; the one that set the lock logs it. An unreachable Redis
+ * through either locks the IP on both; the one that set the lock logs it; the operator lists and
+ * lifts it through either. An unreachable Redis
  * is refused at start in one line.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { redisSkipReason, startPrivateRedis, type PrivateRedis } from '../fixtures/redis-server.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { createTrader, TEST_USER_AGENT } from '../fixtures/zb-client.ts';
+import { admin, createTrader, TEST_USER_AGENT } from '../fixtures/zb-client.ts';
 
 const skip = await redisSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-redis-limits-'));
@@ -63,6 +64,15 @@ describe('rate limits in Redis, shared by two server processes', { skip }, () =>
       a.output(),
       /rate limit: IP 127\.0\.0\.1 made more than 6 trade-API requests in a minute and is locked/,
     );
+    // The operator sees the lock from either process and lifts it for both.
+    const listed = await admin(b.adminBase, b.token, '/admin/limits/list', []);
+    assert.deepEqual(
+      (listed.locks as { kind: string; subject: string }[]).map((l) => [l.kind, l.subject]),
+      [['ip', '127.0.0.1']],
+    );
+    const lifted = await admin(b.adminBase, b.token, '/admin/limits/lift', [['subject', '127.0.0.1']]);
+    assert.equal(lifted.code, 1000, JSON.stringify(lifted));
+    assert.ok('result' in (await alice.call('getAccountInfo')), 'A serves the IP again');
     assert.doesNotMatch(
       b.output(),
       /rate limit: IP 127\.0\.0\.1/,

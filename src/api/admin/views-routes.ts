@@ -28,10 +28,10 @@ const MAX_OFFSET = 1_000_000_000;
 /** The longest `search` text. */
 const MAX_SEARCH_CHARS = 64;
 
-/** The rate-limit locks, through the limiter's own interface. */
+/** The rate-limit locks, through the limiter's own interface (in memory, or in Redis: asynchronous). */
 export interface RateLimitLocks {
-  locks(): RateLimitLock[];
-  lift(subject: string): RateLimitLock | undefined;
+  locks(): RateLimitLock[] | Promise<RateLimitLock[]>;
+  lift(subject: string): RateLimitLock | undefined | Promise<RateLimitLock | undefined>;
 }
 
 /** The venue's health as `/ready` reports it, and the latest snapshot. */
@@ -379,7 +379,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
     {
       /** The journal position, the latest snapshot, the history store's lag, the locks in force. */
       path: '/admin/venue',
-      handler: () => {
+      handler: async () => {
         const report = deps.probes?.ready();
         const snapshot = deps.probes?.lastSnapshot();
         const journal = report?.checks.journal;
@@ -401,18 +401,18 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
             ...(typeof history?.['error'] === 'string' ? { error: history['error'] } : {}),
           },
           openOrders: engine.openOrderCount,
-          rateLimitLocks: deps.limits?.locks().length ?? null,
+          rateLimitLocks: deps.limits === undefined ? null : (await deps.limits.locks()).length,
         });
       },
     },
     {
       /** [limit], [offset]: locked IPs and keys at their limit now, soonest lifted first. */
       path: '/admin/limits/list',
-      handler: (request) => {
+      handler: async (request) => {
         const page = paging(request, DEFAULT_LIST_LIMIT);
         if (isReply(page)) return page;
         if (deps.limits === undefined) return ok({ enabled: false, total: 0, locks: [] });
-        const locks = deps.limits.locks();
+        const locks = await deps.limits.locks();
         return ok({
           enabled: true,
           total: locks.length,
@@ -425,7 +425,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
     {
       /** subject (an IP or an access key): lifts its lock; refused when none is in force. */
       path: '/admin/limits/lift',
-      handler: (request) => {
+      handler: async (request) => {
         const subject = param(request, 'subject') ?? '';
         if (subject === '' || subject.length > 128) {
           return fail('INVALID_PARAMETER', 'subject is required: the IP address or access key locked');
@@ -433,7 +433,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
         if (deps.limits === undefined) {
           return fail('INVALID_PARAMETER', 'rate limits are switched off on this venue: nothing is locked');
         }
-        const lifted = deps.limits.lift(subject);
+        const lifted = await deps.limits.lift(subject);
         if (lifted === undefined) {
           return fail(
             'UNKNOWN_REFERENCE',

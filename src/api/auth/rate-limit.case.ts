@@ -11,14 +11,21 @@ import {
   IP_LOCK_MS,
   IP_REQUESTS_PER_MINUTE,
   KEY_REQUESTS_PER_SECOND,
+  type RateLimitLock,
   type RateLimitSettings,
   type RateLimiter,
 } from './rate-limit.ts';
 
+/** A limiter with what the operator sees of it (`bourse limits`): the locks in force, and lifting one. */
+export type ContractLimiter = RateLimiter & {
+  locks(): RateLimitLock[] | Promise<RateLimitLock[]>;
+  lift(subject: string): RateLimitLock | undefined | Promise<RateLimitLock | undefined>;
+};
+
 /** A fresh limiter with nothing counted; the suite calls `close` after each test. */
 export type CreateRateLimiter = (
   settings: RateLimitSettings,
-) => Promise<{ readonly limiter: RateLimiter; close(): Promise<void> }>;
+) => Promise<{ readonly limiter: ContractLimiter; close(): Promise<void> }>;
 
 const T0 = 1_700_000_000_000;
 
@@ -26,7 +33,7 @@ const T0 = 1_700_000_000_000;
 async function withLimiter(
   create: CreateRateLimiter,
   settings: Omit<RateLimitSettings, 'clock'>,
-  body: (l: RateLimiter, clock: { now: number }) => Promise<void>,
+  body: (l: ContractLimiter, clock: { now: number }) => Promise<void>,
 ): Promise<void> {
   const clock = { now: T0 };
   const made = await create({ ...settings, clock: () => clock.now });
@@ -151,6 +158,41 @@ export function rateLimiterContract(name: string, create: CreateRateLimiter): vo
       withLimiter(create, {}, async (l) => {
         const decisions = await Promise.all(Array.from({ length: 100 }, () => l.hitKey('burst')));
         assert.equal(decisions.filter((d) => d.allowed).length, KEY_REQUESTS_PER_SECOND);
+      }));
+  });
+
+  describe(`${name}: the locks in force, and lifting them (bourse limits)`, () => {
+    test('a locked IP and a key at its limit are listed; lifting one lets it through at once', () =>
+      withLimiter(
+        create,
+        { ipRequestsPerMinute: 2, ipLockMs: 60_000, keyRequestsPerSecond: 2 },
+        async (l, clock) => {
+          assert.deepEqual(await l.locks(), []);
+          for (let i = 0; i < 3; i++) await l.hitIp('10.0.0.9');
+          await l.hitKey('k1');
+          clock.now += 100;
+          await l.hitKey('k1');
+          assert.equal(await allowed(l.hitKey('k1')), false);
+          assert.deepEqual(await l.locks(), [
+            { kind: 'ip', subject: '10.0.0.9', until: T0 + 60_000 },
+            { kind: 'key', subject: 'k1', until: T0 + 1000 },
+          ]);
+          assert.equal(await l.lift('nobody'), undefined);
+          assert.deepEqual(await l.lift('10.0.0.9'), { kind: 'ip', subject: '10.0.0.9', until: T0 + 60_000 });
+          assert.ok(await allowed(l.hitIp('10.0.0.9')));
+          assert.equal((await l.lift('k1'))?.kind, 'key');
+          assert.ok(await allowed(l.hitKey('k1')));
+          assert.deepEqual(await l.locks(), []);
+        },
+      ));
+
+    test('a lock that expired is no longer listed', () =>
+      withLimiter(create, { ipRequestsPerMinute: 1, ipLockMs: 5_000 }, async (l, clock) => {
+        await l.hitIp('a');
+        await l.hitIp('a');
+        assert.equal((await l.locks()).length, 1);
+        clock.now += 5_000;
+        assert.deepEqual(await l.locks(), []);
       }));
   });
 }

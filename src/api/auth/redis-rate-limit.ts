@@ -34,6 +34,7 @@ import {
   ipLockedDecision,
   keyRefusedDecision,
   type RateDecision,
+  type RateLimitLock,
   type RateLimitSettings,
   type RateLimiter,
 } from './rate-limit.ts';
@@ -96,6 +97,23 @@ redis.call('PEXPIRE', KEYS[1], 10000)
 return {1}
 `;
 
+/**
+ * KEYS[1] an IP's lock, KEYS[2] its buckets, KEYS[3] a key's times; ARGV now (ms), key limit.
+ * Returns {ip lock's end or -1, key limit's end or -1} as they were, then deletes all three.
+ */
+const LIFT_SCRIPT = `
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local ipUntil = -1
+local locked = redis.call('GET', KEYS[1])
+if locked and tonumber(locked) > now then ipUntil = tonumber(locked) end
+local keyUntil = -1
+local oldest = redis.call('LINDEX', KEYS[3], limit - 1)
+if oldest and tonumber(oldest) > now - 1000 then keyUntil = tonumber(oldest) + 1000 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+return {ipUntil, keyUntil}
+`;
+
 export interface RedisRateLimiterOptions extends RateLimitSettings {
   /** `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS). */
   readonly url: string;
@@ -123,6 +141,7 @@ const script = (source: string): Script => ({
 });
 const IP = script(IP_SCRIPT);
 const KEY = script(KEY_SCRIPT);
+const LIFT = script(LIFT_SCRIPT);
 
 /** Limits in Redis, shared by every gateway that names the same Redis and prefix. */
 export class RedisRateLimiter implements RateLimiter {
@@ -202,6 +221,7 @@ export class RedisRateLimiter implements RateLimiter {
       await Promise.race([connected, timeout]);
       await client.sendCommand(['SCRIPT', 'LOAD', IP.source]);
       await client.sendCommand(['SCRIPT', 'LOAD', KEY.source]);
+      await client.sendCommand(['SCRIPT', 'LOAD', LIFT.source]);
     } catch (error) {
       if (client.isOpen) client.destroy();
       throw new Error(
@@ -240,6 +260,58 @@ export class RedisRateLimiter implements RateLimiter {
         reply[0] === 1 ? { allowed: true } : keyRefusedDecision(Number(reply[1]), now, this.#keyLimit),
       (error: unknown) => this.#degrade(error, () => this.#fallback.hitKey(accessKey)),
     );
+  }
+
+  /**
+   * The limits in force at the clock's now, from Redis (every gateway's): locked IPs, soonest to
+   * expire first, then keys that made their whole per-second allowance in the last second. Scans
+   * the prefix's keys: for the operator, not the request path. Throws when Redis fails.
+   */
+  async locks(): Promise<RateLimitLock[]> {
+    const now = this.#clock();
+    const ipHead = `${this.#prefix}ip:{`;
+    const out: RateLimitLock[] = [];
+    const lockKeys = await this.#scan(`${ipHead}*}:lock`);
+    const untils = lockKeys.length === 0 ? [] : await this.#client.mGet(lockKeys);
+    lockKeys.forEach((k, i) => {
+      const until = Number(untils[i]);
+      if (until > now) out.push({ kind: 'ip', subject: k.slice(ipHead.length, -'}:lock'.length), until });
+    });
+    out.sort((a, b) => a.until - b.until);
+    const keyHead = `${this.#prefix}key:`;
+    const keyKeys = await this.#scan(`${keyHead}*`);
+    const oldest = await Promise.all(keyKeys.map((k) => this.#client.lIndex(k, this.#keyLimit - 1)));
+    keyKeys.forEach((k, i) => {
+      const at = oldest[i];
+      if (at !== null && at !== undefined && Number(at) > now - 1000) {
+        out.push({ kind: 'key', subject: k.slice(keyHead.length), until: Number(at) + 1000 });
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Lifts the limit on `subject`, an IP or an access key, for every gateway: an IP's lock and its
+   * count, or a key's count, start afresh (one script). Returns the lock that was in force (the
+   * IP's before the key's, as `locks` lists them), or undefined when none was.
+   */
+  async lift(subject: string): Promise<RateLimitLock | undefined> {
+    const tag = `${this.#prefix}ip:{${subject}}`;
+    const keys = [`${tag}:lock`, `${tag}:win`, `${this.#prefix}key:${subject}`];
+    const [ipUntil, keyUntil] = (await this.#run(LIFT, keys, [
+      String(this.#clock()),
+      String(this.#keyLimit),
+    ])) as [number, number];
+    this.#fallback.lift(subject);
+    if (ipUntil >= 0) return { kind: 'ip', subject, until: ipUntil };
+    if (keyUntil >= 0) return { kind: 'key', subject, until: keyUntil };
+    return undefined;
+  }
+
+  async #scan(match: string): Promise<string[]> {
+    const found: string[] = [];
+    for await (const batch of this.#client.scanIterator({ MATCH: match, COUNT: 1000 })) found.push(...batch);
+    return found;
   }
 
   /** True while this gateway decides on its own (Redis failed within the last `retryAfterMs`). */
