@@ -1,0 +1,230 @@
+/**
+ * @module liquidation-index — isolated margin accounts of one market indexed by the mark prices at
+ * which they reach their lines, so that a move of the mark touches only the accounts it crosses
+ * (O(log n + k) per move, k the accounts crossed), and the notice flag with its hysteresis.
+ *
+ * ## Triggers
+ * From `unwindPrice` (`lines.ts`) at each line, an account's position gives a tick and a side:
+ * "at or below t" (it holds more base than the line times what it owes of it: a long) or "at or
+ * above t" (a short). The index keeps the accounts in ordered sets per line and side; a mark m
+ * triggers the "below" entries with t ≥ m and the "above" entries with t ≤ m.
+ *
+ * ## Lines
+ * - **Liquidation**: risk rate ≤ forceRepayLine (1.08). Triggered accounts are handed to
+ *   `liquidation.ts`; the caller locks them and removes them from the index.
+ * - **Notice** (the flag): set when the risk rate is ≤ noticeLine (1.13); cleared only when it is
+ *   above noticeLine + `NOTICE_HYSTERESIS_BP` (1.15 with the venue's numbers), so a mark wavering
+ *   around the line does not flag and unflag the account (and push to its owner) on every tick.
+ *   An unflagged account sits in the notice sets; a flagged one in the clear sets, whose triggers
+ *   are the complement of the hysteresis line's: "below t" clears at m ≥ t + 1, "above t" at
+ *   m ≤ t − 1, and a position the hysteresis line never reaches clears at any price.
+ *
+ * ## Updates
+ * The caller calls `update` after every change of an account's assets or debt (a fill, a
+ * transfer, a borrow, a repayment, an interest charge), with the market's current mark, and
+ * `remove` when it has no debt left or is locked for liquidation; `move` on every new mark.
+ *
+ * ## Cross accounts
+ * A cross account's risk depends on every coin it holds or owes, so it has no single unwind price.
+ * `CrossWatch` keeps, per coin, the cross accounts holding or owing it; a new mark of a market
+ * re-values (in full, through `valuation-path.ts`) the cross accounts holding or owing either of
+ * its coins, in account-key order. The cost is the number of such accounts, not all accounts.
+ */
+import { unwindPrice, type CoinPosition, type Ratio, type UnwindPrice } from './lines.ts';
+import { OrderedSet } from './ordered-set.ts';
+import type { MarginSettings } from './settings.ts';
+
+/** The notice flag clears above noticeLine + this many basis points (1.13 → 1.15). */
+export const NOTICE_HYSTERESIS_BP = 200;
+
+/** An account's triggers: "at or below" (`le`) or "at or above" (`ge`) a tick; `undefined`: never. */
+export interface Trigger {
+  readonly op: 'le' | 'ge';
+  readonly priceTicks: number;
+}
+
+export interface AccountTriggers {
+  readonly liquidation: Trigger | undefined;
+  readonly notice: Trigger | undefined;
+  /** When a flagged account's flag clears. */
+  readonly clear: Trigger;
+}
+
+const fromUnwind = (u: UnwindPrice | undefined): Trigger | undefined =>
+  u === undefined ? undefined : { op: u.side === 'below' ? 'le' : 'ge', priceTicks: u.priceTicks };
+
+/** Whether a trigger holds at a mark. */
+export const holds = (t: Trigger | undefined, mark: number): boolean =>
+  t !== undefined && (t.op === 'le' ? mark <= t.priceTicks : mark >= t.priceTicks);
+
+/**
+ * The triggers of an isolated account's position (base and quote) under `s`; `perTick` is the value
+ * of one base unit at one tick. `undefined` when it owes nothing.
+ */
+export function triggersOf(
+  base: CoinPosition,
+  quote: CoinPosition,
+  s: MarginSettings,
+  perTick: Ratio,
+  hysteresisBp: number = NOTICE_HYSTERESIS_BP,
+): AccountTriggers | undefined {
+  if (base.principal + base.interest + quote.principal + quote.interest === 0) return undefined;
+  const at = (lineBp: number): Trigger | undefined =>
+    fromUnwind(unwindPrice(base, quote, { ...s, forceRepayLineBp: lineBp }, perTick));
+  const h = at(s.noticeLineBp + hysteresisBp);
+  const clear: Trigger =
+    h === undefined
+      ? { op: 'ge', priceTicks: 0 }
+      : h.op === 'le'
+        ? { op: 'ge', priceTicks: h.priceTicks + 1 }
+        : { op: 'le', priceTicks: h.priceTicks - 1 };
+  return { liquidation: at(s.forceRepayLineBp), notice: at(s.noticeLineBp), clear };
+}
+
+/** What a move of the mark (or an account's update) asks the caller to do. */
+export interface Crossed {
+  /** Accounts at or below the liquidation line, in key order. */
+  readonly liquidate: string[];
+  /** Accounts newly flagged at the notice line. */
+  readonly flagged: string[];
+  /** Accounts whose flag cleared. */
+  readonly cleared: string[];
+}
+
+interface Entry {
+  readonly triggers: AccountTriggers;
+  flagged: boolean;
+}
+
+class TriggerSets {
+  readonly le = new OrderedSet();
+  readonly ge = new OrderedSet();
+  add(t: Trigger | undefined, key: string): void {
+    if (t !== undefined) (t.op === 'le' ? this.le : this.ge).insert(t.priceTicks, key);
+  }
+  delete(t: Trigger | undefined, key: string): void {
+    if (t !== undefined) (t.op === 'le' ? this.le : this.ge).delete(t.priceTicks, key);
+  }
+  at(mark: number): string[] {
+    return [...this.le.atOrAbove(mark), ...this.ge.atOrBelow(mark)];
+  }
+}
+
+/** The index of one market's isolated accounts. Keys are `accountKey`s. */
+export class LiquidationIndex {
+  readonly #entries = new Map<string, Entry>();
+  readonly #liquidation = new TriggerSets();
+  readonly #notice = new TriggerSets();
+  readonly #clear = new TriggerSets();
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  isFlagged(key: string): boolean {
+    return this.#entries.get(key)?.flagged ?? false;
+  }
+
+  triggers(key: string): AccountTriggers | undefined {
+    return this.#entries.get(key)?.triggers;
+  }
+
+  /**
+   * Sets an account's triggers (`undefined`: it owes nothing, and leaves the index) and checks them
+   * at the current mark (`undefined` before the market's first trade: nothing triggers).
+   */
+  update(key: string, triggers: AccountTriggers | undefined, mark: number | undefined): Crossed {
+    const old = this.#entries.get(key);
+    const wasFlagged = old?.flagged ?? false;
+    if (old !== undefined) this.#unlink(key, old);
+    if (triggers === undefined) {
+      this.#entries.delete(key);
+      return { liquidate: [], flagged: [], cleared: wasFlagged ? [key] : [] };
+    }
+    let flagged = wasFlagged;
+    if (mark !== undefined) {
+      if (!flagged && holds(triggers.notice, mark)) flagged = true;
+      else if (flagged && holds(triggers.clear, mark)) flagged = false;
+    }
+    const e: Entry = { triggers, flagged };
+    this.#entries.set(key, e);
+    this.#link(key, e);
+    return {
+      liquidate: mark !== undefined && holds(triggers.liquidation, mark) ? [key] : [],
+      flagged: flagged && !wasFlagged ? [key] : [],
+      cleared: !flagged && wasFlagged ? [key] : [],
+    };
+  }
+
+  /** Removes an account (repaid, or locked for liquidation); its flag goes with it. */
+  remove(key: string): void {
+    const old = this.#entries.get(key);
+    if (old === undefined) return;
+    this.#unlink(key, old);
+    this.#entries.delete(key);
+  }
+
+  /**
+   * A new mark: the accounts it puts at or below the liquidation line (they stay indexed until the
+   * caller removes them), and the notice flags it sets and clears (applied here). Each list in key
+   * order.
+   */
+  move(mark: number): Crossed {
+    const flagged = this.#notice.at(mark).sort();
+    const cleared = this.#clear.at(mark).sort();
+    for (const key of flagged) this.#reflag(key, true);
+    for (const key of cleared) this.#reflag(key, false);
+    return { liquidate: this.#liquidation.at(mark).sort(), flagged, cleared };
+  }
+
+  /** What `move` would report as to liquidate, by scanning every account (tests, benchmark baseline). */
+  scan(mark: number): string[] {
+    const out: string[] = [];
+    for (const [key, e] of this.#entries) if (holds(e.triggers.liquidation, mark)) out.push(key);
+    return out.sort();
+  }
+
+  #reflag(key: string, flagged: boolean): void {
+    const e = this.#entries.get(key) as Entry;
+    this.#unlink(key, e);
+    e.flagged = flagged;
+    this.#link(key, e);
+  }
+
+  #link(key: string, e: Entry): void {
+    this.#liquidation.add(e.triggers.liquidation, key);
+    if (e.flagged) this.#clear.add(e.triggers.clear, key);
+    else this.#notice.add(e.triggers.notice, key);
+  }
+
+  #unlink(key: string, e: Entry): void {
+    this.#liquidation.delete(e.triggers.liquidation, key);
+    if (e.flagged) this.#clear.delete(e.triggers.clear, key);
+    else this.#notice.delete(e.triggers.notice, key);
+  }
+}
+
+/** Cross accounts per coin they hold or owe: the ones a new mark of a market must re-value. */
+export class CrossWatch {
+  readonly #byCoin = new Map<string, Set<string>>();
+  readonly #coins = new Map<string, readonly string[]>();
+
+  /** Sets the coins an account holds or owes (empty: it leaves the watch). */
+  update(key: string, coins: readonly string[]): void {
+    for (const c of this.#coins.get(key) ?? []) this.#byCoin.get(c)?.delete(key);
+    if (coins.length === 0) this.#coins.delete(key);
+    else this.#coins.set(key, [...coins]);
+    for (const c of coins) {
+      let set = this.#byCoin.get(c);
+      if (set === undefined) this.#byCoin.set(c, (set = new Set()));
+      set.add(key);
+    }
+  }
+
+  /** The accounts holding or owing any of `coins`, in key order. */
+  touched(coins: readonly string[]): string[] {
+    const out = new Set<string>();
+    for (const c of coins) for (const k of this.#byCoin.get(c) ?? []) out.add(k);
+    return [...out].sort();
+  }
+}
