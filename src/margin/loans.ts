@@ -347,6 +347,96 @@ export class LoanBook {
     return { ok: true, effects, repayments };
   }
 
+  /**
+   * What an account owes in a coin at `nowMs`: the hours begun by then charged, nothing committed
+   * (a liquidation's plan reads it before it repays).
+   */
+  owedAt(borrower: AccountRef, coin: string, nowMs: TimeMs): Owed {
+    let principal = 0;
+    let interest = 0;
+    for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+      const n = this.#advanced(l, nowMs).loan;
+      principal += n.principal;
+      interest += n.interestOwed;
+    }
+    return { principal, interest };
+  }
+
+  /**
+   * A forced liquidation begins (issue 15): every open record of the borrower in `coins` is charged
+   * the hours begun by `nowMs` and becomes status 3 (needs liquidation); repaid while in status 3 it
+   * closes as 4 (liquidated and repaid) instead of 2. Its term no longer ends or rolls over.
+   */
+  beginLiquidation(borrower: AccountRef, coins: readonly string[], nowMs: TimeMs): Effects {
+    const effects: Effects = { movements: [], debts: [] };
+    for (const coin of coins)
+      for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+        this.#commitAdvance(l, nowMs, effects);
+        l.status = LOAN_STATUS.NEEDS_LIQUIDATION;
+      }
+    return effects;
+  }
+
+  /**
+   * Bad debt (issue 15): writes `amount` of what a liquidated account owes in `coin` off against
+   * the lenders of its open records, pro rata of what each record is owed (interest + principal).
+   * Rounding: each record first takes floor(amount × owed ÷ total); the units left (fewer than the
+   * records) go one each to the records with the largest remainders, ties to the lower record id,
+   * so the shares add up to `amount` exactly and none exceeds what its record is owed. A share
+   * cancels the record's unpaid interest first, then principal; no money moves (the lender simply
+   * never receives it), the offer's lent-out amount falls by the principal written off, and a
+   * record left owing nothing closes as 4. Throws when `amount` exceeds what is owed (a caller's bug).
+   */
+  writeOff(
+    borrower: AccountRef,
+    coin: string,
+    amount: Units,
+    nowMs: TimeMs,
+  ): { effects: Effects; shares: { loanId: number; lender: AccountRef; amount: Units }[] } {
+    const effects: Effects = { movements: [], debts: [] };
+    const open = [...(this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? [])];
+    for (const l of open) this.#commitAdvance(l, nowMs, effects);
+    const owed = open.map((l) => BigInt(l.principal + l.interestOwed));
+    const total = owed.reduce((a, b) => a + b, 0n);
+    if (!Number.isSafeInteger(amount) || amount < 0 || BigInt(amount) > total)
+      throw new Error(`write-off of ${amount} ${coin}, ${total} owed`);
+    const B = BigInt(amount);
+    const parts = owed.map((o, i) => ({
+      i,
+      share: total === 0n ? 0n : (B * o) / total,
+      rem: total === 0n ? 0n : (B * o) % total,
+    }));
+    let left = B - parts.reduce((a, p) => a + p.share, 0n);
+    for (const p of [...parts].sort((a, b) => (b.rem > a.rem ? 1 : b.rem < a.rem ? -1 : a.i - b.i))) {
+      if (left === 0n) break;
+      p.share += 1n;
+      left -= 1n;
+    }
+    const shares: { loanId: number; lender: AccountRef; amount: Units }[] = [];
+    for (const p of parts) {
+      const loan = open[p.i] as LoanRecord;
+      const share = Number(p.share);
+      if (share === 0) continue;
+      const interest = Math.min(share, loan.interestOwed);
+      const principal = share - interest;
+      loan.interestOwed -= interest;
+      loan.interestCharged -= interest;
+      loan.principal -= principal;
+      if (principal > 0) this.#lending.principalReturned(loan.offerId, principal, false);
+      effects.debts.push({
+        kind: 'writeOff',
+        account: loan.borrower,
+        coin,
+        principal: -principal,
+        interest: -interest,
+        ref: loan.id,
+      });
+      shares.push({ loanId: loan.id, lender: loan.lender, amount: share });
+      if (loan.principal === 0 && loan.interestOwed === 0) this.#close(loan, LOAN_STATUS.LIQUIDATED, nowMs);
+    }
+    return { effects, shares };
+  }
+
   /** `changeInvestMark`: the lender sets an open record's mark (LOAN_NOT_FOUND, INVALID_STATE). */
   changeInvestMark(loanId: number, lender: AccountRef, investMark: boolean): Outcome<{ loan: LoanRecord }> {
     const loan = this.#loans.get(loanId);
@@ -417,6 +507,16 @@ export class LoanBook {
         throw new Error(`loan ${l.id}: closed while owing`);
       if (l.lender.kind !== 'spot' && l.lender.kind !== 'system') throw new Error(`loan ${l.id}: bad lender`);
     }
+  }
+
+  #close(loan: LoanRecord, status: LoanStatus, timeMs: TimeMs): void {
+    loan.status = status;
+    loan.closedMs = timeMs;
+    this.#open.delete(loan.id);
+    const key = `${accountKey(loan.borrower)}|${loan.coin}`;
+    const mine = this.#openByDebtor.get(key);
+    mine?.delete(loan.id);
+    if (mine?.size === 0) this.#openByDebtor.delete(key);
   }
 
   #index(loan: LoanRecord): void {
@@ -520,15 +620,16 @@ export class LoanBook {
     };
     debt('repayInterest', 0, -interest);
     debt('repayPrincipal', -principal, 0);
-    if (loan.principal === 0 && loan.interestOwed === 0) {
-      loan.status = auto ? LOAN_STATUS.AUTO_REPAID : LOAN_STATUS.REPAID;
-      loan.closedMs = timeMs;
-      this.#open.delete(loan.id);
-      const key = `${accountKey(loan.borrower)}|${loan.coin}`;
-      const mine = this.#openByDebtor.get(key);
-      mine?.delete(loan.id);
-      if (mine?.size === 0) this.#openByDebtor.delete(key);
-    }
+    if (loan.principal === 0 && loan.interestOwed === 0)
+      this.#close(
+        loan,
+        loan.status === LOAN_STATUS.NEEDS_LIQUIDATION
+          ? LOAN_STATUS.LIQUIDATED
+          : auto
+            ? LOAN_STATUS.AUTO_REPAID
+            : LOAN_STATUS.REPAID,
+        timeMs,
+      );
     return {
       id: this.#nextRepaymentId++,
       loanId: loan.id,

@@ -75,7 +75,11 @@ export type MovementKind =
   /** Paid interest, the lender's part (borrower available → lender available). */
   | 'repayInterest'
   /** Paid interest, the venue's share (borrower available → insurance available). */
-  | 'interestShare';
+  | 'interestShare'
+  /** A liquidation's fee (liquidated account available → insurance available; issue 15). */
+  | 'liquidationFee'
+  /** The insurance fund covers a liquidation's shortfall (insurance available → liquidated account available). */
+  | 'insuranceCover';
 
 export interface Movement {
   readonly kind: MovementKind;
@@ -89,7 +93,13 @@ export interface Movement {
   readonly ref: number;
 }
 
-export type DebtKind = 'borrow' | 'accrue' | 'repayPrincipal' | 'repayInterest';
+export type DebtKind =
+  | 'borrow'
+  | 'accrue'
+  | 'repayPrincipal'
+  | 'repayInterest'
+  /** Bad debt: what a liquidation could not repay, written off against the lenders (issue 15). */
+  | 'writeOff';
 
 /** A change of what a margin account owes in one coin (principal and accrued interest). */
 export interface DebtChange {
