@@ -184,11 +184,17 @@ export class LiquidationIndex {
     return out.sort();
   }
 
+  /** Moves a flagged account between the notice and the clear sets (its liquidation entry stays). */
   #reflag(key: string, flagged: boolean): void {
     const e = this.#entries.get(key) as Entry;
-    this.#unlink(key, e);
+    if (flagged) {
+      this.#notice.delete(e.triggers.notice, key);
+      this.#clear.add(e.triggers.clear, key);
+    } else {
+      this.#clear.delete(e.triggers.clear, key);
+      this.#notice.add(e.triggers.notice, key);
+    }
     e.flagged = flagged;
-    this.#link(key, e);
   }
 
   #link(key: string, e: Entry): void {
