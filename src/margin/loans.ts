@@ -39,6 +39,11 @@
  * becomes status 5 (auto-repaying) and each hourly timer repays what the borrower's account has
  * available of the coin, until status 6 (auto-repaid). Interest keeps accruing meanwhile.
  *
+ * ## Liquidation (issue 15, driven by `liquidation.ts`)
+ * `beginLiquidation` puts an account's open records in status 3; a record repaid in status 3
+ * closes as 4. `writeOff` cancels bad debt pro rata (its doc gives the rounding); the interest it
+ * cancels leaves `interestCharged` too, so charged = paid + owed still holds.
+ *
  * ## Statuses (the reference's list)
  * 1 repaying (open), 2 repaid, 3 needs liquidation, 4 liquidated and repaid (issue 15),
  * 5 auto-repaying (term ended, not yet repaid), 6 auto-repaid.
