@@ -184,3 +184,19 @@ test('cross watch: the accounts holding or owing a moved coin, in key order', ()
   w.update('cross:3', []);
   assert.deepEqual(w.touched(['btc', 'eth']), ['cross:1', 'cross:2']);
 });
+
+test('snapshot: the flags survive a restore, even in the hysteresis band where re-checking would drop them', () => {
+  const t = triggersOf(pos('btc', 15_000_000, 0), pos('usdt', 500 * USDT, 4_002 * USDT), S, PER_TICK);
+  const ix = new LiquidationIndex();
+  ix.update('a', t, 2_600_000); // 1.13 crossed: flagged
+  ix.move(2_700_000); // between 1.13 and 1.15: still flagged
+  assert.deepEqual(ix.snapshot(), ['a']);
+  const restored = new LiquidationIndex(ix.snapshot());
+  assert.deepEqual(restored.update('a', t, 2_700_000), { liquidate: [], flagged: [], cleared: [] });
+  assert.equal(restored.isFlagged('a'), true);
+  assert.deepEqual(restored.move(2_734_867).cleared, ['a']);
+  // Without the snapshot the flag would be lost.
+  const fresh = new LiquidationIndex();
+  fresh.update('a', t, 2_700_000);
+  assert.equal(fresh.isFlagged('a'), false);
+});

@@ -116,6 +116,25 @@ export class LiquidationIndex {
   readonly #liquidation = new TriggerSets();
   readonly #notice = new TriggerSets();
   readonly #clear = new TriggerSets();
+  /** Flags restored from a snapshot, taken by each account's first `update`. */
+  readonly #restoredFlags: Set<string>;
+
+  /**
+   * A fresh index, or one restored: the triggers are not snapshotted (they follow from the
+   * accounts' positions, and the caller re-`update`s every account that owes something), but the
+   * notice flags are, because with the hysteresis they depend on the path of the mark.
+   */
+  constructor(flagged: Iterable<string> = []) {
+    this.#restoredFlags = new Set(flagged);
+  }
+
+  /** The flagged accounts, in key order: the index's part of a snapshot. */
+  snapshot(): string[] {
+    const out: string[] = [];
+    for (const [k, e] of this.#entries) if (e.flagged) out.push(k);
+    for (const k of this.#restoredFlags) if (!this.#entries.has(k)) out.push(k);
+    return out.sort();
+  }
 
   get size(): number {
     return this.#entries.size;
@@ -135,7 +154,8 @@ export class LiquidationIndex {
    */
   update(key: string, triggers: AccountTriggers | undefined, mark: number | undefined): Crossed {
     const old = this.#entries.get(key);
-    const wasFlagged = old?.flagged ?? false;
+    const wasFlagged = old?.flagged ?? this.#restoredFlags.has(key);
+    this.#restoredFlags.delete(key);
     if (old !== undefined) this.#unlink(key, old);
     if (triggers === undefined) {
       this.#entries.delete(key);

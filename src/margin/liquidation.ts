@@ -371,6 +371,15 @@ export class Liquidations {
 export class LiquidationQueue {
   readonly #waiting = new Map<string, { account: AccountRef; riskRateBp: number }>();
 
+  constructor(snapshot: readonly { account: AccountRef; riskRateBp: number }[] = []) {
+    for (const w of snapshot) this.add(w.account, w.riskRateBp);
+  }
+
+  /** The waiting accounts, in cascade order, without removing them. */
+  snapshot(): { account: AccountRef; riskRateBp: number }[] {
+    return [...this.#sorted()].map(([, v]) => ({ ...v }));
+  }
+
   get size(): number {
     return this.#waiting.size;
   }
@@ -386,12 +395,15 @@ export class LiquidationQueue {
 
   /** The next `n` accounts in cascade order, removed from the queue. */
   take(n: number): { account: AccountRef; riskRateBp: number }[] {
-    const all = [...this.#waiting.entries()].sort(([ka, a], [kb, b]) =>
-      a.riskRateBp !== b.riskRateBp ? a.riskRateBp - b.riskRateBp : ka < kb ? -1 : ka > kb ? 1 : 0,
-    );
-    const out = all.slice(0, Math.max(0, n));
+    const out = this.#sorted().slice(0, Math.max(0, n));
     for (const [k] of out) this.#waiting.delete(k);
     return out.map(([, v]) => v);
+  }
+
+  #sorted(): [string, { account: AccountRef; riskRateBp: number }][] {
+    return [...this.#waiting.entries()].sort(([ka, a], [kb, b]) =>
+      a.riskRateBp !== b.riskRateBp ? a.riskRateBp - b.riskRateBp : ka < kb ? -1 : ka > kb ? 1 : 0,
+    );
   }
 }
 
