@@ -131,6 +131,15 @@ for (let r = 0; r < ROUNDS; r++) {
   if (r < 7) cross.valuation.push(timeIt(() => scanValuation(onePct)));
 }
 
+// Quiet moves back to back (caches warm, as in a stream of small moves): µs per move, median of
+// batches of 1,000.
+const quietBatch: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  t0 = performance.now();
+  for (let j = 0; j < 1_000; j++) index.move(START + (j % 2 === 0 ? 1 : -1));
+  quietBatch.push(performance.now() - t0); // ms per 1,000 = µs per move
+}
+
 // One account's update (its position changed): median over batches of 1,000 updates.
 const updates: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
@@ -157,6 +166,7 @@ console.log(
 console.log(
   `  move crossing ${cross.reported} (1 %), flagging ${cross.flagged}: index ${fmt(c.index)} (${((c.index / (cross.reported + cross.flagged)) * 1000).toFixed(2)} µs per account touched), trigger scan ${fmt(c.scan)} (×${(c.scan / c.index).toFixed(1)}), valuation scan ${fmt(c.valuation)} (×${(c.valuation / c.index).toFixed(1)})`,
 );
+console.log(`  quiet moves back to back: ${median(quietBatch).toFixed(2)} µs per move`);
 console.log(
   JSON.stringify({
     bench: 'liquidation-index',
@@ -165,6 +175,7 @@ console.log(
     buildMs,
     updateUs: median(updates),
     quietMoveMs: q,
+    quietBackToBackUs: median(quietBatch),
     crossingMoveMs: c,
     crossed: cross.reported,
     flagged: cross.flagged,
