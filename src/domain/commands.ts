@@ -6,6 +6,7 @@
  * sequence number and the time the sequencer stamped on it; the engine reads no clock.
  */
 import type { CoinUnits, Lots, PriceTicks } from './money.ts';
+import type { CoinFunds } from './chains.ts';
 import type { CoinSpec, MarketSpec, MarketStatus } from './specs.ts';
 
 /** Side of an order: the interface's tradeType (1 buy, 0 sell). */
@@ -272,6 +273,105 @@ export interface DeleteApiKey {
   readonly accessKey: string;
 }
 
+// ───────────── runtime changes (issue 16): src/engine/venue-changes.ts applies them ─────────────
+
+/** Adds a coin the venue does not know, with its chains (none: it moves only by operator credit). */
+export interface AddCoin {
+  readonly type: 'AddCoin';
+  readonly coin: CoinSpec;
+  readonly funds?: CoinFunds;
+}
+
+/**
+ * Changes a known coin's names, switches and (with `funds`) its chains' fees, minimums,
+ * confirmations and switches and its limits. unitDecimal is fixed; a chain may be added, never removed.
+ */
+export interface ChangeCoin {
+  readonly type: 'ChangeCoin';
+  readonly coin: CoinSpec;
+  readonly funds?: CoinFunds;
+}
+
+/** Adds a market between two known coins. A negative makerFee is a rebate (at most the takerFee). */
+export interface AddMarket {
+  readonly type: 'AddMarket';
+  readonly market: MarketSpec;
+}
+
+/** Changes a known, open market's fees, minimums and status; its coins and scales are fixed. */
+export interface ChangeMarket {
+  readonly type: 'ChangeMarket';
+  readonly market: MarketSpec;
+}
+
+/** Closes a market for good: every resting order is cancelled (funds released), status `closed`. */
+export interface CloseMarket {
+  readonly type: 'CloseMarket';
+  readonly market: string;
+}
+
+/** A user's status: `frozen` refuses their orders and withdrawals; reads and cancels still work. */
+export type UserStatus = 'active' | 'frozen';
+
+/** Freezes or unfreezes a user. */
+export interface SetUserStatus {
+  readonly type: 'SetUserStatus';
+  readonly userId: number;
+  readonly status: UserStatus;
+}
+
+/** Cancels a user's resting orders: in one market, or (market '') in every market. */
+export interface CancelUserOrders {
+  readonly type: 'CancelUserOrders';
+  readonly userId: number;
+  readonly market: string;
+}
+
+/**
+ * Sets (`limit` ≥ 0, coin units per UTC day) or clears (`limit` null) a user's own daily
+ * withdrawal limit of a coin; it replaces the coin's limit for that user.
+ */
+export interface SetWithdrawLimit {
+  readonly type: 'SetWithdrawLimit';
+  readonly userId: number;
+  readonly coin: string;
+  readonly limit: CoinUnits | null;
+}
+
+/**
+ * Gives an API key a new secret (sealed under the current master key), keeping its access key,
+ * owner, permissions, bound IPs and strict mode: rotation, and reissue after a master-key change.
+ */
+export interface RotateApiKey {
+  readonly type: 'RotateApiKey';
+  readonly accessKey: string;
+  readonly sealedSecret: string;
+}
+
+/** The runtime-change commands. */
+export type VenueChangeCommand =
+  | AddCoin
+  | ChangeCoin
+  | AddMarket
+  | ChangeMarket
+  | CloseMarket
+  | SetUserStatus
+  | CancelUserOrders
+  | SetWithdrawLimit
+  | RotateApiKey;
+
+export const VENUE_CHANGE_COMMAND_TYPES = [
+  'AddCoin',
+  'ChangeCoin',
+  'AddMarket',
+  'ChangeMarket',
+  'CloseMarket',
+  'SetUserStatus',
+  'CancelUserOrders',
+  'SetWithdrawLimit',
+  'RotateApiKey',
+] as const satisfies readonly VenueChangeCommand['type'][];
+
 /** A coin the demo faucet gives, and how much of it one demo user may take per UTC hour. */
 export interface FaucetAllowance {
   readonly coin: string;
@@ -333,7 +433,8 @@ export type Command =
   | StartDemo
   | MarkDemoUser
   | StopDemo
-  | DemoFaucet;
+  | DemoFaucet
+  | VenueChangeCommand;
 
 export type CommandType = Command['type'];
 

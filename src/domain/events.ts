@@ -8,8 +8,8 @@
  *   [BalanceChanged (release of a cancelled remainder)] → OrderUpdated (taker, final state of this command).
  * A rejected command emits nothing and changes nothing.
  */
-import type { DepositState, WithdrawalState } from './chains.ts';
-import type { AcctType, FaucetAllowance, OrderKind, Side } from './commands.ts';
+import type { CoinFunds, DepositState, WithdrawalState } from './chains.ts';
+import type { AcctType, FaucetAllowance, OrderKind, Side, UserStatus } from './commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from './money.ts';
 import type { CoinSpec, MarketSpec, MarketStatus } from './specs.ts';
 
@@ -30,7 +30,8 @@ export function orderTypeCode(kind: OrderKind, side: Side): number {
 }
 
 /** Why an order was cancelled. */
-export type CancelReason = 'user' | 'ioc' | 'selfTrade' | 'deadman';
+/** Why an order was cancelled; `operator`: by the operator (a user's orders, or a closed market). */
+export type CancelReason = 'user' | 'ioc' | 'selfTrade' | 'deadman' | 'operator';
 
 /**
  * Why a balance changed: the bill type. A change of 0 in total (freeze, release) is no bill.
@@ -278,6 +279,35 @@ export interface ApiKeyDeleted {
   readonly time: number;
 }
 
+/** A coin's chains, fees, minimums and limits were set (AddCoin, ChangeCoin). */
+export interface CoinFundsSet {
+  readonly type: 'CoinFundsSet';
+  readonly funds: CoinFunds;
+}
+
+export interface UserStatusSet {
+  readonly type: 'UserStatusSet';
+  readonly userId: number;
+  readonly status: UserStatus;
+  readonly time: number;
+}
+
+/** A user's own daily withdrawal limit of a coin was set, or cleared (`limit` null). */
+export interface WithdrawLimitSet {
+  readonly type: 'WithdrawLimitSet';
+  readonly userId: number;
+  readonly coin: string;
+  readonly limit: CoinUnits | null;
+  readonly time: number;
+}
+
+export interface ApiKeyRotated {
+  readonly type: 'ApiKeyRotated';
+  readonly userId: number;
+  readonly accessKey: string;
+  readonly time: number;
+}
+
 export interface DemoStarted {
   readonly type: 'DemoStarted';
   readonly faucet: readonly FaucetAllowance[];
@@ -315,6 +345,10 @@ export type EngineEvent =
   | MarketStatusSet
   | ApiKeyCreated
   | ApiKeyDeleted
+  | CoinFundsSet
+  | UserStatusSet
+  | WithdrawLimitSet
+  | ApiKeyRotated
   | DemoStarted
   | DemoUserMarked
   | DemoStopped;

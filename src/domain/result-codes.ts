@@ -88,6 +88,11 @@ export const RESULTS = {
     message: 'transfer would leave the margin account below the opening line',
   },
   REPAY_OVER_OWED: { code: 3003, message: 'repay amount exceeds what is owed' },
+  ACCOUNT_FROZEN: {
+    code: 4001,
+    message:
+      'account frozen by the operator: orders and withdrawals are refused; reads and cancels still work',
+  },
   BUSY: { code: 4001, message: 'server busy, retry shortly' },
   RATE_LIMITED: { code: 4002, message: 'requests too frequent' },
 } as const satisfies Record<string, ResultInfo>;

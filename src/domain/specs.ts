@@ -13,6 +13,9 @@ export const RETIRED_COIN_NAMES: Readonly<Record<string, string>> = Object.freez
   nxwc: 'xwc',
 });
 
+/** The highest trading fee rate, in ppm (10%). */
+export const MAX_FEE_PPM = 100_000;
+
 export const COIN_NAME = /^[a-z][a-z0-9]{0,15}$/;
 
 export interface CoinSpec {
@@ -30,7 +33,8 @@ export interface CoinSpec {
   readonly canWithdraw: boolean;
 }
 
-export type MarketStatus = 'trading' | 'halted';
+/** `closed` is final (CloseMarket): no orders, no status change; the market stays listed. */
+export type MarketStatus = 'trading' | 'halted' | 'closed';
 
 export interface MarketSpec {
   /** `<base>_<quote>`, lowercase. */
@@ -125,14 +129,18 @@ export function validateMarket(m: MarketSpec, coins: ReadonlyMap<string, CoinSpe
     problems.push(`market ${m.name}: minAmount must be ≥ 1 lot`);
   if (!Number.isSafeInteger(m.minSize) || m.minSize < 0)
     problems.push(`market ${m.name}: minSize must be ≥ 0`);
-  for (const [k, v] of [
-    ['makerFee', m.makerFee],
-    ['takerFee', m.takerFee],
-  ] as const) {
-    if (!Number.isInteger(v) || v < 0 || v > 100_000)
-      problems.push(`market ${m.name}: ${k} must be 0..100000 ppm`);
+  if (!Number.isInteger(m.takerFee) || m.takerFee < 0 || m.takerFee > MAX_FEE_PPM)
+    problems.push(`market ${m.name}: takerFee must be 0..${MAX_FEE_PPM} ppm`);
+  // A negative maker fee is a rebate, paid from fee income; never more than the taker pays.
+  if (!Number.isInteger(m.makerFee) || m.makerFee > MAX_FEE_PPM)
+    problems.push(`market ${m.name}: makerFee must be an integer ≤ ${MAX_FEE_PPM} ppm`);
+  else if (m.makerFee < 0 && (!Number.isInteger(m.takerFee) || -m.makerFee > m.takerFee)) {
+    problems.push(
+      `market ${m.name}: a maker rebate (${-m.makerFee} ppm) may not exceed the taker fee (${m.takerFee} ppm)`,
+    );
   }
-  if (m.status !== 'trading' && m.status !== 'halted') problems.push(`market ${m.name}: unknown status`);
+  if (m.status !== 'trading' && m.status !== 'halted' && m.status !== 'closed')
+    problems.push(`market ${m.name}: unknown status`);
   return problems;
 }
 

@@ -14,7 +14,7 @@
  * broken invariant: the caller must stop taking commands and recover from snapshot + journal.
  */
 import { createHash } from 'node:crypto';
-import { BUY, SELL, type SequencedCommand, type Side } from '../domain/commands.ts';
+import { BUY, SELL, type SequencedCommand, type Side, type UserStatus } from '../domain/commands.ts';
 import type { EngineEvent, OrderStatus } from '../domain/events.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 import type { ResultName } from '../domain/result-codes.ts';
@@ -37,6 +37,7 @@ import type { Order } from './order-book.ts';
 import { isRegistryCommand, Registry, type ApiKeyRecord, type CoinState, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
 import { checkSnapshotVersion, decodeSnapshot, encodeSnapshot, type EngineSnapshot } from './snapshot.ts';
+import { isVenueChangeCommand, VenueChanges } from './venue-changes.ts';
 
 export { MAX_BATCH_ORDERS } from './matching.ts';
 export type { ApiKeyRecord } from './registry.ts';
@@ -95,6 +96,8 @@ export class Engine {
   readonly #funds: Funds;
   /** The demo market: demo users, the faucet, whether the bots were stopped (src/engine/demo-state.ts). */
   readonly #demo: Demo;
+  /** The operator's runtime changes: coins, markets, user status and limits, key rotation. */
+  readonly #changes: VenueChanges;
   /** Sequence number of the last command applied (0 before any). */
   #lastSeq = 0;
 
@@ -136,6 +139,7 @@ export class Engine {
     // Funds and the demo move spot balances only.
     const fundsLedger: FundsLedger = {
       hasUser: (userId) => registry.hasUser(userId),
+      isFrozen: (userId) => registry.user(userId)?.status === 'frozen',
       coin: (name) => registry.coin(name),
       available: (userId, coin) => registry.user(userId)?.spot.available[coin.index] ?? 0,
       change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
@@ -144,6 +148,7 @@ export class Engine {
     };
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
+    this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -173,6 +178,7 @@ export class Engine {
         if (isRegistryCommand(cmd)) return this.#registry.apply(cmd);
         if (isFundsCommand(cmd)) return this.#funds.apply(cmd, ctx.time, ctx.events);
         if (isDemoCommand(cmd)) return this.#demo.apply(cmd, ctx.time, ctx.events);
+        if (isVenueChangeCommand(cmd)) return this.#changes.apply(cmd);
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
   }
@@ -246,6 +252,17 @@ export class Engine {
   /** The keys of one user. */
   apiKeysOf(userId: number): ApiKeyRecord[] {
     return [...this.#registry.apiKeys()].map(([, k]) => k).filter((k) => k.userId === userId);
+  }
+
+  /** A user's registration time (ms; 0 where unknown) and status, or undefined for an unknown id. */
+  userRecord(userId: number): { created: number; status: UserStatus } | undefined {
+    const user = this.#registry.user(userId);
+    return user === undefined ? undefined : { created: user.created, status: user.status };
+  }
+
+  /** Every user's id, in registration order. */
+  userIds(): number[] {
+    return [...this.#registry.users()].map((u) => u.userId);
   }
 
   usesPlatformCoin(userId: number): boolean {

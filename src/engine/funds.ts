@@ -61,6 +61,8 @@ export interface LedgerCoin {
 /** What funds needs of the engine: users, coins and balances, each change recorded as a bill. */
 export interface FundsLedger {
   hasUser(userId: number): boolean;
+  /** A frozen user may not withdraw (SetUserStatus). */
+  isFrozen(userId: number): boolean;
   coin(name: string): LedgerCoin | undefined;
   available(userId: number, coin: LedgerCoin): CoinUnits;
   /** Moves a balance and emits BalanceChanged; callers have checked that nothing goes negative. */
@@ -132,6 +134,8 @@ export interface FundsView {
   withdrawals(pendingOnly: boolean): WithdrawalView[];
   /** What the user has withdrawn of the coin on the UTC day of `time` (released ones excluded). */
   withdrawnOnDay(userId: number, coin: string, time: number): CoinUnits;
+  /** The user's own daily withdrawal limit of the coin (SetWithdrawLimit), or undefined: the coin's. */
+  userWithdrawLimit(userId: number, coin: string): CoinUnits | undefined;
   /** What a RequestWithdrawal would answer at `time`: its refusal, or undefined if accepted. */
   checkWithdrawal(cmd: RequestWithdrawal, time: number): ApplyResult | undefined;
 }
@@ -191,6 +195,8 @@ export interface FundsSnapshot {
   readonly daily: [number, string, number, number][];
   /** [coin, lifetime credits, lifetime settled withdrawals] as decimal integer text (they may pass 2^53). */
   readonly totals: [string, string, string][];
+  /** [userId, coin, daily limit] users' own withdrawal limits; absent when none (hash unchanged). */
+  readonly userLimits?: [number, string, number][];
 }
 
 const refused = (result: ResultName, message?: string): ApplyResult =>
@@ -222,6 +228,8 @@ export class Funds implements FundsView {
   /** Per coin: lifetime credits and settled withdrawals (bigint: they only grow). */
   readonly #credited = new Map<string, bigint>();
   readonly #withdrawn = new Map<string, bigint>();
+  /** `${userId}:${coin}` → the user's own daily withdrawal limit (replacing the coin's). */
+  readonly #userLimits = new Map<string, CoinUnits>();
   #nextWithdrawalId = 1;
 
   // Per-command scratch, set by `apply`.
@@ -236,6 +244,28 @@ export class Funds implements FundsView {
       this.#config.push(copy);
       this.#configByCoin.set(f.coin, copy);
     }
+  }
+
+  /**
+   * Adds a coin's funds configuration, or replaces it in place (the caller, src/engine/venue-changes.ts,
+   * has checked it against the coins and the chains already used).
+   */
+  setCoinFunds(f: CoinFunds): void {
+    const copy = { ...f, chains: f.chains.map((c) => ({ ...c })) };
+    const i = this.#config.findIndex((g) => g.coin === f.coin);
+    if (i < 0) this.#config.push(copy);
+    else this.#config[i] = copy;
+    this.#configByCoin.set(f.coin, copy);
+  }
+
+  /** Sets (or with `null` clears) a user's own daily withdrawal limit of a coin. */
+  setWithdrawLimit(userId: number, coin: string, limit: CoinUnits | null): void {
+    if (limit === null) this.#userLimits.delete(`${userId}:${coin}`);
+    else this.#userLimits.set(`${userId}:${coin}`, limit);
+  }
+
+  userWithdrawLimit(userId: number, coin: string): CoinUnits | undefined {
+    return this.#userLimits.get(`${userId}:${coin}`);
   }
 
   /** Applies one funds command at `time`, appending its events to `events`. A refusal changes nothing. */
@@ -696,6 +726,7 @@ export class Funds implements FundsView {
   #planWithdrawal(cmd: RequestWithdrawal, time: number): WithdrawalPlan | ApplyResult {
     const coin = this.#userCoin(cmd.userId, cmd.coin);
     if ('result' in coin) return coin;
+    if (this.#ledger.isFrozen(cmd.userId)) return refused('ACCOUNT_FROZEN');
     const bad = this.#amount(cmd.amount);
     if (bad !== undefined) return bad;
     if (!Number.isSafeInteger(cmd.fee) || cmd.fee < 0) return refused('INVALID_PARAMETER', 'fee must be ≥ 0');
@@ -737,10 +768,12 @@ export class Funds implements FundsView {
     const funds = this.#configByCoin.get(cmd.coin) as CoinFunds;
     const day = Math.floor(time / DAY_MS);
     const usedToday = this.withdrawnOnDay(cmd.userId, cmd.coin, time);
-    if (usedToday + cmd.amount > funds.dailyWithdrawLimit) {
+    const own = this.#userLimits.get(`${cmd.userId}:${cmd.coin}`);
+    const limit = own ?? funds.dailyWithdrawLimit;
+    if (usedToday + cmd.amount > limit) {
       return refused(
         'DAILY_WITHDRAW_LIMIT',
-        `the daily limit is ${unit(funds.dailyWithdrawLimit)}; ${unit(usedToday)} withdrawn today`,
+        `the daily limit${own === undefined ? '' : ' the operator set for this account'} is ${unit(limit)}; ${unit(usedToday)} withdrawn today`,
       );
     }
     const fee = internal ? 0 : chain.withdrawFee;
@@ -1066,6 +1099,12 @@ export class Funds implements FundsView {
         return [Number(key.slice(0, i)), key.slice(i + 1), d.day, d.used];
       }),
       totals: coins.map((c) => [c, String(this.credited(c)), String(this.withdrawn(c))]),
+      ...(this.#userLimits.size > 0 && {
+        userLimits: [...this.#userLimits].sort(byKey).map(([key, limit]): [number, string, number] => {
+          const i = key.indexOf(':');
+          return [Number(key.slice(0, i)), key.slice(i + 1), limit];
+        }),
+      }),
     };
   }
 
@@ -1091,6 +1130,7 @@ export class Funds implements FundsView {
       if (isPendingWithdrawal(w.state)) this.#pending.add(w.withdrawalId);
     }
     for (const [userId, coin, day, used] of s.daily) this.#daily.set(`${userId}:${coin}`, { day, used });
+    for (const [userId, coin, limit] of s.userLimits ?? []) this.#userLimits.set(`${userId}:${coin}`, limit);
     for (const [coin, credited, withdrawn] of s.totals) {
       this.#credited.set(coin, BigInt(credited));
       this.#withdrawn.set(coin, BigInt(withdrawn));

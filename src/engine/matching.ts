@@ -76,6 +76,7 @@ export class Matching {
   #orderContext(userId: number, marketName: string, acctType: number): ApplyResult | undefined {
     const user = this.#registry.user(userId);
     if (user === undefined) return refused('USER_NOT_FOUND');
+    if (user.status === 'frozen') return refused('ACCOUNT_FROZEN');
     const market = this.#registry.market(marketName);
     if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${marketName}'`);
     if (acctType === 1 || acctType === 2) {
@@ -85,7 +86,8 @@ export class Matching {
       );
     }
     if (acctType !== 0) return refused('INVALID_PARAMETER', 'acctType must be 0, 1 or 2');
-    if (market.spec.status !== 'trading') return refused('MARKET_HALTED', `market ${marketName} is halted`);
+    if (market.spec.status !== 'trading')
+      return refused('MARKET_HALTED', `market ${marketName} is ${market.spec.status}`);
     this.#ctxUser = user;
     this.#ctxMarket = market;
     return undefined;

@@ -17,6 +17,7 @@ import {
   type SetMarketStatus,
   type UpsertCoin,
   type UpsertMarket,
+  type UserStatus,
 } from '../domain/commands.ts';
 import {
   baseUnitsPerLot,
@@ -57,6 +58,10 @@ export interface User {
   readonly userId: number;
   readonly name: string;
   usePlatformCoin: boolean;
+  /** When the user was registered (the RegisterUser command's time, ms); 0 where unknown. */
+  readonly created: number;
+  /** `frozen`: orders and withdrawals refused (SetUserStatus). */
+  status: UserStatus;
   /** The user's resting orders, oldest first. */
   readonly openOrders: OwnerOrders;
   /** The user's spot account in the ledger (kept here: a fill looks up both at once). */
@@ -227,11 +232,19 @@ export class Registry {
   }
 
   /** Adds a user with an empty spot account (or the one the ledger already holds for it). */
-  addUser(userId: number, name: string, usePlatformCoin: boolean): User {
+  addUser(
+    userId: number,
+    name: string,
+    usePlatformCoin: boolean,
+    created = 0,
+    status: UserStatus = 'active',
+  ): User {
     const user: User = {
       userId,
       name,
       usePlatformCoin,
+      created,
+      status,
       openOrders: new OwnerOrders(),
       spot: this.#ledger.open(spot(userId)),
     };
@@ -240,6 +253,13 @@ export class Registry {
     const folded = name.toLowerCase();
     if (!this.#userByFoldedName.has(folded)) this.#userByFoldedName.set(folded, userId);
     return user;
+  }
+
+  /** Replaces a key's sealed secret, keeping everything else (RotateApiKey; the caller checked the key). */
+  setSealedSecret(accessKey: string, sealedSecret: string): ApiKeyRecord {
+    const key = { ...(this.#apiKeys.get(accessKey) as ApiKeyRecord), sealedSecret };
+    this.#apiKeys.set(accessKey, key);
+    return key;
   }
 
   /** Restores the id counter and the keys from a snapshot. */
@@ -277,7 +297,7 @@ export class Registry {
       );
     }
     const userId = this.#nextUserId++;
-    this.addUser(userId, name, false);
+    this.addUser(userId, name, false, this.#ctx.time);
     this.#ctx.events.push({ type: 'UserRegistered', userId, name, time: this.#ctx.time });
     return this.#ok({ userId });
   }
@@ -315,6 +335,8 @@ export class Registry {
     const problems = validateMarket(cmd.market, this.coinSpecs());
     if (problems.length > 0) return refused('INVALID_PARAMETER', problems.join('; '));
     const existing = this.#marketByName.get(cmd.market.name);
+    if (existing?.spec.status === 'closed' || (existing === undefined && cmd.market.status === 'closed'))
+      return refused('INVALID_STATE', `market ${cmd.market.name} is closed for good`);
     if (existing === undefined) this.addMarket(cmd.market);
     else if (
       existing.spec.priceScale !== cmd.market.priceScale ||
@@ -331,6 +353,8 @@ export class Registry {
     if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${cmd.market}'`);
     if (cmd.status !== 'trading' && cmd.status !== 'halted')
       return refused('INVALID_PARAMETER', 'unknown status');
+    if (market.spec.status === 'closed')
+      return refused('INVALID_STATE', `market ${cmd.market} is closed for good`);
     market.spec = { ...market.spec, status: cmd.status };
     this.#ctx.events.push({ type: 'MarketStatusSet', market: cmd.market, status: cmd.status });
     return this.#ok();

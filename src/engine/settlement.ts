@@ -141,6 +141,10 @@ export class Settlement {
     rate: RatePpm,
     bill: BillType,
   ): void {
+    if (rate < 0) {
+      this.#payRebate(account, order, ref, coin, received, rate, bill);
+      return;
+    }
     const fee = feeFloor(received, rate);
     this.#feeAmount = fee;
     this.#feeCoin = coin.spec.name;
@@ -167,6 +171,31 @@ export class Settlement {
     ledger.change(account, coin, -fee, 0, bill, ref);
     ledger.addFeeIncome(coin, fee);
     order.fees += fee;
+  }
+
+  /**
+   * A maker rebate (a negative rate): floor(received × −rate) of the received coin, paid out of fee
+   * income in that coin and never beyond it, so no coin is created (a rebate fee income cannot
+   * cover is paid in part, or not at all). Always in the received coin, whatever the order's
+   * platform-coin choice. The bill is the fee bill with a positive change; the order's fees and
+   * the trade's fee go negative by what was paid.
+   */
+  #payRebate(
+    account: LedgerAccount,
+    order: Order,
+    ref: string,
+    coin: CoinState,
+    received: CoinUnits,
+    rate: RatePpm,
+    bill: BillType,
+  ): void {
+    const rebate = Math.min(feeFloor(received, -rate), this.#ledger.feeIncome(coin));
+    this.#feeAmount = -rebate;
+    this.#feeCoin = coin.spec.name;
+    if (rebate === 0) return;
+    this.#ledger.addFeeIncome(coin, -rebate);
+    this.#ledger.change(account, coin, rebate, 0, bill, ref);
+    order.fees -= rebate;
   }
 
   /**

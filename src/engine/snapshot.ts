@@ -12,7 +12,7 @@
  *   exactly the bytes (and state hash) it wrote before the ledger existed; both are read. A
  *   version-2 reader refuses a version-3 snapshot rather than drop its margin accounts.
  */
-import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
+import type { AcctType, OrderKind, Side, UserStatus } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
@@ -91,6 +91,11 @@ export interface EngineSnapshot {
   readonly marginAccounts?: MarginAccountEntry[];
   /** Version 3: the lending pool and insurance, those that ever held anything. */
   readonly systemAccounts?: SystemAccountEntry[];
+  /**
+   * [userId, registered (ms), status] of the users registered since issue 16 or frozen, by id;
+   * absent when there is none, so a state without any keeps its bytes and hash.
+   */
+  readonly userRecords?: [number, number, UserStatus][];
 }
 
 /** The engine's modules, whose states make up a snapshot. */
@@ -147,6 +152,10 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
   const systems = ledger.systemEntries(n);
   const accounts = margin.length > 0 || systems.length > 0;
   const demo = p.demo.snapshot();
+  const userRecords = [...registry.users()]
+    .filter((u) => u.created !== 0 || u.status !== 'active')
+    .sort((a, b) => a.userId - b.userId)
+    .map((u): [number, number, UserStatus] => [u.userId, u.created, u.status]);
   return {
     version: accounts ? SNAPSHOT_VERSION_ACCOUNTS : SNAPSHOT_VERSION,
     lastSeq: p.lastSeq,
@@ -169,6 +178,7 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     funds: p.funds.snapshot(),
     // Absent keys keep a spot-only snapshot's bytes as they were (JSON drops undefined).
     demo,
+    ...(userRecords.length > 0 && { userRecords }),
     ...(accounts && { marginAccounts: margin, systemAccounts: systems }),
   };
 }
@@ -193,8 +203,12 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
   registry.load(s.nextUserId, s.apiKeys);
   matching.load(s.nextOrderId, s.clientIds);
   p.settlement.nextTradeId = s.nextTradeId;
+  const records = new Map(
+    (s.userRecords ?? []).map(([userId, created, status]) => [userId, { created, status }]),
+  );
   for (const [userId, name, usePlatformCoin, available, frozen] of s.users) {
-    const user = registry.addUser(userId, name, usePlatformCoin);
+    const record = records.get(userId);
+    const user = registry.addUser(userId, name, usePlatformCoin, record?.created, record?.status);
     user.spot.available.push(...available);
     user.spot.frozen.push(...frozen);
   }
