@@ -383,7 +383,7 @@ async function startLocked(
     sequencer.onApplied(follower.enqueue);
     sequencer.addPressureSource(follower.overBound);
 
-    // The chain configuration is the genesis one: every coin and chain has its adapter.
+    // Every coin and chain the engine knows (genesis and runtime changes) has its adapter.
     const chainLog = at('chain');
     const chain = SimulatedChain.open(engine.funds.config(), paths.chain, (message) =>
       chainLog.warn(message),
@@ -392,6 +392,8 @@ async function startLocked(
       engine,
       submit: (command) => sequencer.submit(command),
       adapters: chain.adapters(),
+      // A coin added at run time is carried by the simulated chain and watched from then on.
+      carry: (funds) => chain.carry(funds),
       log: (message) => chainLog.warn(message),
     });
     sequencer.onApplied(watcher.onApplied);
@@ -441,8 +443,15 @@ async function startLocked(
         limits: rateLimiter,
       },
       snapshot: () => sequencer.snapshot(),
-      funds: { chains: chain.adapters(), simulator: chain, syncChains: () => watcher.sync() },
-      keys: { issue: issueKey },
+      funds: { chains: () => watcher.adapters(), simulator: chain, syncChains: () => watcher.sync() },
+      keys: {
+        issue: issueKey,
+        renew: (accessKey) => {
+          const c = generateApiCredentials();
+          return { secretKey: c.secret, sealedSecret: sealer.seal(c.secretHash, accessKey) };
+        },
+        opens: (sealedSecret, accessKey) => sealer.unseal(sealedSecret, accessKey) !== undefined,
+      },
       sandbox: {
         clock: {
           manual: manualClock !== undefined,

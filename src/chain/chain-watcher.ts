@@ -11,7 +11,7 @@
  * duplicate; a withdrawal left `sending` is sent again, and the adapter, idempotent per
  * withdrawal, returns the transaction it sent the first time.
  */
-import { chainDepositId, splitAddress } from '../domain/chains.ts';
+import { chainDepositId, splitAddress, type CoinFunds } from '../domain/chains.ts';
 import type { Command } from '../domain/commands.ts';
 import type { ApplyResult, Engine } from '../engine/engine.ts';
 import type { WithdrawalView } from '../engine/funds.ts';
@@ -27,6 +27,11 @@ export interface ChainWatcherOptions {
   /** Sequences a command; resolves once it is durable and applied. */
   readonly submit: (command: Command) => Promise<ApplyResult>;
   readonly adapters: readonly ChainAdapter[];
+  /**
+   * The adapters of a coin's chains that `adapters` lacks, for a coin added or changed at run
+   * time (a CoinFundsSet event in an applied batch); absent: chains stay those of the start.
+   */
+  readonly carry?: (funds: CoinFunds) => readonly ChainAdapter[];
   readonly log: (message: string) => void;
   /** Also run a pass this often (ms; 0: only when told or when a chain announces news). */
   readonly pollMs?: number;
@@ -40,6 +45,7 @@ export class ChainWatcher {
   #retry = false;
   #stopped = false;
   #poll: NodeJS.Timeout | undefined;
+  #started = false;
 
   constructor(options: ChainWatcherOptions) {
     this.#options = options;
@@ -48,7 +54,8 @@ export class ChainWatcher {
 
   /** Listens to the chains (and polls, if asked) and runs a first pass; resolves when it is done. */
   start(): Promise<void> {
-    for (const a of this.#options.adapters) a.onChange(() => void this.sync());
+    this.#started = true;
+    for (const a of this.#adapters.values()) a.onChange(() => void this.sync());
     const pollMs = this.#options.pollMs ?? 0;
     if (pollMs > 0) {
       this.#poll = setInterval(() => void this.sync(), pollMs);
@@ -78,16 +85,34 @@ export class ChainWatcher {
     return next;
   }
 
-  /** For the sequencer: a withdrawal approved in this batch is sent without waiting for a poll. */
+  /** Every adapter watched, those of chains added at run time included. */
+  adapters(): ChainAdapter[] {
+    return [...this.#adapters.values()];
+  }
+
+  /** Watches one more chain (added at run time). */
+  add(adapter: ChainAdapter): void {
+    const k = `${adapter.coin}/${adapter.chain.name}`;
+    if (this.#adapters.has(k)) return;
+    this.#adapters.set(k, adapter);
+    if (this.#started) adapter.onChange(() => void this.sync());
+  }
+
+  /**
+   * For the sequencer: a withdrawal approved in this batch is sent without waiting for a poll, and
+   * a coin's chains set at run time are watched from now on.
+   */
   readonly onApplied = (batch: readonly AppliedCommand[]): void => {
+    let pass = false;
     for (const { result } of batch) {
       for (const e of result.events) {
-        if (e.type === 'WithdrawalUpdated' && e.state === 'approved') {
-          void this.sync();
-          return;
+        if (e.type === 'WithdrawalUpdated' && e.state === 'approved') pass = true;
+        if (e.type === 'CoinFundsSet' && this.#options.carry !== undefined) {
+          for (const a of this.#options.carry(e.funds)) this.add(a);
         }
       }
     }
+    if (pass) void this.sync();
   };
 
   /** Stops passes and polling; resolves once the running pass is over. */

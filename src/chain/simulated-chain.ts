@@ -146,6 +146,22 @@ export class SimulatedChain {
     for (const line of lines) this.#replay(JSON.parse(line) as Operation);
   }
 
+  /**
+   * Carries a coin's chains from now on (a coin added or changed at run time: CoinFundsSet) and
+   * returns the adapters of the chains it did not carry before. A chain it carried keeps its
+   * adapter; its spec here is only what the adapter reports, the engine keeps the rules.
+   */
+  carry(funds: CoinFunds): ChainAdapter[] {
+    const added: ChainAdapter[] = [];
+    for (const c of funds.chains) {
+      const k = `${funds.coin}/${c.name}`;
+      const known = this.#specs.has(k);
+      this.#specs.set(k, c);
+      if (!known) added.push(this.adapter(funds.coin, c.name));
+    }
+    return added;
+  }
+
   /** The adapter for one coin and chain of the configuration. */
   adapter(coin: string, chain: string): ChainAdapter {
     const spec = this.#specs.get(`${coin}/${chain}`);

@@ -368,7 +368,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     instance: 'fuzz'.repeat(8),
     // No snapshot files in this venue: the route's reply is all that is fuzzed here.
     snapshot: () => Promise.resolve('/dev/null/fuzz-snapshot'),
-    funds: { chains: sim.adapters(), simulator: sim, syncChains: () => watcher.sync() },
+    funds: { chains: () => sim.adapters(), simulator: sim, syncChains: () => watcher.sync() },
     audit: new MemoryAuditLog(),
     views: {
       walletHoldings: (coin) => sim.holdings(coin),

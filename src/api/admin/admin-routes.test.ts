@@ -29,7 +29,7 @@ function setUp(): {
       token: TOKEN,
       instance: 'i'.repeat(32),
       snapshot: () => Promise.resolve('/tmp/snapshot'),
-      funds: { chains: [], simulator: undefined, syncChains: () => Promise.resolve() },
+      funds: { chains: () => [], simulator: undefined, syncChains: () => Promise.resolve() },
       keys: {
         issue: () => ({
           accessKey: `key-${String(++keys).padStart(8, '0')}`,

@@ -18,13 +18,17 @@ import {
   type VenuePort,
 } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
+import { CHANGE_READ_PATHS, changeRoutes, type KeyRenewer } from './change-routes.ts';
 import { auditParams, collectCommands, noteCommand, type AuditCommand, type AuditLog } from './audit-log.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 
-/** Creates API key material: the secret is shown once; only its sealed hash is kept. */
-export interface KeyIssuer {
+/**
+ * Creates API key material: the secret is shown once; only its sealed hash is kept. Without
+ * `renew` and `opens`, keys cannot be rotated or reissued.
+ */
+export interface KeyIssuer extends Partial<KeyRenewer> {
   issue(): { accessKey: string; secretKey: string; sealedSecret: string };
 }
 
@@ -70,6 +74,7 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   '/admin/demo/status',
   '/admin/clock',
   ...VIEW_READ_PATHS,
+  ...CHANGE_READ_PATHS,
 ]);
 
 function authorized(request: ApiRequest, token: string): boolean {
@@ -90,6 +95,11 @@ export function parsePermissions(text: string): KeyPermissions | undefined {
     money: names.includes('money'),
     lever: names.includes('lever'),
   };
+}
+
+function renewer(keys: KeyIssuer): KeyRenewer | undefined {
+  const { renew, opens } = keys;
+  return renew === undefined || opens === undefined ? undefined : { renew, opens };
 }
 
 export function adminRoutes(deps: AdminDeps): Route[] {
@@ -276,6 +286,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       ...fundsAdminRoutes({ ...deps.funds, venue }),
       ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
       ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
+      ...changeRoutes({ venue, keys: renewer(deps.keys) }),
     ].map((r) => ({ path: r.path, handler: guarded(r.handler) })),
   ];
   return routes.map((r) => ({ path: r.path, handler: audited(r.path, r.handler) }));

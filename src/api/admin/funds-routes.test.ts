@@ -29,7 +29,7 @@ async function setUp(withChain = true): Promise<{
   const routes = new Map<string, Route>(
     fundsAdminRoutes({
       venue,
-      chains: sim.adapters(),
+      chains: () => sim.adapters(),
       simulator: withChain ? sim : undefined,
       syncChains: () => watcher.sync(),
     }).map((r) => [r.path, r]),

@@ -21,8 +21,8 @@ export const MAX_BLOCKS_PER_MINE = 10_000;
 
 export interface FundsAdminDeps {
   readonly venue: VenuePort;
-  /** One adapter per coin and chain of the funds configuration. */
-  readonly chains: readonly ChainAdapter[];
+  /** One adapter per coin and chain of the funds configuration (asked each time: coins are added at run time). */
+  readonly chains: () => readonly ChainAdapter[];
   /** The simulated network that `chain deposit | mine | fail` drive; undefined with real chains. */
   readonly simulator: SimulatedChain | undefined;
   /** Resolves after the chain watcher's next pass: the engine has seen what the chain did. */
@@ -42,7 +42,6 @@ const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== nu
 export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
   const { venue } = deps;
   const funds = venue.engine.funds;
-  const adapters = new Map(deps.chains.map((a) => [`${a.coin}/${a.chain.name}`, a]));
 
   /** The chain of `coin` the `chain` parameter names (any case), or the coin's first. */
   const chainOf = (request: ApiRequest, coin: string): ChainAdapter | ApiReply => {
@@ -50,7 +49,10 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
     if (chains.length === 0) return fail('INVALID_PARAMETER', `${coin} moves on no chain`);
     const name = (param(request, 'chain') ?? '').toUpperCase();
     const chain = name === '' ? chains[0] : chains.find((c) => c.name === name);
-    const adapter = chain === undefined ? undefined : adapters.get(`${coin}/${chain.name}`);
+    const adapter =
+      chain === undefined
+        ? undefined
+        : deps.chains().find((a) => a.coin === coin && a.chain.name === chain.name);
     return (
       adapter ??
       fail(
@@ -128,9 +130,11 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         if (isReply(coin)) return coin;
         const address = param(request, 'address') ?? '';
         const named = param(request, 'chain');
-        const candidates = deps.chains.filter(
-          (a) => a.coin === coin.name && (named === undefined || a.chain.name === named.toUpperCase()),
-        );
+        const candidates = deps
+          .chains()
+          .filter(
+            (a) => a.coin === coin.name && (named === undefined || a.chain.name === named.toUpperCase()),
+          );
         const chain = candidates.find((a) => a.isAddress(address))?.chain;
         if (chain === undefined) {
           const names = candidates.map((a) => a.chain.name).join(' or ') || 'no such chain';

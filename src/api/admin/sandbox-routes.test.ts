@@ -30,7 +30,7 @@ function setUp(manual = true) {
       token: TOKEN,
       instance: 'i'.repeat(32),
       snapshot: () => Promise.resolve(undefined),
-      funds: { chains: [], simulator: undefined, syncChains: () => Promise.resolve() },
+      funds: { chains: () => [], simulator: undefined, syncChains: () => Promise.resolve() },
       keys: { issue: () => ({ accessKey: 'k'.repeat(8), secretKey: 's', sealedSecret: 'x' }) },
       ...(manual
         ? {

@@ -5,16 +5,20 @@
  * whole state a call: fine for an operator's occasional look, not for a hot path) until the
  * engine offers them directly (docs/operations.md, "What the views read").
  */
+import type { UserStatus } from '../../domain/commands.ts';
 import type { Engine } from '../../engine/engine.ts';
 
 /** One registered user, as the views list them. */
 export interface UserRecord {
   readonly userId: number;
   readonly name: string;
-  /** When the user was registered (ms), or undefined where the venue does not keep it. */
+  /**
+   * When the user was registered (ms, the RegisterUser command's time), or undefined for a user
+   * registered before the venue kept it (issue 16).
+   */
   readonly created: number | undefined;
-  /** `active`, or why the user may not trade or withdraw (none yet: freezing is to come). */
-  readonly status: 'active';
+  /** `active`, or `frozen`: orders and withdrawals refused (SetUserStatus). */
+  readonly status: UserStatus;
 }
 
 /** The reads the views need beyond the engine's public methods. */
@@ -31,15 +35,19 @@ export interface VenueReader {
 
 /** The reader over the engine's public reads and its snapshot. */
 export function engineReader(engine: Engine): VenueReader {
+  const record = (userId: number): UserRecord | undefined => {
+    const name = engine.userName(userId);
+    const r = engine.userRecord(userId);
+    if (name === undefined || r === undefined) return undefined;
+    return { userId, name, created: r.created === 0 ? undefined : r.created, status: r.status };
+  };
   return {
     users: () =>
       engine
-        .snapshot()
-        .users.map(([userId, name]) => ({ userId, name, created: undefined, status: 'active' as const })),
-    user: (userId) => {
-      const name = engine.userName(userId);
-      return name === undefined ? undefined : { userId, name, created: undefined, status: 'active' };
-    },
+        .userIds()
+        .sort((a, b) => a - b)
+        .map((userId) => record(userId) as UserRecord),
+    user: (userId) => record(userId),
     holdings: () => {
       const s = engine.snapshot();
       return new Map(

@@ -54,7 +54,7 @@ function setUp(audit: AuditLog = new MemoryAuditLog()): Harness {
       token: TOKEN,
       instance: 'i'.repeat(32),
       snapshot: () => Promise.resolve('/tmp/snapshot'),
-      funds: { chains: [], simulator: undefined, syncChains: () => Promise.resolve() },
+      funds: { chains: () => [], simulator: undefined, syncChains: () => Promise.resolve() },
       keys: {
         issue: () => ({
           accessKey: `key-${String(++keys).padStart(8, '0')}`,
@@ -156,9 +156,9 @@ describe('users', () => {
     const all = await h.call('/admin/users/list');
     assert.equal(all.total, 3);
     assert.deepEqual(all.users, [
-      { id: 1, name: 'alice', created: null, status: 'active', demo: false, keys: 0, openOrders: 2 },
-      { id: 2, name: 'bob', created: null, status: 'active', demo: false, keys: 1, openOrders: 0 },
-      { id: 3, name: 'carol', created: null, status: 'active', demo: false, keys: 0, openOrders: 0 },
+      { id: 1, name: 'alice', created: T0 + 1, status: 'active', demo: false, keys: 0, openOrders: 2 },
+      { id: 2, name: 'bob', created: T0 + 2, status: 'active', demo: false, keys: 1, openOrders: 0 },
+      { id: 3, name: 'carol', created: T0 + 3, status: 'active', demo: false, keys: 0, openOrders: 0 },
     ]);
     const page = await h.call('/admin/users/list', [
       ['limit', '1'],
