@@ -9,13 +9,15 @@
  * or market that exists is refused with the interface's code and a message naming it, before or
  * inside the engine, and changes nothing.
  */
-import { CHAIN_NAME, type ChainSpec, type CoinFunds } from '../../domain/chains.ts';
+import { CHAIN_NAME, validateCoinFunds, type ChainSpec, type CoinFunds } from '../../domain/chains.ts';
 import type { Command } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import {
   checkCoinName,
   MAX_FEE_PPM,
   splitMarketName,
+  validateCoin,
+  validateMarket,
   type CoinSpec,
   type MarketSpec,
 } from '../../domain/specs.ts';
@@ -218,6 +220,17 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     const name = (param(request, 'market') ?? '').toLowerCase();
     return engine.market(name) ?? fail('UNKNOWN_MARKET', `unknown market '${name.slice(0, 40)}'`);
   };
+  const coinSpecs = (extra?: CoinSpec): Map<string, CoinSpec> => {
+    const coins = new Map(engine.coins().map((c) => [c.name, c]));
+    if (extra !== undefined) coins.set(extra.name, extra);
+    return coins;
+  };
+  /**
+   * The engine's own checks (src/domain/specs.ts, chains.ts) run here first, so that a bad spec
+   * is refused before it is journaled: the state, its sequence position included, is unchanged.
+   */
+  const checked = (problems: readonly string[]): ApiReply | undefined =>
+    problems.length === 0 ? undefined : fail('INVALID_PARAMETER', problems.join('; '));
   const submit = async (cmd: Command, data: () => Record<string, unknown>): Promise<ApiReply> => {
     const r = await venue.submit(cmd);
     return fromResult(r, r.result === 'OK' ? data() : {});
@@ -342,6 +355,11 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         };
         const funds = fundsFrom(request, coin, undefined);
         if (isReply(funds)) return funds;
+        const bad = checked([
+          ...validateCoin(coin),
+          ...(funds === undefined ? [] : validateCoinFunds(funds, coinSpecs(coin))),
+        ]);
+        if (bad !== undefined) return bad;
         return submit({ type: 'AddCoin', coin, ...(funds !== undefined && { funds }) }, () =>
           coinView(coin, funds),
         );
@@ -374,6 +392,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         const fundsChanged = !sameFunds(funds, current);
         if (JSON.stringify(changed) === JSON.stringify(coin) && !fundsChanged)
           return fail('INVALID_PARAMETER', `nothing to change: name what changes (coin change --help)`);
+        const bad = checked(funds === undefined ? [] : validateCoinFunds(funds, coinSpecs(changed)));
+        if (bad !== undefined) return bad;
         return submit(
           { type: 'ChangeCoin', coin: changed, ...(funds !== undefined && fundsChanged && { funds }) },
           () => coinView(changed, funds),
@@ -429,6 +449,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
           takerFee: (takerFee as number | undefined) ?? 2_000,
           status,
         };
+        const bad = checked(validateMarket(market, coinSpecs()));
+        if (bad !== undefined) return bad;
         return submit({ type: 'AddMarket', market }, () => marketView(market, quote.unitDecimal));
       },
     },
@@ -456,6 +478,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
             'INVALID_PARAMETER',
             'nothing to change: give minAmount, minSize, makerFee or takerFee',
           );
+        const bad = checked(validateMarket(market, coinSpecs()));
+        if (bad !== undefined) return bad;
         return submit({ type: 'ChangeMarket', market }, () => marketView(market, quote.unitDecimal));
       },
     },

@@ -174,7 +174,7 @@ export class MarketData {
     for (const m of engine.markets()) this.#markets.set(m.name, new MarketState(m.name, this.#recentTrades));
   }
 
-  /** Bumped whenever a coin or market is added or changed (for caches kept by routes). */
+  /** Bumped whenever a coin (its chains included) or market is added or changed (for caches kept by routes). */
   get configVersion(): number {
     return this.#configVersion;
   }
@@ -216,6 +216,7 @@ export class MarketData {
         case 'MarketUpserted':
         case 'MarketStatusSet':
         case 'CoinUpserted':
+        case 'CoinFundsSet':
           this.#configVersion++;
           this.#tickerEpoch++;
           break;
