@@ -196,6 +196,14 @@ describe('runtime changes against the real server', () => {
 
     alice = await trader('alice', [['usdt', '10000']]);
     bob = await trader('bob', [['sol', '100']]);
+    // The chain watcher learned the coin's chain: a deposit on it is credited at 2 confirmations.
+    const address = await json(['address', 'create', 'bob', 'sol']);
+    assert.equal(address.chain, 'SOL');
+    assert.equal((await cli(['chain', 'deposit', String(address.address), '3', '--chain', 'SOL'])).code, 0);
+    assert.equal((await cli(['chain', 'mine', '2'])).code, 0);
+    const bobFunds = await bob.fetchBalance();
+    assert.equal(bobFunds.SOL.free, 103);
+
     const loaded = await alice.loadMarkets();
     const sol = loaded['SOL/USDT'];
     assert.equal(sol.id, 'sol_usdt');
@@ -217,6 +225,7 @@ describe('runtime changes against the real server', () => {
     const bobBalance = await bob.fetchBalance();
     assert.equal(bobBalance.USDT.free, 150 - 0.15 + 151 + 0.0755);
     assert.equal(bobBalance.SOL.used, 1);
+    assert.equal(bobBalance.SOL.free, 103 - 3);
     const aliceBalance = await alice.fetchBalance();
     assert.equal(aliceBalance.SOL.free, 2 - 0.001);
 

@@ -234,6 +234,23 @@ const ADMIN_PARAMS: Readonly<Record<string, readonly string[]>> = {
   limit: ['1', '50', '1000', '0'],
   offset: ['0', '1', '999'],
   subject: ['10.0.0.1', '127.0.0.1'],
+  // Runtime changes (change-routes.ts).
+  unitDecimal: ['8', '16', 'x'],
+  enName: ['Solana', ''],
+  addChain: ['SOL:SOL:32:0.01:0.1', 'XX:YY:0:1:1', 'SPL:SOL:1:0:0.1:memo'],
+  dailyWithdrawLimit: ['1000', '-1'],
+  autoApproveLimit: ['10', '0.000000001'],
+  canDeposit: ['on', 'off', 'maybe'],
+  withdrawFee: ['0.01', '1e3'],
+  confirmations: ['1', '0', '99999'],
+  priceScale: ['2', '13'],
+  amountScale: ['2', '-1'],
+  minAmount: ['0.01', '0'],
+  minSize: ['1', 'x'],
+  makerFee: ['-0.0005', '0.001', '-0.5'],
+  takerFee: ['0.001', '0.2'],
+  key: ['nobody-key-0001'],
+  clear: ['true', 'no'],
 };
 const ADMIN_WEIGHTS: Readonly<Record<string, number>> = {
   // scrypt: tens of ms a call.
