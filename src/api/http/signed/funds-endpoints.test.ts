@@ -335,6 +335,24 @@ describe('funds endpoints', () => {
     assert.equal(h.venue.engine.funds.fundPassword(1)?.failures.length, 0, 'no password attempt was spent');
   });
 
+  test('a frozen account (issue 16): withdraw answers 4001 before the password is checked; reads work', async () => {
+    const { h, alice, aliceId } = await funded();
+    await h.venue.must({ type: 'SetUserStatus', userId: aliceId, status: 'frozen' });
+    const before = stateOf(h);
+    const body = (await h.call('withdraw', alice, withdrawParams({ safePwd: 'wrong-password' }))) as Json;
+    assert.equal(body.code, 4001);
+    assert.match(String(body.message), /account frozen by the operator/);
+    assert.equal(stateOf(h), before);
+    assert.equal(
+      h.venue.engine.funds.fundPassword(aliceId)?.failures.length,
+      0,
+      'no password attempt was spent',
+    );
+    assert.ok('result' in ((await h.call('getAccountInfo', alice, {})) as Json), 'the account is read');
+    await h.venue.must({ type: 'SetUserStatus', userId: aliceId, status: 'active' });
+    assert.equal(((await h.call('withdraw', alice, withdrawParams())) as Json).code, 1000);
+  });
+
   test('fund password: a wrong one is 1005 and counts; the fifth in 24 hours locks withdrawals (1004) for 24 hours', async () => {
     const { h, alice, aliceId } = await funded();
     for (let left = 4; left >= 1; left--) {
