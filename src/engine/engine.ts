@@ -249,6 +249,11 @@ export class Engine {
     return this.#registry.apiKey(accessKey);
   }
 
+  /** Every API key, by user id (in the order each user's were created). */
+  apiKeys(): ApiKeyRecord[] {
+    return [...this.#registry.apiKeys()].map(([, k]) => k).sort((a, b) => a.userId - b.userId);
+  }
+
   /** The keys of one user. */
   apiKeysOf(userId: number): ApiKeyRecord[] {
     return [...this.#registry.apiKeys()].map(([, k]) => k).filter((k) => k.userId === userId);

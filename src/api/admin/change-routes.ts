@@ -560,7 +560,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
           if (typeof userId !== 'number') return userId;
           keys = engine.apiKeysOf(userId);
         } else {
-          keys = engine.userIds().flatMap((id) => engine.apiKeysOf(id));
+          keys = engine.apiKeys();
         }
         const limit = integer(request, 'limit', 1, MAX_KEYS_LISTED, 50);
         const offset = integer(request, 'offset', 0, 1_000_000_000, 0);
@@ -606,15 +606,13 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       handler: async (request) => {
         const renewer = deps.keys;
         if (renewer === undefined) return fail('INVALID_STATE', 'this server cannot seal new secrets');
-        let userIds = engine.userIds();
+        let keys = engine.apiKeys();
         if (param(request, 'user') !== undefined) {
           const userId = userOf(venue, request);
           if (typeof userId !== 'number') return userId;
-          userIds = [userId];
+          keys = engine.apiKeysOf(userId);
         }
-        const stale = userIds
-          .flatMap((id) => engine.apiKeysOf(id))
-          .filter((k) => !renewer.opens(k.sealedSecret, k.accessKey));
+        const stale = keys.filter((k) => !renewer.opens(k.sealedSecret, k.accessKey));
         const reissued: Record<string, unknown>[] = [];
         for (const key of stale) {
           const { secretKey, sealedSecret } = renewer.renew(key.accessKey);
@@ -622,7 +620,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
           if (r.result !== 'OK') return fromResult(r, { reissued });
           reissued.push({ ...keyView({ ...key, sealedSecret }), secretKey });
         }
-        return ok({ reissued, checked: userIds.flatMap((id) => engine.apiKeysOf(id)).length });
+        return ok({ reissued, checked: keys.length });
       },
     },
   ];
