@@ -70,6 +70,10 @@ describe('runtime changes against the real server', () => {
   let bob: Exchange;
 
   test('the CLI adds a coin and a market (table, then --json); bad ones refused, nothing changed', async () => {
+    // The edge's caches are warm before the change: they must follow it.
+    assert.equal((await publicGet('/api/getFeeInfo')).result.SOL, undefined);
+    assert.equal((await publicGet('/data/v1/markets')).sol_usdt, undefined);
+    assert.equal((await publicGet('/data/v1/venueInfo')).markets.sol_usdt, undefined);
     const coin = await cli([
       'coin',
       'add',
@@ -187,8 +191,15 @@ describe('runtime changes against the real server', () => {
   test('the public API, the WebSocket and ccxt zb see the new market and trade it; the rebate is paid', async () => {
     const markets = await publicGet('/data/v1/markets');
     assert.deepEqual(markets.sol_usdt, { amountScale: 2, minAmount: 0.01, minSize: 1, priceScale: 2 });
-    const feeInfo = await publicGet('/api/getFeeInfo?currency=sol');
-    assert.equal(feeInfo.code, 1000, JSON.stringify(feeInfo));
+    assert.deepEqual((await publicGet('/api/getFeeInfo')).result.SOL, [
+      { chainName: 'SOL', fee: 0.01, mainChainName: 'SOL', canDeposit: true, canWithdraw: true },
+    ]);
+    assert.equal((await publicGet('/data/v1/getGroupMarkets')).usdt.includes('sol_usdt'), true);
+    assert.deepEqual((await publicGet('/data/v1/venueInfo')).markets.sol_usdt, {
+      makerFee: '-0.0005',
+      takerFee: '0.001',
+      status: 'trading',
+    });
 
     const ws = await WsTestClient.connect(`${server.base.replace(/^http/, 'ws')}/websocket`);
     ws.subscribe('solusdt_depth');
@@ -269,6 +280,8 @@ describe('runtime changes against the real server', () => {
       ['market', 'sol_usdt'],
     ]);
     assert.equal((listed.markets as Record<string, unknown>[])[0]?.status, 'closed');
+    assert.equal((await publicGet('/data/v1/venueInfo')).markets.sol_usdt.status, 'closed');
+    assert.ok((await publicGet('/data/v1/markets')).sol_usdt, 'a closed market stays listed');
   });
 
   test('a replay from the journal reproduces every runtime change exactly; so does a restart', async () => {
@@ -277,6 +290,9 @@ describe('runtime changes against the real server', () => {
     assert.equal((await cli(['user', 'withdraw-limit', 'bob', 'sol', '5'])).code, 0);
     const change = ['coin', 'change', 'sol', '--chain', 'SOL', '--withdraw-fee', '0.02', '--deposit', 'off'];
     assert.equal((await cli(change)).code, 0);
+    assert.deepEqual((await publicGet('/api/getFeeInfo')).result.SOL, [
+      { chainName: 'SOL', fee: 0.02, mainChainName: 'SOL', canDeposit: false, canWithdraw: true },
+    ]);
     const snapshot = await json(['snapshot']);
     assert.match(String(snapshot.path), /snapshot/);
     const { stateHash: running, lastSeq } = await json(['state']);
