@@ -130,6 +130,20 @@ describe('command lines', () => {
         ['key', 'create', 'alice'],
         /key create needs --perms: a comma list of asset \(account and bills\), entrust/,
       ],
+      // Runtime changes (issue 16).
+      [['coin', 'add'], /coin add needs <coin>/],
+      [['coin', 'change', 'sol'], /coin change needs something to change/],
+      [['coin', 'add', 'sol', '--chain', 'SOL'], /coin add does not take --chain/],
+      [
+        ['market', 'change', 'sol_usdt'],
+        /market change needs --min-amount, --min-size, --maker-fee or --taker-fee/,
+      ],
+      [['market', 'change', 'sol_usdt', '--price-scale', '3'], /market change does not take --price-scale/],
+      [['market', 'close'], /market close needs <market>/],
+      [['user', 'freeze'], /user freeze needs <name>/],
+      [['user', 'withdraw-limit', 'alice', 'usdt'], /needs <name> <coin> <amount\|none>/],
+      [['key', 'rotate'], /key rotate needs <access-key>/],
+      [['key', 'reissue', 'alice'], /key reissue takes no arguments/],
       [
         ['fund-password', 'set', 'alice', 'hunter22'],
         /takes no password on the command line \(ps and the shell history/,
