@@ -286,12 +286,6 @@ describe('the operator console', { skip }, () => {
     const row = page.locator('#markets-table tr[data-market="eth_usdt"]');
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /trading/);
-    assert.equal(await page.isDisabled('#add-market'), true);
-    assert.match(
-      (await page.textContent('#markets-list .toolbar')) ?? '',
-      /coming with runtime market changes/,
-    );
-
     await row.locator('button.halt').click();
     await row.locator('button.yes').click();
     await notice(/eth_usdt halted/);
@@ -311,6 +305,31 @@ describe('the operator console', { skip }, () => {
       ['id', String(placed.id)],
     ]);
     assert.equal(cancelled.code, 1000, JSON.stringify(cancelled));
+
+    // A market added from the console is a journaled runtime change: listed at once, and it trades.
+    await page.click('#add-market');
+    const fields: [string, string][] = [
+      ['market', 'hc_usdt'],
+      ['priceScale', '2'],
+      ['amountScale', '2'],
+      ['minAmount', '0.01'],
+      ['minSize', '1'],
+      ['makerFee', '-0.0005'],
+      ['takerFee', '0.001'],
+    ];
+    for (const [name, value] of fields) await page.fill(`#add-market-form input[name="${name}"]`, value);
+    await page.click('#add-market-form button[type="submit"]');
+    await notice(/hc_usdt added/);
+    const added = page.locator('#markets-table tr[data-market="hc_usdt"]');
+    await added.waitFor();
+    assert.match((await added.textContent()) ?? '', /trading/);
+    const onNew = await whale.call('order', [
+      ['currency', 'hc_usdt'],
+      ['price', '10.00'],
+      ['amount', '1.00'],
+      ['tradeType', '1'],
+    ]);
+    assert.equal(onNew.code, 1000, JSON.stringify(onNew));
     assert.deepEqual(problems, []);
   });
 
@@ -324,9 +343,10 @@ describe('the operator console', { skip }, () => {
       .locator('#audit-table tbody tr')
       .evaluateAll((rows) => rows.map((r) => (r as Json).dataset.action as string));
     assert.deepEqual(
-      actions.slice(0, 6),
+      actions.slice(0, 7),
       [
         'users/create',
+        'markets/add',
         'markets/status',
         'markets/status',
         'withdrawals/reject',

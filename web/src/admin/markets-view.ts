@@ -1,7 +1,7 @@
 /**
  * @module markets-view — every market (`/admin/markets/list`, paged) with its status, fees, best
  * bid and ask, last price, 24 h volume and open orders; Halt and Resume (`/admin/markets/status`).
- * Adding a market waits for the admin API to have a route for it: the button says so.
+ * Add market (`/admin/markets/add`, a journaled command like every runtime change).
  */
 import type { Json } from './api.ts';
 import { confirmButton, h, pager, section, table } from './dom.ts';
@@ -10,11 +10,47 @@ import type { View } from './view.ts';
 
 export const MARKETS_PAGE = 25;
 
-/**
- * The admin route that adds a market, once the admin API has one (issue 16, runtime changes).
- * Until then the button is shown disabled: nothing is faked.
- */
-export const ADD_MARKET_ROUTE: string | undefined = undefined;
+/** The fields of a new market, as `/admin/markets/add` takes them (see docs/operations.md). */
+const ADD_MARKET_FIELDS: readonly (readonly [name: string, label: string, placeholder: string])[] = [
+  ['market', 'Market', 'sol_usdt'],
+  ['priceScale', 'Price decimals', '2'],
+  ['amountScale', 'Amount decimals', '4'],
+  ['minAmount', 'Min amount', '0.01'],
+  ['minSize', 'Min total', '5'],
+  ['makerFee', 'Maker fee', '0.001'],
+  ['takerFee', 'Taker fee', '0.002'],
+];
+
+/** The form that adds a market (`/admin/markets/add`); the reply's message is shown as it is. */
+function addMarketForm(ctx: Parameters<View>[0], done: () => void): HTMLFormElement {
+  const inputs = ADD_MARKET_FIELDS.map(([name, label, placeholder]) =>
+    h('label', {}, label, ' ', h('input', { name, placeholder, required: true, size: 10 })),
+  );
+  const form = h(
+    'form',
+    { id: 'add-market-form', class: 'inline-form' },
+    ...inputs,
+    h('button', { type: 'submit' }, 'Add'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const fields: Record<string, string> = {};
+    for (const [name] of ADD_MARKET_FIELDS) {
+      const input = form.elements.namedItem(name) as HTMLInputElement;
+      fields[name] = input.value.trim();
+    }
+    void ctx.api
+      .call('/admin/markets/add', fields)
+      .then(() => {
+        ctx.notice(`${fields.market} added: it is listed and takes orders.`, true);
+        done();
+      })
+      .catch((error: unknown) =>
+        ctx.notice(`no market added: ${error instanceof Error ? error.message : String(error)}`),
+      );
+  });
+  return form;
+}
 
 export const marketsView: View = async (ctx) => {
   const root = h('div', { id: 'markets' });
@@ -45,14 +81,13 @@ export const marketsView: View = async (ctx) => {
             {
               id: 'add-market',
               type: 'button',
-              disabled: ADD_MARKET_ROUTE === undefined,
-              title: 'coming with runtime market changes',
+              onclick: (event: Event) => {
+                const button = event.currentTarget as HTMLButtonElement;
+                button.replaceWith(addMarketForm(ctx, reload));
+              },
             },
             'Add market',
           ),
-          ADD_MARKET_ROUTE === undefined
-            ? h('span', { class: 'muted' }, 'coming with runtime market changes')
-            : '',
         ),
         table<Json>(
           [
