@@ -5,7 +5,7 @@
  * the market's scales (see `parseOrderNumbers`). Every command reaching the engine carries the
  * sequence number and the time the sequencer stamped on it; the engine reads no clock.
  */
-import type { CoinUnits, Lots, PriceTicks } from './money.ts';
+import type { CoinUnits, Lots, PriceTicks, RatePpm } from './money.ts';
 import type { CoinFunds } from './chains.ts';
 import type { CoinSpec, MarketSpec, MarketStatus } from './specs.ts';
 
@@ -19,6 +19,11 @@ export type OrderKind = 'limit' | 'postOnly' | 'ioc';
 
 /** Account an order trades for: 0 spot, 1 isolated margin, 2 cross margin. */
 export type AcctType = 0 | 1 | 2;
+export const SPOT_ACCOUNT = 0;
+export const ISOLATED_ACCOUNT = 1;
+export const CROSS_ACCOUNT = 2;
+/** A margin account's type: 1 isolated (one per user and market), 2 cross (one per user). */
+export type MarginAcctType = typeof ISOLATED_ACCOUNT | typeof CROSS_ACCOUNT;
 
 export interface PlaceOrder {
   readonly type: 'PlaceOrder';
@@ -31,6 +36,11 @@ export interface PlaceOrder {
   readonly acctType: AcctType;
   /** 4–36 letters or digits, or '' for none. */
   readonly clientOrderId: string;
+  /**
+   * `enableExpress` (margin orders only): borrow what the order needs beyond the margin account's
+   * available balance, within its borrowing limit. Absent means off (every journal before issue 14).
+   */
+  readonly express?: boolean;
 }
 
 /** orderMoreV2: up to 20 orders on one side of one market, all validated before any is placed. */
@@ -41,6 +51,8 @@ export interface PlaceOrderBatch {
   readonly side: Side;
   readonly acctType: AcctType;
   readonly orders: readonly { readonly price: PriceTicks; readonly amount: Lots }[];
+  /** As PlaceOrder's `express`, for the whole batch. */
+  readonly express?: boolean;
 }
 
 /** Cancel by order id (`orderId` > 0) or by client order id (the latest order with it). */
@@ -403,6 +415,125 @@ export interface DemoFaucet {
   readonly amount: CoinUnits;
 }
 
+// ───────────────────────────── margin (issue 14, src/engine/margin.ts) ─────────────────────────────
+//
+// A margin account is named by `acctType` and `market`: 1 and the market's name for the isolated
+// account of (user, market), 2 and '' for the user's cross account. Amounts are coin units; daily
+// rates are ppm of the principal per day (the wire's percent "0.05" is 500 ppm); terms are days.
+
+/** Moves `amount` of a coin between the user's spot account and one of their margin accounts. */
+export interface MarginTransfer {
+  readonly type: 'MarginTransfer';
+  readonly userId: number;
+  /** 'in': spot → margin; 'out': margin → spot (only what keeps the account at its opening line). */
+  readonly direction: 'in' | 'out';
+  readonly acctType: MarginAcctType;
+  /** The isolated account's market (canonical name, e.g. `btc_usdt`); '' for cross. */
+  readonly market: string;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+}
+
+/**
+ * The operator funds the platform lending pool (`bourse lending fund`): `amount` of `coin` is
+ * credited to the pool and offered at `dailyRatePpm` for `days`, rolling over (the pool re-invests
+ * what comes back). Applies once per `fundingId`.
+ */
+export interface FundLendingPool {
+  readonly type: 'FundLendingPool';
+  readonly fundingId: string;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+  readonly dailyRatePpm: RatePpm;
+  readonly days: number;
+}
+
+/** `loan`: a user offers `amount` of a coin from their spot account (frozen until lent or cancelled). */
+export interface PlaceLoanOffer {
+  readonly type: 'PlaceLoanOffer';
+  readonly userId: number;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+  readonly dailyRatePpm: RatePpm;
+  readonly days: number;
+  /** `isLoop`: principal that comes back is offered again. */
+  readonly loop: boolean;
+}
+
+/** `cancelLoan`: the unlent part of the user's offer goes back to their available balance. */
+export interface CancelLoanOffer {
+  readonly type: 'CancelLoanOffer';
+  readonly userId: number;
+  readonly offerId: number;
+}
+
+/** `changeLoop`: sets an offer's `isLoop`. */
+export interface ChangeLoanLoop {
+  readonly type: 'ChangeLoanLoop';
+  readonly userId: number;
+  readonly offerId: number;
+  readonly loop: boolean;
+}
+
+/** `changeInvestMark`: the lender sets a loan record's mark (re-invest principal, allow roll-over). */
+export interface ChangeInvestMark {
+  readonly type: 'ChangeInvestMark';
+  readonly userId: number;
+  readonly loanId: number;
+  readonly investMark: boolean;
+}
+
+/**
+ * `borrow` / `autoBorrow` (isolated) and `doCrossLoan` (cross): takes `amount` of a coin from the
+ * cheapest offers (the pool's included), all or nothing, within the account's borrowing limit.
+ */
+export interface Borrow {
+  readonly type: 'Borrow';
+  readonly userId: number;
+  readonly acctType: MarginAcctType;
+  readonly market: string;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+  /** Only offers at or below this daily rate (`interestRateOfDay`); absent: any. */
+  readonly maxDailyRatePpm?: RatePpm;
+  /** Only offers of this term (`repaymentDay`: 10, 20 or 30); absent: any. */
+  readonly days?: number;
+  /** `isLoop`: roll the loan over at the end of its term. */
+  readonly rollOver: boolean;
+}
+
+/** `repay`: pays part (`amount` units) or all of one loan record, interest first. */
+export interface RepayLoan {
+  readonly type: 'RepayLoan';
+  readonly userId: number;
+  readonly loanId: number;
+  readonly amount: CoinUnits | 'all';
+}
+
+/** `doAllRepay` (isolated) / `doCrossRepay` (cross): pays what an account owes in one coin. */
+export interface RepayAll {
+  readonly type: 'RepayAll';
+  readonly userId: number;
+  readonly acctType: MarginAcctType;
+  readonly market: string;
+  readonly coin: string;
+  readonly amount: CoinUnits | 'all';
+}
+
+/**
+ * `setExpressState` / `setRepayState`: a margin account's defaults. `express`: its orders borrow
+ * what they need (as an order's `express`); `autoRepay`: what a fill brings in repays the
+ * account's debt in that coin. An absent field keeps its value (both start off).
+ */
+export interface SetMarginPreferences {
+  readonly type: 'SetMarginPreferences';
+  readonly userId: number;
+  readonly acctType: MarginAcctType;
+  readonly market: string;
+  readonly express?: boolean;
+  readonly autoRepay?: boolean;
+}
+
 export type Command =
   | PlaceOrder
   | PlaceOrderBatch
@@ -434,7 +565,17 @@ export type Command =
   | MarkDemoUser
   | StopDemo
   | DemoFaucet
-  | VenueChangeCommand;
+  | VenueChangeCommand
+  | MarginTransfer
+  | FundLendingPool
+  | PlaceLoanOffer
+  | CancelLoanOffer
+  | ChangeLoanLoop
+  | ChangeInvestMark
+  | Borrow
+  | RepayLoan
+  | RepayAll
+  | SetMarginPreferences;
 
 export type CommandType = Command['type'];
 
@@ -467,6 +608,22 @@ export const DEMO_COMMAND_TYPES = [
   'MarkDemoUser',
   'StopDemo',
   'DemoFaucet',
+] as const satisfies readonly CommandType[];
+
+/** The margin commands (src/engine/margin.ts). Hourly interest rides on FireTimers. */
+export type MarginCommand = Extract<Command, { type: (typeof MARGIN_COMMAND_TYPES)[number] }>;
+
+export const MARGIN_COMMAND_TYPES = [
+  'MarginTransfer',
+  'FundLendingPool',
+  'PlaceLoanOffer',
+  'CancelLoanOffer',
+  'ChangeLoanLoop',
+  'ChangeInvestMark',
+  'Borrow',
+  'RepayLoan',
+  'RepayAll',
+  'SetMarginPreferences',
 ] as const satisfies readonly CommandType[];
 
 /** What the sequencer stamps on each command: its journal position and its time (ms). */

@@ -41,6 +41,8 @@ describe('command codec', () => {
       place({ side: SELL, kind: 'postOnly', acctType: 2, clientOrderId: 'abcd1234' }),
       place({ kind: 'ioc', price: Number.MAX_SAFE_INTEGER, amount: 2 ** 40, userId: 2 ** 33 }),
       place({ price: 0.5, amount: -3 }), // refused by the engine, but replayed as it came
+      place({ acctType: 1, express: true }),
+      place({ acctType: 2, express: false }),
       cancel(),
       cancel({ orderId: 0, clientOrderId: 'Z9'.repeat(18) }),
     ];
@@ -59,9 +61,25 @@ describe('command codec', () => {
       place({ clientOrderId: 'x'.repeat(300) }),
       place({ price: '3000' }),
       place({ extra: true }),
+      place({ express: 'yes' }),
+      place({ express: true, extra: 1 }),
       cancel({ orderId: 'seven' }),
       { type: 'RegisterUser', name: 'zoë', seq: 1, time: 5 } as SequencedCommand,
       { type: 'FireTimers', seq: 2, time: 6 } as SequencedCommand,
+      {
+        type: 'Borrow',
+        userId: 3,
+        acctType: 1,
+        market: 'btc_usdt',
+        coin: 'usdt',
+        amount: 5_000_000,
+        maxDailyRatePpm: 1000,
+        days: 10,
+        rollOver: false,
+        seq: 3,
+        time: 7,
+      } as SequencedCommand,
+      { type: 'RepayLoan', userId: 3, loanId: 1, amount: 'all', seq: 4, time: 8 } as SequencedCommand,
     ];
     for (const cmd of cases) {
       assert.equal(isJson(cmd), true, JSON.stringify(cmd));

@@ -26,7 +26,12 @@ const KINDS: readonly OrderKind[] = ['limit', 'postOnly', 'ioc'];
 /** The longest market name or client order id the binary form carries (a one-byte length). */
 const MAX_TEXT_BYTES = 255;
 
-/** tag, side, kind, acctType, then seq, time, userId, price, amount as float64 (exact below 2^53). */
+/** In the acctType byte: `express` true or false (neither bit: absent, as before issue 14). */
+const EXPRESS_TRUE = 0x10;
+const EXPRESS_FALSE = 0x20;
+const ACCT_TYPE_MASK = 0x0f;
+
+/** tag, side, kind, acctType (and express), then seq, time, userId, price, amount as float64 (exact below 2^53). */
 const PLACE_FIXED_BYTES = 4 + 5 * 8;
 /** tag, then seq, time, userId, orderId as float64. */
 const CANCEL_FIXED_BYTES = 1 + 4 * 8;
@@ -70,7 +75,8 @@ const hasOnlyKeys = (cmd: object, count: number): boolean => Object.keys(cmd).le
 
 function fitsBinaryPlace(cmd: Stamped<PlaceOrder>): boolean {
   return (
-    hasOnlyKeys(cmd, 11) &&
+    hasOnlyKeys(cmd, cmd.express === undefined ? 11 : 12) &&
+    (cmd.express === undefined || typeof cmd.express === 'boolean') &&
     isExactNumber(cmd.seq) &&
     isExactNumber(cmd.time) &&
     isExactNumber(cmd.userId) &&
@@ -102,7 +108,7 @@ function encodePlace(cmd: Stamped<PlaceOrder>): Uint8Array {
   bytes[0] = TAG_PLACE_ORDER;
   bytes[1] = cmd.side;
   bytes[2] = KINDS.indexOf(cmd.kind);
-  bytes[3] = cmd.acctType;
+  bytes[3] = cmd.acctType | (cmd.express === true ? EXPRESS_TRUE : cmd.express === false ? EXPRESS_FALSE : 0);
   view.setFloat64(4, cmd.seq, true);
   view.setFloat64(12, cmd.time, true);
   view.setFloat64(20, cmd.userId, true);
@@ -130,6 +136,9 @@ function decodePlace(bytes: Uint8Array): SequencedCommand | null {
   if (bytes.length < PLACE_FIXED_BYTES + 2) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const kind = KINDS[bytes[2] as number];
+  const acctByte = bytes[3] as number;
+  const expressBits = acctByte & (EXPRESS_TRUE | EXPRESS_FALSE);
+  if (expressBits === (EXPRESS_TRUE | EXPRESS_FALSE)) return null;
   const market = readText(bytes, PLACE_FIXED_BYTES);
   if (market === undefined) return null;
   const clientOrderId = readText(bytes, market.end);
@@ -143,8 +152,9 @@ function decodePlace(bytes: Uint8Array): SequencedCommand | null {
     kind,
     price: view.getFloat64(28, true),
     amount: view.getFloat64(36, true),
-    acctType: bytes[3] as AcctType,
+    acctType: (acctByte & ACCT_TYPE_MASK) as AcctType,
     clientOrderId: clientOrderId.text,
+    ...(expressBits === 0 ? {} : { express: expressBits === EXPRESS_TRUE }),
     seq: view.getFloat64(4, true),
     time: view.getFloat64(12, true),
   };
