@@ -48,7 +48,20 @@ export type BillType =
   | 'buyFee'
   | 'sellFee'
   | 'freeze'
-  | 'unfreeze';
+  | 'unfreeze'
+  // Margin (issue 14, src/engine/margin.ts): between spot and a margin account, either way.
+  | 'toMargin'
+  | 'fromMargin'
+  // Lending: an offer frozen or released; a loan's principal, its interest and the venue's share.
+  | 'loanOffer'
+  | 'loanCancel'
+  | 'borrow'
+  | 'repayPrincipal'
+  | 'repayInterest'
+  | 'interestShare'
+  // Liquidation (issue 15): the fee taken, and the insurance fund's cover of a shortfall.
+  | 'liquidationFee'
+  | 'insuranceCover';
 
 export interface OrderAccepted {
   readonly type: 'OrderAccepted';

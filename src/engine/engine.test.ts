@@ -50,8 +50,9 @@ describe('refusals', () => {
       [place(alice, BUY, 1.5, 100), 'INVALID_PRICE'],
       [place(alice, BUY, 100, 1), 'BELOW_MIN_SIZE'],
       [place(alice, BUY, 3_000_000, 100, { market: 'foo_bar' }), 'UNKNOWN_MARKET'],
-      [place(alice, BUY, 3_000_000, 100, { acctType: 1 }), 'ACCOUNT_TYPE_NOT_SUPPORTED'],
-      [place(alice, BUY, 3_000_000, 100, { acctType: 2 }), 'ACCOUNT_TYPE_NOT_SUPPORTED'],
+      // Margin accounts never funded hold nothing (src/engine/margin.test.ts trades on margin).
+      [place(alice, BUY, 3_000_000, 100, { acctType: 1 }), 'INSUFFICIENT_BALANCE'],
+      [place(alice, BUY, 3_000_000, 100, { acctType: 2 }), 'INSUFFICIENT_BALANCE'],
       [place(alice, BUY, 3_000_000, 100, { acctType: 7 as 0 }), 'INVALID_PARAMETER'],
       [place(alice, BUY, 3_000_000, 100, { kind: 'postOnly' }), 'POST_ONLY_WOULD_TAKE'],
       [place(alice, BUY, 3_000_000, 100, { kind: 'market' as 'limit' }), 'INVALID_PARAMETER'],

@@ -32,6 +32,7 @@ import { DeadManSwitch } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
 import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
 import { Ledger, type LedgerAccount } from './ledger.ts';
+import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
 import { isRegistryCommand, Registry, type ApiKeyRecord, type CoinState, type User } from './registry.ts';
@@ -98,6 +99,8 @@ export class Engine {
   readonly #demo: Demo;
   /** The operator's runtime changes: coins, markets, user status and limits, key rotation. */
   readonly #changes: VenueChanges;
+  /** Margin accounts, lending, loans and interest (src/engine/margin.ts). */
+  readonly #margin: Margin;
   /** Sequence number of the last command applied (0 before any). */
   #lastSeq = 0;
 
@@ -128,7 +131,8 @@ export class Engine {
       }
     }
     this.#settlement = new Settlement(ctx, this.#ledger, registry, this.#settings);
-    this.#matching = new Matching(ctx, this.#ledger, registry, this.#settlement);
+    this.#margin = new Margin(ctx, this.#ledger, registry);
+    this.#matching = new Matching(ctx, this.#ledger, registry, this.#settlement, this.#margin);
     const matching = this.#matching;
     this.#deadMan = new DeadManSwitch(ctx, this.#settings, {
       hasUser: (userId) => registry.hasUser(userId),
@@ -171,14 +175,18 @@ export class Engine {
         return this.#matching.apply(cmd);
       case 'CancelAllOrdersAfter':
         return this.#deadMan.arm(cmd);
-      case 'FireTimers':
-        return this.#deadMan.fire();
+      case 'FireTimers': {
+        const fired = this.#deadMan.fire();
+        this.#margin.fire();
+        return fired;
+      }
       default:
         // The registry, funds and demo modules take their own commands (src/domain/commands.ts lists them).
         if (isRegistryCommand(cmd)) return this.#registry.apply(cmd);
         if (isFundsCommand(cmd)) return this.#funds.apply(cmd, ctx.time, ctx.events);
         if (isDemoCommand(cmd)) return this.#demo.apply(cmd, ctx.time, ctx.events);
         if (isVenueChangeCommand(cmd)) return this.#changes.apply(cmd);
+        if (isMarginCommand(cmd)) return this.#margin.apply(cmd);
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
   }
@@ -200,6 +208,11 @@ export class Engine {
 
   get demo(): DemoView {
     return this.#demo;
+  }
+
+  /** Margin accounts, lending offers, loan records, repayments and margin settings, read-only. */
+  get margin(): MarginView {
+    return this.#margin;
   }
 
   coins(): CoinSpec[] {
@@ -309,9 +322,14 @@ export class Engine {
     return this.#matching.openOrderCount;
   }
 
-  /** The earliest armed dead-man deadline, or `undefined`. The scheduler fires timers then. */
+  /**
+   * The earliest timer: an armed dead-man deadline or the next hour of an open loan's interest,
+   * or `undefined`. The scheduler fires timers then.
+   */
   nextDeadline(): number | undefined {
-    return this.#deadMan.nextDeadline();
+    const deadMan = this.#deadMan.nextDeadline();
+    const margin = this.#margin.nextDeadline();
+    return deadMan === undefined ? margin : margin === undefined ? deadMan : Math.min(deadMan, margin);
   }
 
   // ───────────────────────────── snapshots and checks ─────────────────────────────
@@ -331,6 +349,7 @@ export class Engine {
       deadMan: this.#deadMan,
       funds: this.#funds,
       demo: this.#demo,
+      margin: this.#margin,
     });
   }
 
@@ -352,6 +371,7 @@ export class Engine {
       deadMan: engine.#deadMan,
       funds: engine.#funds,
       demo: engine.#demo,
+      margin: engine.#margin,
     });
     engine.assertInvariants();
     return engine;
@@ -387,11 +407,19 @@ export class Engine {
       if (user === undefined) throw new Error(`funds hold of unknown user ${userId}`);
       hold(user.spot, (registry.coin(coin) as CoinState).index, units);
     });
+    this.#margin.forEachOfferHold((lender, coin, units) => {
+      if (lender.kind === 'spot')
+        hold(registry.user(lender.userId)?.spot as LedgerAccount, coin.index, units);
+    });
     this.#ledger.assertInvariants(
       registry.coinStates(),
       (account) => holds.get(account),
-      (coin) => this.#funds.credited(coin.spec.name) - this.#funds.withdrawn(coin.spec.name),
+      (coin) =>
+        this.#funds.credited(coin.spec.name) -
+        this.#funds.withdrawn(coin.spec.name) +
+        BigInt(this.#margin.poolFunded(coin.spec.name)),
     );
+    this.#margin.assertInvariants();
     this.#funds.assertInvariants();
     this.#demo.assertInvariants();
   }

@@ -229,6 +229,26 @@ export class Ledger {
     account.available[coin.index] = (account.available[coin.index] ?? 0) + amount;
   }
 
+  /**
+   * Moves a system account's available and frozen balances (the other side of a user's bill: no
+   * event of its own). Throws if either would go negative.
+   */
+  changeSystem(
+    account: LedgerAccount,
+    coin: LedgerCoin,
+    deltaAvailable: CoinUnits,
+    deltaFrozen: CoinUnits,
+  ): void {
+    if (account.key.kind !== 'system') throw new Error(`changeSystem on user ${account.userId}'s account`);
+    const i = coin.index;
+    const available = (account.available[i] ?? 0) + deltaAvailable;
+    const frozen = (account.frozen[i] ?? 0) + deltaFrozen;
+    if (available < 0 || frozen < 0)
+      throw new Error(`invariant broken: ${account.key.name} ${coin.spec.name} would go negative`);
+    account.available[i] = available;
+    account.frozen[i] = frozen;
+  }
+
   /** Adds a fee to fee income. */
   addFeeIncome(coin: LedgerCoin, amount: CoinUnits): void {
     const xs = this.#feeIncome.available;

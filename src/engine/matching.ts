@@ -26,6 +26,7 @@ import { formatUnitsTrim, safeMul, type CoinUnits, type Lots, type PriceTicks } 
 import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult, CancelledOrder, OrderView } from './engine.ts';
 import type { Ledger, LedgerAccount } from './ledger.ts';
+import type { Margin } from './margin.ts';
 import { Order, OrderIndex } from './order-book.ts';
 import type { CoinState, MarketState, Registry, User } from './registry.ts';
 import type { Settlement } from './settlement.ts';
@@ -40,6 +41,8 @@ export class Matching {
   readonly #ledger: Ledger;
   readonly #registry: Registry;
   readonly #settlement: Settlement;
+  /** Margin orders' accounts, express borrowing and auto-repayment (src/engine/margin.ts). */
+  readonly #margin: Margin;
   /** Resting orders by id. */
   readonly #orders = new OrderIndex();
   /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
@@ -49,11 +52,18 @@ export class Matching {
   #ctxUser: User | undefined;
   #ctxMarket: MarketState | undefined;
 
-  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, settlement: Settlement) {
+  constructor(
+    ctx: CommandContext,
+    ledger: Ledger,
+    registry: Registry,
+    settlement: Settlement,
+    margin: Margin,
+  ) {
     this.#ctx = ctx;
     this.#ledger = ledger;
     this.#registry = registry;
     this.#settlement = settlement;
+    this.#margin = margin;
   }
 
   /** Applies PlaceOrder, PlaceOrderBatch or CancelOrder. */
@@ -79,13 +89,8 @@ export class Matching {
     if (user.status === 'frozen') return refused('ACCOUNT_FROZEN');
     const market = this.#registry.market(marketName);
     if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${marketName}'`);
-    if (acctType === 1 || acctType === 2) {
-      return refused(
-        'ACCOUNT_TYPE_NOT_SUPPORTED',
-        `acctType ${acctType} (margin) is not open yet; use 0 (spot)`,
-      );
-    }
-    if (acctType !== 0) return refused('INVALID_PARAMETER', 'acctType must be 0, 1 or 2');
+    if (acctType !== 0 && acctType !== 1 && acctType !== 2)
+      return refused('INVALID_PARAMETER', 'acctType must be 0, 1 or 2');
     if (market.spec.status !== 'trading')
       return refused('MARKET_HALTED', `market ${marketName} is ${market.spec.status}`);
     this.#ctxUser = user;
@@ -124,9 +129,8 @@ export class Matching {
   }
 
   /** INSUFFICIENT_BALANCE saying what the order needs of the coin it pays with and what is available. */
-  #shortBalance(account: LedgerAccount, market: MarketState, side: Side, required: CoinUnits): ApplyResult {
+  #shortBalance(available: CoinUnits, market: MarketState, side: Side, required: CoinUnits): ApplyResult {
     const coin = side === BUY ? market.quote : market.base;
-    const available = account.available[coin.index] ?? 0;
     const need = Number.isSafeInteger(required)
       ? coinText(coin, required)
       : `more than ${coinText(coin, Number.MAX_SAFE_INTEGER)}`;
@@ -156,12 +160,22 @@ export class Matching {
     const market = this.#ctxMarket as MarketState;
     const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
     if (typeof cost !== 'number') return cost;
-    const account = user.spot;
-    const pay = cmd.side === BUY ? market.quote.index : market.base.index;
-    if ((account.available[pay] ?? 0) < cost) return this.#shortBalance(account, market, cmd.side, cost);
+    const acctType = cmd.acctType;
+    let account = acctType === 0 ? user.spot : this.#margin.orderAccount(user, market, acctType);
+    const payCoin = cmd.side === BUY ? market.quote : market.base;
+    const available = account?.available[payCoin.index] ?? 0;
+    let borrow = 0;
+    if (available < cost) {
+      const borrowed = this.#expressCheck(cmd.express, user, market, acctType, payCoin, cost - available);
+      if (borrowed === undefined) return this.#shortBalance(available, market, cmd.side, cost);
+      if (typeof borrowed !== 'number') return borrowed;
+      borrow = borrowed;
+    }
     if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
       return refused('POST_ONLY_WOULD_TAKE');
+    if (borrow > 0) account = this.#margin.expressBorrow(user.userId, market, acctType, payCoin, borrow);
     const order = this.#submit(
+      account as LedgerAccount,
       user,
       market,
       cmd.side,
@@ -172,7 +186,27 @@ export class Matching {
       cmd.acctType,
       cmd.clientOrderId,
     );
+    this.#margin.autoRepay();
     return { result: 'OK', events: this.#ctx.events, orderId: order.id };
+  }
+
+  /**
+   * Whether a margin order short of `short` units may borrow them (its `express`, else the
+   * account's default): `undefined` when it may not (the order is short), the amount to borrow,
+   * or the refusal of the borrow (over the limit, no offers).
+   */
+  #expressCheck(
+    express: boolean | undefined,
+    user: User,
+    market: MarketState,
+    acctType: PlaceOrder['acctType'],
+    payCoin: CoinState,
+    short: CoinUnits,
+  ): CoinUnits | ApplyResult | undefined {
+    if (acctType === 0) return undefined;
+    if (!(express ?? this.#margin.expressByDefault(user.userId, market.spec.name, acctType)))
+      return undefined;
+    return this.#margin.expressCheck(user.userId, market, acctType, payCoin, short);
   }
 
   /**
@@ -192,7 +226,8 @@ export class Matching {
     }
     const user = this.#ctxUser as User;
     const market = this.#ctxMarket as MarketState;
-    const account = user.spot;
+    const acctType = cmd.acctType;
+    let account = acctType === 0 ? user.spot : this.#margin.orderAccount(user, market, acctType);
     const costs: CoinUnits[] = [];
     let total: CoinUnits = 0;
     for (let i = 0; i < cmd.orders.length; i++) {
@@ -204,20 +239,39 @@ export class Matching {
       costs.push(cost);
       total += cost;
     }
-    const pay = cmd.side === BUY ? market.quote.index : market.base.index;
-    if (!Number.isSafeInteger(total) || (account.available[pay] ?? 0) < total)
-      return this.#shortBalance(account, market, cmd.side, total);
+    const payCoin = cmd.side === BUY ? market.quote : market.base;
+    const available = account?.available[payCoin.index] ?? 0;
+    if (!Number.isSafeInteger(total)) return this.#shortBalance(available, market, cmd.side, total);
+    if (available < total) {
+      const borrow = this.#expressCheck(cmd.express, user, market, acctType, payCoin, total - available);
+      if (borrow === undefined) return this.#shortBalance(available, market, cmd.side, total);
+      if (typeof borrow !== 'number') return borrow;
+      account = this.#margin.expressBorrow(user.userId, market, acctType, payCoin, borrow);
+    }
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
     // not spend what a later order of the same batch was checked to have.
-    const payCoin = cmd.side === BUY ? market.quote : market.base;
-    this.#ledger.change(account, payCoin, -total, total, 'freeze', String(this.#nextOrderId));
+    const acct = account as LedgerAccount;
+    this.#ledger.change(acct, payCoin, -total, total, 'freeze', String(this.#nextOrderId));
     const orderIds: number[] = [];
     for (let i = 0; i < cmd.orders.length; i++) {
       const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
       orderIds.push(
-        this.#submit(user, market, cmd.side, 'limit', o.price, o.amount, costs[i] as number, 0, '', true).id,
+        this.#submit(
+          acct,
+          user,
+          market,
+          cmd.side,
+          'limit',
+          o.price,
+          o.amount,
+          costs[i] as number,
+          acctType,
+          '',
+          true,
+        ).id,
       );
     }
+    this.#margin.autoRepay();
     return { result: 'OK', events: this.#ctx.events, orderIds };
   }
 
@@ -226,8 +280,9 @@ export class Matching {
     return best !== undefined && (side === BUY ? price >= best.price : price <= best.price);
   }
 
-  /** Creates the order, freezes its cost, matches it and rests or cancels what remains. */
+  /** Creates the order, freezes its cost in `account`, matches it and rests or cancels what remains. */
   #submit(
+    account: LedgerAccount,
     user: User,
     market: MarketState,
     side: Side,
@@ -269,7 +324,6 @@ export class Matching {
       usePlatformCoin: order.usePlatformCoin,
       time,
     });
-    const account = user.spot;
     if (!prefrozen)
       this.#ledger.change(
         account,
@@ -321,7 +375,13 @@ export class Matching {
         const next = maker.next;
         const lots = maker.remaining < taker.remaining ? maker.remaining : taker.remaining;
         const makerUser = this.#registry.user(maker.userId) as User;
-        this.#settlement.fill(market, taker, takerAccount, maker, makerUser.spot, level.price, lots);
+        const makerAccount =
+          maker.acctType === 0
+            ? makerUser.spot
+            : this.#margin.restingAccount(makerUser, maker.market, maker.acctType);
+        this.#settlement.fill(market, taker, takerAccount, maker, makerAccount, level.price, lots);
+        if (takerAccount.margin !== undefined || makerAccount.margin !== undefined)
+          this.#noteReceived(market, taker, takerAccount, makerAccount, level.price, lots);
         if (maker.remaining === 0) {
           this.#removeResting(makerUser, market, maker);
           this.#orderUpdated(maker, ORDER_DONE, null);
@@ -332,6 +392,32 @@ export class Matching {
       }
     }
     return false;
+  }
+
+  /** Tells margin what a fill brought into margin accounts (for auto-repayment). */
+  #noteReceived(
+    market: MarketState,
+    taker: Order,
+    takerAccount: LedgerAccount,
+    makerAccount: LedgerAccount,
+    price: PriceTicks,
+    lots: Lots,
+  ): void {
+    const base = lots * market.baseUnitsPerLot;
+    const value = price * lots * market.quoteUnitsPerTickLot;
+    const takerBuys = taker.side === BUY;
+    if (takerAccount.margin !== undefined)
+      this.#margin.noteReceived(
+        takerAccount,
+        takerBuys ? market.base : market.quote,
+        takerBuys ? base : value,
+      );
+    if (makerAccount.margin !== undefined)
+      this.#margin.noteReceived(
+        makerAccount,
+        takerBuys ? market.quote : market.base,
+        takerBuys ? value : base,
+      );
   }
 
   #removeResting(user: User, market: MarketState, order: Order): void {
@@ -358,7 +444,7 @@ export class Matching {
   /** Cancels a resting order: out of the book, its frozen funds back to available. */
   #cancelResting(user: User, market: MarketState, order: Order, reason: CancelReason): void {
     this.#removeResting(user, market, order);
-    this.#releaseRemainder(user.spot, market, order);
+    this.#releaseRemainder(this.#margin.restingAccount(user, order.market, order.acctType), market, order);
     this.#orderUpdated(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED, reason);
   }
 
@@ -496,7 +582,11 @@ export class Matching {
           throw new Error(`order ${o.id}: filled + remaining ≠ amount`);
         const user = this.#registry.user(o.userId);
         if (user === undefined) throw new Error(`order ${o.id} of unknown user ${o.userId}`);
-        hold(user.spot, o.side === BUY ? m.quote.index : m.base.index, o.frozen);
+        hold(
+          this.#margin.restingAccount(user, o.market, o.acctType),
+          o.side === BUY ? m.quote.index : m.base.index,
+          o.frozen,
+        );
       }
     }
     if (resting !== this.#orders.size)

@@ -11,6 +11,9 @@
  *   only when the ledger holds such an account, so a spot-only venue still writes version 2 with
  *   exactly the bytes (and state hash) it wrote before the ledger existed; both are read. A
  *   version-2 reader refuses a version-3 snapshot rather than drop its margin accounts.
+ * - 4: as 3, plus `margin`: lending offers, loan records, repayments, preferences, pool funding and
+ *   the interest timer (src/engine/margin.ts). Written only once anything margin happened; 2 and 3
+ *   are still read (their margin part is empty).
  */
 import type { AcctType, OrderKind, Side, UserStatus } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
@@ -20,6 +23,7 @@ import type { DeadManSwitch } from './dead-man.ts';
 import type { Demo, DemoSnapshot } from './demo-state.ts';
 import type { Funds, FundsSnapshot } from './funds.ts';
 import type { Ledger, MarginAccountEntry, SystemAccountEntry } from './ledger.ts';
+import type { Margin, MarginSnapshot } from './margin.ts';
 import type { Matching } from './matching.ts';
 import { Order } from './order-book.ts';
 import type { ApiKeyRecord, Registry } from './registry.ts';
@@ -29,7 +33,13 @@ import type { Settlement } from './settlement.ts';
 export const SNAPSHOT_VERSION = 2;
 /** The version of a snapshot that holds margin or system accounts. */
 export const SNAPSHOT_VERSION_ACCOUNTS = 3;
-const READABLE_VERSIONS: readonly number[] = [SNAPSHOT_VERSION, SNAPSHOT_VERSION_ACCOUNTS];
+/** The version of a snapshot that holds margin state (lending, loans). */
+export const SNAPSHOT_VERSION_MARGIN = 4;
+const READABLE_VERSIONS: readonly number[] = [
+  SNAPSHOT_VERSION,
+  SNAPSHOT_VERSION_ACCOUNTS,
+  SNAPSHOT_VERSION_MARGIN,
+];
 
 /** A resting order as a tuple (compact for large books). */
 export type SnapshotOrder = [
@@ -96,6 +106,8 @@ export interface EngineSnapshot {
    * absent when there is none, so a state without any keeps its bytes and hash.
    */
   readonly userRecords?: [number, number, UserStatus][];
+  /** Version 4: lending offers, loan records, repayments, preferences, pool funding, the interest timer. */
+  readonly margin?: MarginSnapshot;
 }
 
 /** The engine's modules, whose states make up a snapshot. */
@@ -109,6 +121,7 @@ export interface SnapshotParts {
   readonly deadMan: DeadManSwitch;
   readonly funds: Funds;
   readonly demo: Demo;
+  readonly margin: Margin;
 }
 
 const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
@@ -150,14 +163,20 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
   const n = registry.coinCount;
   const margin = ledger.marginEntries(n);
   const systems = ledger.systemEntries(n);
-  const accounts = margin.length > 0 || systems.length > 0;
+  const marginState = p.margin.isEmpty ? undefined : p.margin.snapshot();
+  const accounts = margin.length > 0 || systems.length > 0 || marginState !== undefined;
   const demo = p.demo.snapshot();
   const userRecords = [...registry.users()]
     .filter((u) => u.created !== 0 || u.status !== 'active')
     .sort((a, b) => a.userId - b.userId)
     .map((u): [number, number, UserStatus] => [u.userId, u.created, u.status]);
   return {
-    version: accounts ? SNAPSHOT_VERSION_ACCOUNTS : SNAPSHOT_VERSION,
+    version:
+      marginState !== undefined
+        ? SNAPSHOT_VERSION_MARGIN
+        : accounts
+          ? SNAPSHOT_VERSION_ACCOUNTS
+          : SNAPSHOT_VERSION,
     lastSeq: p.lastSeq,
     settings: { ...p.settings },
     coins: registry.coinStates().map((c) => ({ ...c.spec })),
@@ -180,6 +199,7 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     demo,
     ...(userRecords.length > 0 && { userRecords }),
     ...(accounts && { marginAccounts: margin, systemAccounts: systems }),
+    ...(marginState !== undefined && { margin: marginState }),
   };
 }
 
@@ -258,4 +278,5 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
   ledger.load(s.feeIncome, s.marginAccounts ?? [], s.systemAccounts ?? []);
   p.funds.load(s.funds);
   if (s.demo !== undefined) p.demo.load(s.demo);
+  if (s.margin !== undefined) p.margin.load(s.margin);
 }

@@ -97,6 +97,16 @@ const TYPE_DESC: Readonly<Record<BillType, string>> = {
   sellFee: 'sell fee',
   freeze: 'freeze',
   unfreeze: 'unfreeze',
+  toMargin: 'to margin account',
+  fromMargin: 'from margin account',
+  loanOffer: 'lending offer',
+  loanCancel: 'lending offer cancelled',
+  borrow: 'borrow',
+  repayPrincipal: 'repay principal',
+  repayInterest: 'repay interest',
+  interestShare: 'interest (venue share)',
+  liquidationFee: 'liquidation fee',
+  insuranceCover: 'insurance cover',
 };
 
 function remarkOf(bill: BillRow): string {

@@ -1,0 +1,939 @@
+/**
+ * @module margin (engine) — the glue between the pure margin domain (src/margin/*) and the
+ * ledger: margin accounts' transfers, the lending pool and offers, borrowing, repayment, hourly
+ * interest on FireTimers, margin orders' accounts, express borrowing and auto-repayment.
+ *
+ * The domain modules decide (lines, lending book, loan records) and return movements and debt
+ * changes; this module checks who and where, applies those to the ledger (each user-side change a
+ * bill), keeps what the domain does not (preferences, repayment history, pool funding), and
+ * answers the margin reads. docs/margin.md gives the rules and numbers; docs/engine.md the place
+ * of this module.
+ *
+ * Commands: MarginTransfer, FundLendingPool, PlaceLoanOffer, CancelLoanOffer, ChangeLoanLoop,
+ * ChangeInvestMark, Borrow, RepayLoan, RepayAll, SetMarginPreferences (`apply`); the hourly
+ * interest rides on FireTimers (`fire`, `nextDeadline`). Every refusal changes nothing.
+ */
+import {
+  CROSS_ACCOUNT,
+  ISOLATED_ACCOUNT,
+  type AcctType,
+  MARGIN_COMMAND_TYPES,
+  type Command,
+  type MarginCommand,
+  type MarginTransfer,
+} from '../domain/commands.ts';
+import type { BillType } from '../domain/events.ts';
+import type { CoinUnits } from '../domain/money.ts';
+import { LendingBook, type LendingBookSnapshot, type LoanOffer } from '../margin/lending-book.ts';
+import {
+  checkBorrowLimit,
+  checkTransferOut,
+  borrowLimit,
+  ratio,
+  riskRateBp,
+  transferOutLimit,
+  unitPrice,
+  valuate,
+  type CoinPosition,
+  type PricedCoin,
+  type Ratio,
+  type Valuation,
+} from '../margin/lines.ts';
+import { LoanBook, type LoanBookSnapshot, type LoanRecord, type RepaymentRecord } from '../margin/loans.ts';
+import {
+  accountKey,
+  cross,
+  isolated,
+  spot,
+  system,
+  type AccountRef,
+  type Effects,
+  type MovementKind,
+  type Refusal,
+} from '../margin/movement.ts';
+import {
+  checkLendingOpen,
+  checkLoanAmount,
+  checkRate,
+  checkTerm,
+  defaultLendingSettings,
+  DEFAULT_MARGIN_SETTINGS,
+  type LendingSettings,
+  type MarginSettings,
+} from '../margin/settings.ts';
+import { refused, type CommandContext } from './command-context.ts';
+import type { ApplyResult } from './engine.ts';
+import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
+import type { CoinState, MarketState, Registry, User } from './registry.ts';
+
+const MARGIN_TYPES: ReadonlySet<string> = new Set(MARGIN_COMMAND_TYPES);
+
+export const isMarginCommand = (cmd: Command): cmd is MarginCommand => MARGIN_TYPES.has(cmd.type);
+
+/** A margin account's defaults (setExpressState / setRepayState). */
+export interface MarginPreferences {
+  readonly express: boolean;
+  readonly autoRepay: boolean;
+}
+
+const NO_PREFERENCES: MarginPreferences = Object.freeze({ express: false, autoRepay: false });
+
+/** One coin of a margin account: what it holds and owes (as charged so far). */
+export interface MarginCoinView {
+  readonly coin: string;
+  readonly available: CoinUnits;
+  readonly frozen: CoinUnits;
+  readonly borrowed: CoinUnits;
+  readonly interest: CoinUnits;
+  /** What may still be borrowed of the coin (lines.ts `borrowLimit`). */
+  readonly borrowLimit: CoinUnits;
+  /** What may be transferred out of the coin (lines.ts `transferOutLimit`). */
+  readonly transferOutLimit: CoinUnits;
+}
+
+/** A margin account as the edge reads it. */
+export interface MarginAccountView {
+  readonly userId: number;
+  readonly acctType: 1 | 2;
+  /** The isolated account's market; '' for cross. */
+  readonly market: string;
+  /** Isolated: base then quote. Cross: every coin the account holds or owes, in coin order. */
+  readonly coins: readonly MarginCoinView[];
+  /** Assets ÷ debt in basis points, rounded down; undefined without debt (or not valued). */
+  readonly riskRateBp: number | undefined;
+  /** The coin values are in: the market's quote (isolated) or the cross valuation coin. */
+  readonly valuationCoin: string;
+  /** Assets and debt in the valuation coin, exact; undefined when a debt cannot be valued. */
+  readonly valuation: Valuation | undefined;
+  readonly settings: MarginSettings;
+  readonly preferences: MarginPreferences;
+}
+
+/** What the margin module answers (engine.margin). */
+export interface MarginView {
+  /** A user's isolated (1, with the market) or cross (2, market '') account; undefined for an unknown user or market. */
+  account(userId: number, acctType: 1 | 2, market: string): MarginAccountView | undefined;
+  /** Every margin account the user ever opened, isolated (by market) then cross. */
+  accountsOf(userId: number): MarginAccountView[];
+  /** The open lending offers of a coin with something left to lend, cheapest first (getLoans). */
+  openOffers(coin: string): readonly LoanOffer[];
+  /** Every offer a user made, newest first. */
+  offersOf(userId: number): LoanOffer[];
+  /** The lending pool's offers, newest first. */
+  poolOffers(): LoanOffer[];
+  /** Loan records borrowed by one margin account, newest first (getLoanRecords). */
+  loansOf(userId: number, acctType: 1 | 2, market: string): LoanRecord[];
+  /** Loan records lent by a user, newest first. */
+  loansLentBy(userId: number): LoanRecord[];
+  loan(loanId: number): LoanRecord | undefined;
+  /** Payments made on one margin account's loans, newest first (getRepayments, getCrossRepayRecords). */
+  repayments(userId: number, acctType: 1 | 2, market: string): RepaymentRecord[];
+  /** An isolated market's settings, or cross's (market ''). Undefined for an unknown market. */
+  marginSettings(market: string): MarginSettings | undefined;
+  /** A coin's lending settings; undefined for an unknown coin. */
+  lendingSettings(coin: string): LendingSettings | undefined;
+  preferences(userId: number, acctType: 1 | 2, market: string): MarginPreferences;
+  /** What the operator has put into the lending pool, per coin. */
+  poolFunded(coin: string): CoinUnits;
+}
+
+/** The margin part of a snapshot (version 4). */
+export interface MarginSnapshot {
+  readonly lending: LendingBookSnapshot;
+  readonly loans: LoanBookSnapshot;
+  /** [accountKey, express, autoRepay], sorted. */
+  readonly preferences: [string, boolean, boolean][];
+  /** [accountKey, repayments oldest first], sorted. */
+  readonly repayments: [string, RepaymentRecord[]][];
+  /** [coin, units], sorted. */
+  readonly poolFunded: [string, CoinUnits][];
+  readonly fundingIds: string[];
+  /** [coin, interest paid to lenders, to insurance], sorted. */
+  readonly interestPaid: [string, CoinUnits, CoinUnits][];
+  readonly nextTimer: number | null;
+}
+
+/** What a margin movement's bill is called on the user's side. */
+const MOVEMENT_BILL: Readonly<Record<MovementKind, BillType>> = {
+  loanOffer: 'loanOffer',
+  loanCancel: 'loanCancel',
+  borrow: 'borrow',
+  repayPrincipal: 'repayPrincipal',
+  repayInterest: 'repayInterest',
+  interestShare: 'interestShare',
+  liquidationFee: 'liquidationFee',
+  insuranceCover: 'insuranceCover',
+};
+
+/** A resolved margin account name: its key and, for isolated, its market. */
+interface Target {
+  readonly key: AccountRef;
+  readonly market: MarketState | undefined;
+  readonly settings: MarginSettings;
+}
+
+const fail = (r: Refusal): ApplyResult => refused(r.result, r.message);
+const isRefusal = (x: unknown): x is ApplyResult =>
+  typeof x === 'object' && x !== null && 'result' in x && 'events' in x;
+
+export class Margin implements MarginView {
+  readonly #ctx: CommandContext;
+  readonly #ledger: Ledger;
+  readonly #registry: Registry;
+  readonly #lendingSettings = (coin: string): LendingSettings | undefined => {
+    const c = this.#registry.coin(coin);
+    return c === undefined ? undefined : defaultLendingSettings(coin, c.spec.unitDecimal);
+  };
+  #lending: LendingBook;
+  #loans: LoanBook;
+  readonly #preferences = new Map<string, MarginPreferences>();
+  readonly #repayments = new Map<string, RepaymentRecord[]>();
+  readonly #poolFunded = new Map<string, CoinUnits>();
+  readonly #fundingIds = new Set<string>();
+  /** Per coin: interest paid to lenders and to the insurance fund (movement totals). */
+  readonly #interestPaid = new Map<string, [CoinUnits, CoinUnits]>();
+  /** When the earliest open loan's next hour begins (may be early after a repayment: firing then is harmless). */
+  #nextTimer: number | undefined;
+  /** Coins fills brought into margin accounts during this command: for auto-repayment. */
+  #received: [LedgerAccount, CoinState, CoinUnits][] = [];
+
+  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry) {
+    this.#ctx = ctx;
+    this.#ledger = ledger;
+    this.#registry = registry;
+    this.#lending = new LendingBook(this.#lendingSettings);
+    this.#loans = new LoanBook(this.#lending, this.#lendingSettings);
+  }
+
+  apply(cmd: MarginCommand): ApplyResult {
+    switch (cmd.type) {
+      case 'MarginTransfer':
+        return this.#transfer(cmd);
+      case 'FundLendingPool':
+        return this.#fundPool(cmd.fundingId, cmd.coin, cmd.amount, cmd.dailyRatePpm, cmd.days);
+      case 'PlaceLoanOffer': {
+        const user = this.#registry.user(cmd.userId);
+        if (user === undefined) return refused('USER_NOT_FOUND');
+        const coin = this.#registry.coin(cmd.coin);
+        if (coin === undefined) return refused('UNKNOWN_COIN', `unknown coin '${cmd.coin}'`);
+        const r = this.#lending.place({
+          lender: spot(cmd.userId),
+          coin: cmd.coin,
+          amount: cmd.amount,
+          dailyRatePpm: cmd.dailyRatePpm,
+          days: cmd.days,
+          loop: cmd.loop === true,
+          timeMs: this.#ctx.time,
+          available: user.spot.available[coin.index] ?? 0,
+        });
+        if (!r.ok) return fail(r);
+        this.#applyEffects(r.effects);
+        return this.#ok({ offerId: r.offer.id });
+      }
+      case 'CancelLoanOffer': {
+        const r = this.#lending.cancel(cmd.offerId, spot(cmd.userId));
+        if (!r.ok) return fail(r);
+        this.#applyEffects(r.effects);
+        return this.#ok();
+      }
+      case 'ChangeLoanLoop': {
+        const r = this.#lending.changeLoop(cmd.offerId, spot(cmd.userId), cmd.loop === true);
+        return r.ok ? this.#ok() : fail(r);
+      }
+      case 'ChangeInvestMark': {
+        const r = this.#loans.changeInvestMark(cmd.loanId, spot(cmd.userId), cmd.investMark === true);
+        return r.ok ? this.#ok() : fail(r);
+      }
+      case 'Borrow':
+        return this.#borrow(cmd);
+      case 'RepayLoan':
+        return this.#repayLoan(cmd.userId, cmd.loanId, cmd.amount);
+      case 'RepayAll':
+        return this.#repayAll(cmd);
+      case 'SetMarginPreferences': {
+        const target = this.#target(cmd.userId, cmd.acctType, cmd.market);
+        if (isRefusal(target)) return target;
+        const given = [cmd.express, cmd.autoRepay].filter((v) => v !== undefined);
+        if (given.length === 0 || !given.every((v) => typeof v === 'boolean'))
+          return refused('INVALID_PARAMETER', 'give express and/or autoRepay as true or false');
+        const key = accountKey(target.key);
+        const now = this.#preferences.get(key) ?? NO_PREFERENCES;
+        const next = { express: cmd.express ?? now.express, autoRepay: cmd.autoRepay ?? now.autoRepay };
+        if (!next.express && !next.autoRepay) this.#preferences.delete(key);
+        else this.#preferences.set(key, next);
+        return this.#ok();
+      }
+    }
+  }
+
+  #ok(extra?: { offerId?: number; loanIds?: number[] }): ApplyResult {
+    return { result: 'OK', events: this.#ctx.events, ...extra };
+  }
+
+  // ───────────────────────────── accounts and transfers ─────────────────────────────
+
+  /** Resolves (user, acctType, market) to a margin account name, or the refusal. */
+  #target(userId: number, acctType: number, market: string): Target | ApplyResult {
+    if (!this.#registry.hasUser(userId)) return refused('USER_NOT_FOUND');
+    if (acctType === ISOLATED_ACCOUNT) {
+      const m = this.#registry.market(market);
+      if (m === undefined) return refused('UNKNOWN_MARKET', `unknown market '${market}'`);
+      return { key: isolated(userId, m.spec.name), market: m, settings: DEFAULT_MARGIN_SETTINGS };
+    }
+    if (acctType === CROSS_ACCOUNT) {
+      if (market !== '') return refused('INVALID_PARAMETER', 'a cross account names no market');
+      return { key: cross(userId), market: undefined, settings: DEFAULT_MARGIN_SETTINGS };
+    }
+    return refused('INVALID_PARAMETER', 'acctType must be 1 (isolated) or 2 (cross)');
+  }
+
+  /** The coin, which must be one of the isolated market's two (any coin for cross). */
+  #coinOf(target: Target, name: string): CoinState | ApplyResult {
+    const coin = this.#registry.coin(name);
+    if (coin === undefined) return refused('UNKNOWN_COIN', `unknown coin '${name}'`);
+    const m = target.market;
+    if (m !== undefined && coin !== m.base && coin !== m.quote)
+      return refused('INVALID_PARAMETER', `${name} is not a coin of ${m.spec.name}`);
+    return coin;
+  }
+
+  #transfer(cmd: MarginTransfer): ApplyResult {
+    const target = this.#target(cmd.userId, cmd.acctType, cmd.market);
+    if (isRefusal(target)) return target;
+    const coin = this.#coinOf(target, cmd.coin);
+    if (isRefusal(coin)) return coin;
+    if (!Number.isSafeInteger(cmd.amount) || cmd.amount <= 0)
+      return refused('INVALID_AMOUNT', 'amount must be positive');
+    const user = this.#registry.user(cmd.userId) as User;
+    const i = coin.index;
+    const ledger = this.#ledger;
+    if (cmd.direction === 'in') {
+      if (!target.settings.enabled) return refused('MARGIN_NOT_OPEN', 'margin is switched off here');
+      const available = user.spot.available[i] ?? 0;
+      if (available < cmd.amount)
+        return refused(
+          'INSUFFICIENT_BALANCE',
+          `available ${available} units of ${cmd.coin}, the transfer needs ${cmd.amount}`,
+        );
+      const account = ledger.open(target.key);
+      ledger.change(user.spot, coin, -cmd.amount, 0, 'toMargin', accountKey(target.key));
+      ledger.change(account, coin, cmd.amount, 0, 'toMargin', 'spot');
+      return this.#ok();
+    }
+    if (cmd.direction !== 'out') return refused('INVALID_PARAMETER', "direction must be 'in' or 'out'");
+    const account = ledger.account(target.key);
+    const available = account?.available[i] ?? 0;
+    const check = checkTransferOut(
+      this.#valuation(target, account),
+      target.settings,
+      this.#priced(target, coin),
+      available,
+      cmd.amount,
+    );
+    if (!check.ok) return fail(check);
+    ledger.change(account as LedgerAccount, coin, -cmd.amount, 0, 'fromMargin', 'spot');
+    ledger.change(user.spot, coin, cmd.amount, 0, 'fromMargin', accountKey(target.key));
+    return this.#ok();
+  }
+
+  // ───────────────────────────── valuation ─────────────────────────────
+
+  /** The cross account's valuation coin: usdt when the venue has it, else the first market's quote. */
+  #crossQuote(): CoinState | undefined {
+    return this.#registry.coin('usdt') ?? this.#registry.marketStates()[0]?.quote;
+  }
+
+  /** The value of one unit of `coin` in the target's valuation coin at last prices; undefined without a price. */
+  #priceOf(target: Target, coin: CoinState): Ratio | undefined {
+    const m = target.market;
+    if (m !== undefined) {
+      if (coin === m.quote) return ratio(1);
+      return m.lastPrice > 0
+        ? unitPrice(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal)
+        : undefined;
+    }
+    const quote = this.#crossQuote();
+    if (quote === undefined) return undefined;
+    if (coin === quote) return ratio(1);
+    const direct = this.#registry.market(`${coin.spec.name}_${quote.spec.name}`);
+    if (direct !== undefined && direct.lastPrice > 0)
+      return unitPrice(
+        direct.lastPrice,
+        direct.spec.priceScale,
+        coin.spec.unitDecimal,
+        quote.spec.unitDecimal,
+      );
+    const inverse = this.#registry.market(`${quote.spec.name}_${coin.spec.name}`);
+    if (inverse !== undefined && inverse.lastPrice > 0) {
+      const p = unitPrice(
+        inverse.lastPrice,
+        inverse.spec.priceScale,
+        quote.spec.unitDecimal,
+        coin.spec.unitDecimal,
+      );
+      return { num: p.den, den: p.num };
+    }
+    return undefined;
+  }
+
+  #positions(target: Target, account: LedgerAccount | undefined): CoinPosition[] {
+    const m = target.market;
+    const coins = m !== undefined ? [m.base, m.quote] : this.#registry.coinStates();
+    return coins.map((c) => ({
+      coin: c.spec.name,
+      available: account?.available[c.index] ?? 0,
+      frozen: account?.frozen[c.index] ?? 0,
+      principal: account?.borrowed[c.index] ?? 0,
+      interest: account?.interest[c.index] ?? 0,
+    }));
+  }
+
+  #valuation(target: Target, account: LedgerAccount | undefined): Valuation | undefined {
+    return valuate(this.#positions(target, account), (name) =>
+      this.#priceOf(target, this.#registry.coin(name) as CoinState),
+    );
+  }
+
+  /**
+   * The coin priced for a limit. A coin without a price gets an infinite price (nothing can be
+   * borrowed or, while a debt is owed, taken out of it beyond what needs no valuation).
+   */
+  #priced(target: Target, coin: CoinState): PricedCoin {
+    return {
+      coin: coin.spec.name,
+      unitDecimal: coin.spec.unitDecimal,
+      price: this.#priceOf(target, coin) ?? { num: 0n, den: 1n },
+    };
+  }
+
+  // ───────────────────────────── lending and borrowing ─────────────────────────────
+
+  #fundPool(
+    fundingId: string,
+    coinName: string,
+    amount: CoinUnits,
+    ratePpm: number,
+    days: number,
+  ): ApplyResult {
+    if (typeof fundingId !== 'string' || fundingId === '' || fundingId.length > 128)
+      return refused('INVALID_PARAMETER', 'fundingId must be 1 to 128 characters');
+    if (this.#fundingIds.has(fundingId)) return { result: 'OK', events: [], duplicate: true };
+    const coin = this.#registry.coin(coinName);
+    if (coin === undefined) return refused('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+    const open = checkLendingOpen(this.#lendingSettings(coinName), coinName);
+    if (!open.ok) return fail(open);
+    for (const c of [
+      checkTerm(open.settings, days),
+      checkRate(open.settings, ratePpm),
+      checkLoanAmount(open.settings, amount),
+    ])
+      if (!c.ok) return fail(c);
+    this.#fundingIds.add(fundingId);
+    this.#ledger.creditSystem(LENDING_POOL, coin, amount);
+    this.#poolFunded.set(coinName, (this.#poolFunded.get(coinName) ?? 0) + amount);
+    const r = this.#lending.place({
+      lender: system('lendingPool'),
+      coin: coinName,
+      amount,
+      dailyRatePpm: ratePpm,
+      days,
+      loop: true,
+      timeMs: this.#ctx.time,
+      available: amount,
+    });
+    if (!r.ok) throw new Error(`pool offer refused after its checks: ${r.message}`);
+    this.#applyEffects(r.effects);
+    return this.#ok({ offerId: r.offer.id });
+  }
+
+  #borrow(cmd: Extract<MarginCommand, { type: 'Borrow' }>): ApplyResult {
+    const target = this.#target(cmd.userId, cmd.acctType, cmd.market);
+    if (isRefusal(target)) return target;
+    const coin = this.#coinOf(target, cmd.coin);
+    if (isRefusal(coin)) return coin;
+    const open = checkLendingOpen(this.#lendingSettings(cmd.coin), cmd.coin);
+    if (!open.ok) return fail(open);
+    const checks = [checkLoanAmount(open.settings, cmd.amount)];
+    if (cmd.days !== undefined) checks.push(checkTerm(open.settings, cmd.days));
+    if (cmd.maxDailyRatePpm !== undefined) checks.push(checkRate(open.settings, cmd.maxDailyRatePpm));
+    for (const c of checks) if (!c.ok) return fail(c);
+    const account = this.#ledger.account(target.key);
+    const limit = checkBorrowLimit(
+      this.#valuation(target, account),
+      target.settings,
+      this.#priced(target, coin),
+      cmd.amount,
+    );
+    if (!limit.ok) return fail(limit);
+    const r = this.#loans.borrow({
+      borrower: target.key,
+      coin: cmd.coin,
+      amount: cmd.amount,
+      timeMs: this.#ctx.time,
+      rollOver: cmd.rollOver === true,
+      ...(cmd.maxDailyRatePpm === undefined ? {} : { maxDailyRatePpm: cmd.maxDailyRatePpm }),
+      ...(cmd.days === undefined ? {} : { days: cmd.days }),
+    });
+    if (!r.ok) return fail(r);
+    this.#applyEffects(r.effects);
+    this.#scheduleLoans(r.loans);
+    return this.#ok({ loanIds: r.loans.map((l) => l.id) });
+  }
+
+  #repayLoan(userId: number, loanId: number, amount: CoinUnits | 'all'): ApplyResult {
+    if (!this.#registry.hasUser(userId)) return refused('USER_NOT_FOUND');
+    const loan = this.#loans.loan(loanId);
+    if (loan === undefined || loan.borrower.kind === 'system' || loan.borrower.userId !== userId)
+      return refused('LOAN_NOT_FOUND', `no loan record ${loanId} of this user`);
+    const coin = this.#registry.coin(loan.coin) as CoinState;
+    const r = this.#loans.repay(loanId, {
+      borrower: loan.borrower,
+      amount,
+      timeMs: this.#ctx.time,
+      available: this.#ledger.account(loan.borrower)?.available[coin.index] ?? 0,
+    });
+    if (!r.ok) return fail(r);
+    this.#applyEffects(r.effects);
+    this.#record([r.repayment]);
+    return this.#ok();
+  }
+
+  #repayAll(cmd: Extract<MarginCommand, { type: 'RepayAll' }>): ApplyResult {
+    const target = this.#target(cmd.userId, cmd.acctType, cmd.market);
+    if (isRefusal(target)) return target;
+    const coin = this.#coinOf(target, cmd.coin);
+    if (isRefusal(coin)) return coin;
+    const r = this.#loans.repayAll(cmd.coin, {
+      borrower: target.key,
+      amount: cmd.amount,
+      timeMs: this.#ctx.time,
+      available: this.#ledger.account(target.key)?.available[coin.index] ?? 0,
+    });
+    if (!r.ok) return fail(r);
+    this.#applyEffects(r.effects);
+    this.#record(r.repayments);
+    return this.#ok();
+  }
+
+  #record(repayments: readonly RepaymentRecord[]): void {
+    for (const r of repayments) {
+      const key = accountKey(r.borrower);
+      let list = this.#repayments.get(key);
+      if (list === undefined) this.#repayments.set(key, (list = []));
+      list.push(r);
+    }
+  }
+
+  #scheduleLoans(loans: readonly LoanRecord[]): void {
+    for (const l of loans)
+      if (this.#nextTimer === undefined || l.nextHourMs < this.#nextTimer) this.#nextTimer = l.nextHourMs;
+  }
+
+  /** Applies what the domain decided: coin movements (bills on the user side), then debt changes. */
+  #applyEffects(e: Effects): void {
+    const ledger = this.#ledger;
+    for (const m of e.movements) {
+      const coin = this.#registry.coin(m.coin) as CoinState;
+      const from = ledger.open(m.from);
+      const to = ledger.open(m.to);
+      const bill = MOVEMENT_BILL[m.kind];
+      const ref = m.kind === 'loanOffer' || m.kind === 'loanCancel' ? `offer:${m.ref}` : `loan:${m.ref}`;
+      const out = m.fromPocket === 'available' ? [-m.amount, 0] : [0, -m.amount];
+      const into = m.toPocket === 'available' ? [m.amount, 0] : [0, m.amount];
+      if (from === to) {
+        this.#change(
+          from,
+          coin,
+          (out[0] as number) + (into[0] as number),
+          (out[1] as number) + (into[1] as number),
+          bill,
+          ref,
+        );
+      } else {
+        this.#change(from, coin, out[0] as number, out[1] as number, bill, ref);
+        this.#change(to, coin, into[0] as number, into[1] as number, bill, ref);
+      }
+      if (m.kind === 'repayInterest' || m.kind === 'interestShare') {
+        const paid = this.#interestPaid.get(m.coin) ?? [0, 0];
+        paid[m.kind === 'repayInterest' ? 0 : 1] += m.amount;
+        this.#interestPaid.set(m.coin, paid);
+      }
+    }
+    for (const d of e.debts)
+      ledger.changeDebt(
+        ledger.open(d.account),
+        this.#registry.coin(d.coin) as CoinState,
+        d.principal,
+        d.interest,
+      );
+  }
+
+  #change(
+    account: LedgerAccount,
+    coin: CoinState,
+    dAvailable: CoinUnits,
+    dFrozen: CoinUnits,
+    bill: BillType,
+    ref: string,
+  ): void {
+    if (account.key.kind === 'system') this.#ledger.changeSystem(account, coin, dAvailable, dFrozen);
+    else this.#ledger.change(account, coin, dAvailable, dFrozen, bill, ref);
+  }
+
+  // ───────────────────────────── timers ─────────────────────────────
+
+  /** FireTimers: charges every open loan's hours begun, ends terms, auto-repays (loans.ts `accrue`). */
+  fire(): void {
+    const time = this.#ctx.time;
+    if (this.#nextTimer === undefined || this.#nextTimer > time) return;
+    const ledger = this.#ledger;
+    const registry = this.#registry;
+    const r = this.#loans.accrue(
+      time,
+      (account, coin) => ledger.account(account)?.available[(registry.coin(coin) as CoinState).index] ?? 0,
+    );
+    this.#applyEffects(r.effects);
+    this.#record(r.repayments);
+    this.#nextTimer = undefined;
+    this.#scheduleLoans([...this.#loans.openLoans()]);
+  }
+
+  /** When the next loan hour begins, or undefined without open loans. */
+  nextDeadline(): number | undefined {
+    return this.#nextTimer;
+  }
+
+  // ───────────────────────────── margin orders ─────────────────────────────
+
+  /**
+   * The account an order of `acctType` pays from and settles in: the spot account, or the margin
+   * account of (user, market) or (user). A margin account never opened holds nothing: the order
+   * is refused as short unless it may borrow (express), which opens nothing before it succeeds.
+   */
+  orderAccount(user: User, market: MarketState, acctType: AcctType): LedgerAccount | undefined {
+    if (acctType === 0) return user.spot;
+    return this.#ledger.account(
+      acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market.spec.name) : cross(user.userId),
+    );
+  }
+
+  /** The account a resting order of `acctType` holds its funds in (it exists: the order froze there). */
+  restingAccount(user: User, market: string, acctType: AcctType): LedgerAccount {
+    if (acctType === 0) return user.spot;
+    const a = this.#ledger.account(
+      acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market) : cross(user.userId),
+    );
+    if (a === undefined) throw new Error(`order of user ${user.userId} in a margin account never opened`);
+    return a;
+  }
+
+  /** Whether orders of this margin account borrow by default (setExpressState). */
+  expressByDefault(userId: number, market: string, acctType: AcctType): boolean {
+    if (acctType === 0) return false;
+    const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market) : cross(userId);
+    return this.#preferences.get(accountKey(key))?.express ?? false;
+  }
+
+  /**
+   * Checks that a margin order may borrow `short` units of the coin it pays with (express): the
+   * amount borrowed is at least the coin's minimum loan, within the account's limit, and the
+   * offers can lend it. Returns the amount to borrow, or the refusal. Changes nothing.
+   */
+  expressCheck(
+    userId: number,
+    market: MarketState,
+    acctType: AcctType,
+    coin: CoinState,
+    short: CoinUnits,
+  ): CoinUnits | ApplyResult {
+    const target = this.#target(userId, acctType, acctType === ISOLATED_ACCOUNT ? market.spec.name : '');
+    if (isRefusal(target)) return target;
+    const open = checkLendingOpen(this.#lendingSettings(coin.spec.name), coin.spec.name);
+    if (!open.ok) return fail(open);
+    const amount = Math.max(short, open.settings.minAmount);
+    const limit = checkBorrowLimit(
+      this.#valuation(target, this.#ledger.account(target.key)),
+      target.settings,
+      this.#priced(target, coin),
+      amount,
+    );
+    if (!limit.ok) return fail(limit);
+    let supply = 0;
+    for (const o of this.#lending.openOffers(coin.spec.name)) {
+      if (o.lender.kind === 'system' || o.lender.userId !== userId) supply += o.remaining;
+      if (supply >= amount) return amount;
+    }
+    return refused(
+      'LENDING_SHORT',
+      `offers cannot lend the ${amount} units of ${coin.spec.name} the order needs`,
+    );
+  }
+
+  /** Borrows what `expressCheck` allowed for an order; returns the account it went to. */
+  expressBorrow(
+    userId: number,
+    market: MarketState,
+    acctType: AcctType,
+    coin: CoinState,
+    amount: CoinUnits,
+  ): LedgerAccount {
+    const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market.spec.name) : cross(userId);
+    const r = this.#loans.borrow({
+      borrower: key,
+      coin: coin.spec.name,
+      amount,
+      timeMs: this.#ctx.time,
+      rollOver: false,
+    });
+    if (!r.ok) throw new Error(`express borrow refused after its check: ${r.message}`);
+    this.#applyEffects(r.effects);
+    this.#scheduleLoans(r.loans);
+    return this.#ledger.open(key);
+  }
+
+  /** A fill brought `units` of `coin` into a margin account (settled already). */
+  noteReceived(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
+    this.#received.push([account, coin, units]);
+  }
+
+  /**
+   * At the end of an order command: what fills brought into margin accounts whose preference is
+   * auto-repay repays their debt in that coin (interest first, dearest principal first), up to
+   * what came in, what is owed and what is available.
+   */
+  autoRepay(): void {
+    if (this.#received.length === 0) return;
+    const received = this.#received;
+    this.#received = [];
+    const sums = new Map<string, [LedgerAccount, CoinState, CoinUnits]>();
+    for (const [account, coin, units] of received) {
+      const k = `${accountKey(account.key)}|${coin.index}`;
+      const s = sums.get(k);
+      if (s === undefined) sums.set(k, [account, coin, units]);
+      else s[2] += units;
+    }
+    for (const [account, coin, units] of sums.values()) {
+      if (!(this.#preferences.get(accountKey(account.key))?.autoRepay ?? false)) continue;
+      const owed = (account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0);
+      const amount = Math.min(units, owed, account.available[coin.index] ?? 0);
+      if (amount <= 0) continue;
+      const r = this.#loans.repayAll(coin.spec.name, {
+        borrower: account.key,
+        amount,
+        timeMs: this.#ctx.time,
+        available: account.available[coin.index] ?? 0,
+      });
+      if (!r.ok) throw new Error(`auto-repay refused: ${r.message}`);
+      this.#applyEffects(r.effects);
+      this.#record(r.repayments);
+    }
+  }
+
+  // ───────────────────────────── reads ─────────────────────────────
+
+  account(userId: number, acctType: 1 | 2, market: string): MarginAccountView | undefined {
+    const target = this.#target(userId, acctType, market);
+    if (isRefusal(target)) return undefined;
+    const account = this.#ledger.account(target.key);
+    const v = this.#valuation(target, account);
+    const coins =
+      target.market !== undefined ? [target.market.base, target.market.quote] : this.#registry.coinStates();
+    const views: MarginCoinView[] = [];
+    for (const c of coins) {
+      const available = account?.available[c.index] ?? 0;
+      const frozen = account?.frozen[c.index] ?? 0;
+      const borrowed = account?.borrowed[c.index] ?? 0;
+      const interest = account?.interest[c.index] ?? 0;
+      if (target.market === undefined && available + frozen + borrowed + interest === 0) continue;
+      const price = this.#priceOf(target, c);
+      views.push({
+        coin: c.spec.name,
+        available,
+        frozen,
+        borrowed,
+        interest,
+        borrowLimit: v === undefined || price === undefined ? 0 : borrowLimit(v, target.settings, price),
+        transferOutLimit:
+          v === undefined
+            ? 0
+            : transferOutLimit(v, target.settings, available, price ?? { num: 0n, den: 1n }),
+      });
+    }
+    return {
+      userId,
+      acctType,
+      market: target.market?.spec.name ?? '',
+      coins: views,
+      riskRateBp: v === undefined ? undefined : riskRateBp(v),
+      valuationCoin: (target.market?.quote ?? this.#crossQuote())?.spec.name ?? '',
+      valuation: v,
+      settings: target.settings,
+      preferences: this.preferences(userId, acctType, market),
+    };
+  }
+
+  accountsOf(userId: number): MarginAccountView[] {
+    const out: MarginAccountView[] = [];
+    for (const a of this.#ledger.marginAccounts()) {
+      if (a.userId !== userId) continue;
+      const k = a.key;
+      const v = k.kind === 'isolated' ? this.account(userId, 1, k.market) : this.account(userId, 2, '');
+      if (v !== undefined) out.push(v);
+    }
+    return out;
+  }
+
+  openOffers(coin: string): readonly LoanOffer[] {
+    return this.#lending.openOffers(coin);
+  }
+
+  offersOf(userId: number): LoanOffer[] {
+    return this.#lending.offersOf(spot(userId));
+  }
+
+  poolOffers(): LoanOffer[] {
+    return this.#lending.offersOf(system('lendingPool'));
+  }
+
+  loansOf(userId: number, acctType: 1 | 2, market: string): LoanRecord[] {
+    return this.#loans.loansOf(acctType === ISOLATED_ACCOUNT ? isolated(userId, market) : cross(userId));
+  }
+
+  loansLentBy(userId: number): LoanRecord[] {
+    return this.#loans.loansLentBy(spot(userId));
+  }
+
+  loan(loanId: number): LoanRecord | undefined {
+    return this.#loans.loan(loanId);
+  }
+
+  repayments(userId: number, acctType: 1 | 2, market: string): RepaymentRecord[] {
+    const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market) : cross(userId);
+    return [...(this.#repayments.get(accountKey(key)) ?? [])].reverse();
+  }
+
+  marginSettings(market: string): MarginSettings | undefined {
+    return market === '' || this.#registry.market(market) !== undefined ? DEFAULT_MARGIN_SETTINGS : undefined;
+  }
+
+  lendingSettings(coin: string): LendingSettings | undefined {
+    return this.#lendingSettings(coin);
+  }
+
+  preferences(userId: number, acctType: 1 | 2, market: string): MarginPreferences {
+    const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market) : cross(userId);
+    return this.#preferences.get(accountKey(key)) ?? NO_PREFERENCES;
+  }
+
+  poolFunded(coin: string): CoinUnits {
+    return this.#poolFunded.get(coin) ?? 0;
+  }
+
+  /** Σ units lent out of `coin` frozen in each lender's account for open offers. */
+  forEachOfferHold(hold: (lender: AccountRef, coin: CoinState, units: CoinUnits) => void): void {
+    for (const c of this.#registry.coinStates())
+      for (const o of this.#lending.openOffers(c.spec.name)) hold(o.lender, c, o.remaining);
+  }
+
+  // ───────────────────────────── snapshots and checks ─────────────────────────────
+
+  /** Whether anything margin ever happened (a spot-only venue writes no margin part). */
+  get isEmpty(): boolean {
+    const l = this.#lending.snapshot();
+    const b = this.#loans.snapshot();
+    return (
+      l.offers.length === 0 &&
+      b.loans.length === 0 &&
+      this.#preferences.size === 0 &&
+      this.#fundingIds.size === 0
+    );
+  }
+
+  snapshot(): MarginSnapshot {
+    const sorted = <T extends [string, ...unknown[]]>(xs: T[]): T[] =>
+      xs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const lending = this.#lending.snapshot();
+    const loans = this.#loans.snapshot();
+    return {
+      lending: { ...lending, offers: [...lending.offers].sort((a, b) => a.id - b.id) },
+      loans: { ...loans, loans: [...loans.loans].sort((a, b) => a.id - b.id) },
+      preferences: sorted([...this.#preferences].map(([k, p]) => [k, p.express, p.autoRepay])),
+      repayments: sorted([...this.#repayments].map(([k, rs]) => [k, rs.map((r) => ({ ...r }))])),
+      poolFunded: sorted([...this.#poolFunded]),
+      fundingIds: [...this.#fundingIds].sort(),
+      interestPaid: sorted([...this.#interestPaid].map(([c, [l, s]]) => [c, l, s])),
+      nextTimer: this.#nextTimer ?? null,
+    };
+  }
+
+  load(s: MarginSnapshot): void {
+    this.#lending = new LendingBook(this.#lendingSettings, s.lending);
+    this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans);
+    for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });
+    for (const [k, rs] of s.repayments)
+      this.#repayments.set(
+        k,
+        rs.map((r) => ({ ...r })),
+      );
+    for (const [c, u] of s.poolFunded) this.#poolFunded.set(c, u);
+    for (const id of s.fundingIds) this.#fundingIds.add(id);
+    for (const [c, l, sh] of s.interestPaid) this.#interestPaid.set(c, [l, sh]);
+    this.#nextTimer = s.nextTimer ?? undefined;
+  }
+
+  /**
+   * The margin invariants (throws on the first broken one): the domain books' own; every open
+   * loan's principal and unpaid interest equal, per borrower account and coin, to the ledger's
+   * borrowed and interest (and no debt without a loan); the pool's frozen equal to its offers'
+   * unlent amounts; per coin, interest paid by borrowers = paid to lenders + the venue's share.
+   */
+  assertInvariants(): void {
+    this.#lending.assertInvariants();
+    this.#loans.assertInvariants();
+    const registry = this.#registry;
+    const owed = new Map<LedgerAccount, [number[], number[]]>();
+    const paid = new Map<string, [number, number]>();
+    for (const l of this.#loans.snapshot().loans) {
+      const p = paid.get(l.coin) ?? [0, 0];
+      p[0] += l.interestPaid;
+      p[1] += l.venueShare;
+      paid.set(l.coin, p);
+      if (l.principal === 0 && l.interestOwed === 0) continue;
+      const a = this.#ledger.account(l.borrower);
+      if (a === undefined) throw new Error(`loan ${l.id}: borrower account never opened`);
+      let xs = owed.get(a);
+      if (xs === undefined) owed.set(a, (xs = [[], []]));
+      const i = (registry.coin(l.coin) as CoinState).index;
+      xs[0][i] = (xs[0][i] ?? 0) + l.principal;
+      xs[1][i] = (xs[1][i] ?? 0) + l.interestOwed;
+    }
+    for (const a of this.#ledger.marginAccounts()) {
+      const xs = owed.get(a);
+      for (let i = 0; i < registry.coinCount; i++) {
+        if ((a.borrowed[i] ?? 0) !== (xs?.[0][i] ?? 0) || (a.interest[i] ?? 0) !== (xs?.[1][i] ?? 0))
+          throw new Error(
+            `${accountKey(a.key)} coin ${i}: ledger owes ${a.borrowed[i] ?? 0} + ${a.interest[i] ?? 0}, loans ${xs?.[0][i] ?? 0} + ${xs?.[1][i] ?? 0}`,
+          );
+      }
+    }
+    const pool = this.#ledger.account(system('lendingPool')) as LedgerAccount;
+    const poolHeld: number[] = [];
+    for (const o of this.#lending.snapshot().offers)
+      if (o.lender.kind === 'system' && o.status === 'open') {
+        const i = (registry.coin(o.coin) as CoinState).index;
+        poolHeld[i] = (poolHeld[i] ?? 0) + o.remaining;
+      }
+    for (let i = 0; i < registry.coinCount; i++)
+      if ((pool.frozen[i] ?? 0) !== (poolHeld[i] ?? 0))
+        throw new Error(
+          `lending pool coin ${i}: frozen ${pool.frozen[i] ?? 0}, offers hold ${poolHeld[i] ?? 0}`,
+        );
+    for (const [coin, [byBorrowers, share]] of paid) {
+      const [toLenders, toInsurance] = this.#interestPaid.get(coin) ?? [0, 0];
+      if (byBorrowers !== toLenders + toInsurance || share !== toInsurance)
+        throw new Error(
+          `${coin}: interest paid ${byBorrowers} ≠ lenders ${toLenders} + venue share ${toInsurance}`,
+        );
+    }
+  }
+}
