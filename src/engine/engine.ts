@@ -59,6 +59,10 @@ export interface ApplyResult {
   readonly deadline?: number;
   /** The withdrawal a RequestWithdrawal created. */
   readonly withdrawalId?: string;
+  /** The lending offer a PlaceLoanOffer or FundLendingPool made. */
+  readonly offerId?: number;
+  /** The loan records a Borrow made (one per offer it took from). */
+  readonly loanIds?: number[];
 }
 
 /** What a cancel answers about the order it cancelled (the order itself: it no longer changes). */
