@@ -582,10 +582,14 @@ export class Margin implements MarginView {
 
   // ───────────────────────────── timers ─────────────────────────────
 
-  /** FireTimers: charges every open loan's hours begun, ends terms, auto-repays (loans.ts `accrue`). */
+  /**
+   * FireTimers (any, also one the dead-man switch asked for): charges every open loan's hours begun,
+   * ends the terms reached, and repays loans past their term from their accounts (loans.ts
+   * `accrue`). Nothing without open loans (`#nextTimer` is undefined only then).
+   */
   fire(): void {
     const time = this.#ctx.time;
-    if (this.#nextTimer === undefined || this.#nextTimer > time) return;
+    if (this.#nextTimer === undefined) return;
     const ledger = this.#ledger;
     const registry = this.#registry;
     const r = this.#loans.accrue(

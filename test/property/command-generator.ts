@@ -67,6 +67,12 @@ export interface GeneratorView {
   withdrawalIds(): string[];
   withdrawalState(id: string): WithdrawalState | undefined;
   depositState(id: string): DepositState | undefined;
+  /** The reference's margin (test/reference/naive-margin.ts): open loans and offers to aim at. */
+  readonly margin?: {
+    loanIds(): number[];
+    /** [offer id, lender user id (0: the pool)] of open offers. */
+    offers(): [number, number][];
+  };
 }
 
 export interface GeneratorOptions {
@@ -83,6 +89,12 @@ export interface GeneratorOptions {
   readonly markets?: readonly string[];
   /** The first command's time (ms). */
   readonly startTime?: number;
+  /**
+   * Mix margin commands in (issue 14): transfers, pool funding, offers, borrowing, repayment,
+   * preferences, margin orders with express, and jumps of days for interest and term ends.
+   * Default false, which keeps every stream without margin exactly as it was (golden hashes).
+   */
+  readonly margin?: boolean;
 }
 
 interface MarketPlan {
@@ -169,7 +181,26 @@ const WEIGHTS = {
   invalidOrder: 40,
   register: 2,
 };
-type Kind = keyof typeof WEIGHTS;
+/** Margin commands' weights, added only with `margin: true` (zero otherwise: streams unchanged). */
+const MARGIN_WEIGHTS = {
+  marginIn: 40,
+  marginOut: 20,
+  fundPool: 3,
+  loanOffer: 12,
+  loanOfferChange: 8,
+  borrow: 30,
+  repay: 25,
+  marginPreferences: 6,
+  marginOrder: 150,
+  marginBatch: 8,
+  invalidMargin: 10,
+};
+type Kind = keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS;
+const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
+  keyof typeof MARGIN_WEIGHTS,
+  number
+>;
+const RATES = [500, 500, 600, 800, 1_000, 2_000];
 
 /**
  * Produces a reproducible stream of engine commands for one seed: registrations and deposits
@@ -197,13 +228,17 @@ export class CommandGenerator {
   #time: number;
   #depositSerial = 0;
   #txSerial = 0;
+  readonly #margin: boolean;
+  #fundingSerial = 0;
 
   constructor(seed: number, venue: VenueConfig, options: GeneratorOptions = {}) {
     this.#rng = new Rng(seed);
     this.#restingCap = options.restingCap ?? 250;
     const scale = (w: number): number => Math.max(1, Math.round((w * (options.cancelPercent ?? 100)) / 100));
+    this.#margin = options.margin === true;
     this.#weights = {
       ...WEIGHTS,
+      ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -286,7 +321,9 @@ export class CommandGenerator {
             ? this.#rng.int(20_000, 70_000)
             : r < 2_603
               ? this.#rng.int(2, 30) * 3_600_000
-              : this.#rng.int(1, 150);
+              : r < 2_606 && this.#margin
+                ? this.#rng.int(1, 11) * 86_400_000 // past loan terms (10 days)
+                : this.#rng.int(1, 150);
     }
     return { ...cmd, seq: this.#seq, time: this.#time } as SequencedCommand;
   }
@@ -356,6 +393,186 @@ export class CommandGenerator {
         return this.#invalidOrder(view);
       case 'register':
         return this.#register();
+      case 'marginIn':
+      case 'marginOut':
+      case 'fundPool':
+      case 'loanOffer':
+      case 'loanOfferChange':
+      case 'borrow':
+      case 'repay':
+      case 'marginPreferences':
+      case 'marginOrder':
+      case 'marginBatch':
+      case 'invalidMargin':
+        return this.#marginCommand(view, kind);
+    }
+  }
+
+  // ───────────── margin (issue 14) ─────────────
+
+  /** A margin account of a random user: isolated on a traded market, or cross. */
+  #marginAccount(): { userId: number; acctType: 1 | 2; market: string; m: MarketPlan } {
+    const m = this.#market();
+    const cross = this.#rng.chance(35);
+    return { userId: this.#user(), acctType: cross ? 2 : 1, market: cross ? '' : m.name, m };
+  }
+
+  /** An amount of `coin`: mostly a slice of a rich user's holding, sometimes tiny or huge. */
+  #coinAmount(coin: string): number {
+    const rich = RICH[coin] as number;
+    const r = this.#rng.next() % 100;
+    if (r < 3) return this.#rng.int(0, 2);
+    if (r < 6) return rich * 10;
+    return this.#rng.int(1, Math.floor(rich / (r < 50 ? 2_000 : 200)));
+  }
+
+  #marginCommand(view: GeneratorView, kind: Kind): Command {
+    const rng = this.#rng;
+    const a = this.#marginAccount();
+    const coin = rng.pick([a.m.base, a.m.quote]);
+    switch (kind) {
+      case 'marginIn':
+      case 'marginOut': {
+        const inFull = rng.chance(10);
+        const amount = inFull ? (view.balance(a.userId, coin)?.available ?? 1) : this.#coinAmount(coin);
+        return {
+          type: 'MarginTransfer',
+          userId: a.userId,
+          direction: kind === 'marginIn' ? 'in' : 'out',
+          acctType: a.acctType,
+          market: a.market,
+          coin,
+          amount,
+        };
+      }
+      case 'fundPool': {
+        const repeat = this.#fundingSerial > 0 && rng.chance(10);
+        return {
+          type: 'FundLendingPool',
+          fundingId: `fund${repeat ? this.#fundingSerial : ++this.#fundingSerial}`,
+          coin,
+          amount: rng.chance(90)
+            ? (RICH[coin] as number) / 100
+            : Math.min(this.#coinAmount(coin), RICH[coin] as number),
+          dailyRatePpm: rng.chance(95) ? rng.pick(RATES) : rng.pick([1, 499, 2_001]),
+          days: rng.chance(95) ? rng.pick([10, 20, 30]) : rng.pick([0, 15, 31]),
+        };
+      }
+      case 'loanOffer':
+        return {
+          type: 'PlaceLoanOffer',
+          userId: a.userId,
+          coin,
+          amount: this.#coinAmount(coin),
+          dailyRatePpm: rng.chance(95) ? rng.pick(RATES) : rng.pick([0, 499, 2_001]),
+          days: rng.chance(95) ? rng.pick([10, 20, 30]) : 15,
+          loop: rng.chance(50),
+        };
+      case 'loanOfferChange': {
+        const offers = view.margin?.offers() ?? [];
+        const [offerId, lender] =
+          offers.length > 0 && rng.chance(85) ? rng.pick(offers) : [rng.int(1, 50), this.#user()];
+        const userId = rng.chance(90) ? lender : this.#user();
+        const loanIds = view.margin?.loanIds() ?? [];
+        if (rng.chance(20))
+          return {
+            type: 'ChangeInvestMark',
+            userId,
+            loanId: loanIds.length > 0 ? rng.pick(loanIds) : 1,
+            investMark: rng.chance(50),
+          };
+        return rng.chance(60)
+          ? { type: 'CancelLoanOffer', userId, offerId }
+          : { type: 'ChangeLoanLoop', userId, offerId, loop: rng.chance(50) };
+      }
+      case 'borrow': {
+        const r = rng.next() % 100;
+        return {
+          type: 'Borrow',
+          userId: a.userId,
+          acctType: a.acctType,
+          market: a.market,
+          coin,
+          amount: r < 70 ? Math.max(1, Math.floor(this.#coinAmount(coin) / 50)) : this.#coinAmount(coin),
+          ...(rng.chance(30) ? { maxDailyRatePpm: rng.chance(90) ? rng.pick(RATES) : 3_000 } : {}),
+          ...(rng.chance(20) ? { days: rng.chance(90) ? rng.pick([10, 20, 30]) : 7 } : {}),
+          rollOver: rng.chance(40),
+        };
+      }
+      case 'repay': {
+        const loans = view.margin?.loanIds() ?? [];
+        const amount = rng.chance(40)
+          ? ('all' as const)
+          : rng.chance(5)
+            ? 0
+            : this.#coinAmount(coin) / 100 > 1
+              ? Math.floor(this.#coinAmount(coin) / 100)
+              : 1;
+        if (loans.length > 0 && rng.chance(65)) {
+          const loanId = rng.pick(loans);
+          return { type: 'RepayLoan', userId: rng.chance(95) ? a.userId : 999, loanId, amount };
+        }
+        return { type: 'RepayAll', userId: a.userId, acctType: a.acctType, market: a.market, coin, amount };
+      }
+      case 'marginPreferences':
+        return {
+          type: 'SetMarginPreferences',
+          userId: a.userId,
+          acctType: a.acctType,
+          market: a.market,
+          ...(rng.chance(70) ? { express: rng.chance(60) } : {}),
+          ...(rng.chance(70) ? { autoRepay: rng.chance(60) } : {}),
+        };
+      case 'marginOrder': {
+        const o = this.#order(view, rng.pick(['limit', 'limit', 'limit', 'ioc', 'postOnly'] as const));
+        const plan = this.#markets.find((p) => p.name === o.market) as MarketPlan;
+        return {
+          ...o,
+          acctType: a.acctType,
+          // Margin accounts hold less: orders near the minimum mostly.
+          amount: rng.chance(80) ? rng.int(plan.minLots, plan.minLots * 8) : o.amount,
+          ...(rng.chance(60) ? { express: rng.chance(75) } : {}),
+        };
+      }
+      case 'marginBatch': {
+        const b = this.#batch(view);
+        return { ...b, acctType: a.acctType, ...(rng.chance(50) ? { express: true } : {}) };
+      }
+      default: {
+        // Unknown market and account forms.
+        const r = rng.int(0, 3);
+        if (r === 0)
+          return {
+            type: 'MarginTransfer',
+            userId: a.userId,
+            direction: 'in',
+            acctType: 1,
+            market: 'foo_bar',
+            coin,
+            amount: 1,
+          };
+        if (r === 1)
+          return {
+            type: 'Borrow',
+            userId: a.userId,
+            acctType: 2,
+            market: a.m.name,
+            coin,
+            amount: 1,
+            rollOver: false,
+          };
+        if (r === 2)
+          return { type: 'RepayAll', userId: 999, acctType: 1, market: a.m.name, coin, amount: 'all' };
+        return {
+          type: 'MarginTransfer',
+          userId: a.userId,
+          direction: 'in',
+          acctType: 1,
+          market: a.m.name,
+          coin: 'doge',
+          amount: 1,
+        };
+      }
     }
   }
 

@@ -65,6 +65,8 @@ interface Outcome {
   duplicate: boolean;
   deadline: number | null;
   withdrawalId: string | null;
+  offerId: number | null;
+  loanIds: number[] | null;
   trades: (string | number)[][];
   cancels: [number, string][];
 }
@@ -103,6 +105,8 @@ function fromEngine(r: ApplyResult): Outcome {
     duplicate: r.duplicate === true,
     deadline: r.deadline ?? null,
     withdrawalId: r.withdrawalId ?? null,
+    offerId: r.offerId ?? null,
+    loanIds: r.loanIds ?? null,
     trades,
     cancels,
   };
@@ -117,6 +121,8 @@ function fromReference(r: NaiveOutcome): Outcome {
     duplicate: r.duplicate === true,
     deadline: r.deadline ?? null,
     withdrawalId: r.withdrawalId ?? null,
+    offerId: r.offerId ?? null,
+    loanIds: r.loanIds ?? null,
     trades: r.trades.map((t) => [
       t.tradeId,
       t.market,
@@ -243,6 +249,26 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
   for (const id of naive.depositIds()) {
     assert.equal(engine.funds.deposit(id)?.state, naive.depositState(id), `${where}: deposit ${id}`);
   }
+  // Margin accounts: every pocket the reference holds, and what the pool was funded with.
+  for (const acct of naive.margin.accounts()) {
+    const [kind, user, market] = acct.split(':');
+    const view = engine.margin.account(Number(user), kind === 'i' ? 1 : 2, market ?? '');
+    for (const coin of naive.coinNames()) {
+      const p = naive.margin.pocketOf(acct, coin);
+      const e = view?.coins.find((c) => c.coin === coin);
+      assert.deepEqual(
+        [e?.available ?? 0, e?.frozen ?? 0, e?.borrowed ?? 0, e?.interest ?? 0],
+        [p.available, p.frozen, p.borrowed, p.interest].map(Number),
+        `${where}: margin account ${acct} ${coin} (available, frozen, borrowed, interest)`,
+      );
+    }
+  }
+  for (const coin of naive.coinNames())
+    assert.equal(
+      BigInt(engine.margin.poolFunded(coin)),
+      naive.margin.funded(coin),
+      `${where}: pool funded ${coin}`,
+    );
   assert.equal(engine.openOrderCount, naive.restingCount(), `${where}: number of resting orders`);
   for (const market of naive.marketNames()) {
     assert.equal(engine.lastPrice(market), naive.lastPrice(market), `${where}: last price of ${market}`);

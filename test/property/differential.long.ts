@@ -1,4 +1,4 @@
-/** @module differential.long — the engine against the naive reference on 1,000,000 seeded random commands. */
+/** @module differential.long — the engine against the naive reference on 1,000,000 seeded random spot and margin commands. */
 import { describe, test } from 'node:test';
 import {
   EXTENDED_MARKETS,
@@ -16,20 +16,20 @@ const CHECK_EVERY = Number(process.env.CHECK_EVERY ?? 1_000);
  * with more users, some have only three users.
  */
 const ALL_RUNS: Omit<DifferentialOptions, 'commands' | 'checkEvery'>[] = [
-  { seed: 1001 },
-  { seed: 1002 },
-  { seed: 1003 },
-  { seed: 1004, generator: { users: 10, restingCap: 600, cancelPercent: 15 } },
-  { seed: 1005, generator: { users: 3 } },
-  { seed: 1006, generator: { users: 10, restingCap: 600, cancelPercent: 15 } },
-  { seed: 1007, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS } },
-  { seed: 1008, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS } },
+  { seed: 1001, generator: { margin: true } },
+  { seed: 1002, generator: { margin: true } },
+  { seed: 1003, generator: { margin: true } },
+  { seed: 1004, generator: { users: 10, restingCap: 600, cancelPercent: 15, margin: true } },
+  { seed: 1005, generator: { users: 3, margin: true } },
+  { seed: 1006, generator: { users: 10, restingCap: 600, cancelPercent: 15, margin: true } },
+  { seed: 1007, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true } },
+  { seed: 1008, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true } },
   {
     seed: 1009,
     venue: EXTENDED_VENUE,
-    generator: { markets: EXTENDED_MARKETS, users: 10, restingCap: 600, cancelPercent: 15 },
+    generator: { markets: EXTENDED_MARKETS, users: 10, restingCap: 600, cancelPercent: 15, margin: true },
   },
-  { seed: 1010, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, users: 3 } },
+  { seed: 1010, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, users: 3, margin: true } },
 ];
 
 // SEED=<n> runs only the chosen seed, on both venues; CHECK_EVERY=<n> sets the state-check interval.
@@ -38,8 +38,12 @@ const RUNS =
   chosen === undefined
     ? ALL_RUNS
     : [
-        { seed: Number(chosen) },
-        { seed: Number(chosen), venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS } },
+        { seed: Number(chosen), generator: { margin: true } },
+        {
+          seed: Number(chosen),
+          venue: EXTENDED_VENUE,
+          generator: { markets: EXTENDED_MARKETS, margin: true },
+        },
       ];
 
 describe('engine vs naive reference, long', () => {

@@ -1,4 +1,4 @@
-/** @module differential.test — the engine against the naive reference on 100,000 seeded random commands. */
+/** @module differential.test — the engine against the naive reference on 100,000 seeded random spot and margin commands. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
@@ -21,7 +21,9 @@ const chosen = process.env.SEED;
 
 /** A run on the default venue, or on the extended one (distinct maker/taker fees, two fee paths to zb). */
 function run(seed: number, extended: boolean): Omit<DifferentialOptions, 'commands' | 'checkEvery'> {
-  return extended ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS } } : { seed };
+  return extended
+    ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true } }
+    : { seed, generator: { margin: true } };
 }
 const RUNS =
   chosen === undefined
@@ -47,7 +49,6 @@ describe('engine vs naive reference', () => {
       'OK',
       'USER_NOT_FOUND',
       'UNKNOWN_MARKET',
-      'ACCOUNT_TYPE_NOT_SUPPORTED',
       'INVALID_PARAMETER',
       'MARKET_HALTED',
       'INVALID_PRICE',
@@ -69,6 +70,15 @@ describe('engine vs naive reference', () => {
       'DAILY_WITHDRAW_LIMIT',
       'FUND_PASSWORD_WRONG',
       'FUND_PASSWORD_LOCKED',
+      // Margin (issue 14).
+      'OVER_BORROW_LIMIT',
+      'OVER_TRANSFER_LIMIT',
+      'LENDING_SHORT',
+      'LOAN_NOT_FOUND',
+      'INVALID_LOAN_TERM',
+      'LOAN_RATE_OUT_OF_RANGE',
+      'BELOW_MIN_LOAN',
+      'REPAY_OVER_OWED',
     ]) {
       assert.ok((total.results[result] ?? 0) > 0, `no command ended ${result}`);
     }

@@ -29,6 +29,7 @@ import type {
 import type { CancelReason } from '../../src/domain/events.ts';
 import type { ResultName } from '../../src/domain/result-codes.ts';
 import type { MarketSpec, VenueConfig } from '../../src/domain/specs.ts';
+import { NaiveMargin, type Pocket } from './naive-margin.ts';
 
 /*
  * Everything here is written from the rules in src/domain/money.ts and the engine's doc comments,
@@ -81,6 +82,8 @@ export interface NaiveOutcome {
   readonly duplicate?: boolean;
   readonly deadline?: number;
   readonly withdrawalId?: string;
+  readonly offerId?: number;
+  readonly loanIds?: number[];
 }
 
 /** A resting order as the reference holds it, numbers converted for comparison. */
@@ -135,6 +138,8 @@ interface Order {
   platformFees: bigint;
   frozen: bigint;
   readonly usePlatformCoin: boolean;
+  /** The account it pays from and settles in: 'spot' or a margin account (naive-margin.ts). */
+  readonly acct: string;
 }
 
 interface Deposit {
@@ -220,12 +225,32 @@ export class NaiveEngine {
   #time = 0;
   #trades: NaiveTrade[] = [];
   #cancels: [number, CancelReason][] = [];
+  /** Margin accounts, lending, loans and interest (naive-margin.ts). */
+  readonly margin: NaiveMargin;
 
   constructor(config: VenueConfig) {
     this.#platformCoin = config.settings.platformCoin;
     this.#discount = BigInt(config.settings.platformFeeDiscount);
     this.#cancelAllAfterMs = config.settings.cancelAllAfterMs;
     this.#fundsConfig = config.funds ?? [];
+    this.margin = new NaiveMargin({
+      hasUser: (id) => this.#users.has(id),
+      decimals: (coin) => this.#decimals.get(coin),
+      market: (name) => {
+        const m = this.#market(name);
+        return (
+          m && {
+            base: m.spec.base,
+            quote: m.spec.quote,
+            priceScale: m.spec.priceScale,
+            lastPrice: m.lastPrice,
+          }
+        );
+      },
+      firstQuote: () => this.#markets[0]?.spec.quote,
+      spot: (id, coin) => this.#funds(this.#users.get(id) as User, coin),
+      coins: () => this.#coins,
+    });
     for (const c of config.coins) {
       this.#decimals.set(c.name, c.unitDecimal);
       this.#coins.push(c.name);
@@ -252,9 +277,49 @@ export class NaiveEngine {
   /** Applies one command. Throws for what it does not model: coin and market upserts, API keys. */
   apply(cmd: SequencedCommand): NaiveOutcome {
     this.#time = cmd.time;
+    this.margin.time = cmd.time;
     this.#trades = [];
     this.#cancels = [];
     switch (cmd.type) {
+      case 'MarginTransfer':
+        return this.#margin(
+          this.margin.transfer(cmd.userId, cmd.direction, cmd.acctType, cmd.market, cmd.coin, cmd.amount),
+        );
+      case 'FundLendingPool':
+        return this.#margin(
+          this.margin.fundPool(cmd.fundingId, cmd.coin, cmd.amount, cmd.dailyRatePpm, cmd.days),
+        );
+      case 'PlaceLoanOffer':
+        return this.#margin(
+          this.margin.placeOffer(cmd.userId, cmd.coin, cmd.amount, cmd.dailyRatePpm, cmd.days, cmd.loop),
+        );
+      case 'CancelLoanOffer':
+        return this.#margin(this.margin.cancelOffer(cmd.userId, cmd.offerId));
+      case 'ChangeLoanLoop':
+        return this.#margin(this.margin.changeLoop(cmd.userId, cmd.offerId, cmd.loop));
+      case 'ChangeInvestMark':
+        return this.#margin(this.margin.changeInvestMark(cmd.userId, cmd.loanId, cmd.investMark));
+      case 'Borrow':
+        return this.#margin(
+          this.margin.borrow(
+            cmd.userId,
+            cmd.acctType,
+            cmd.market,
+            cmd.coin,
+            cmd.amount,
+            cmd.maxDailyRatePpm,
+            cmd.days,
+            cmd.rollOver,
+          ),
+        );
+      case 'RepayLoan':
+        return this.#margin(this.margin.repayLoan(cmd.userId, cmd.loanId, cmd.amount));
+      case 'RepayAll':
+        return this.#margin(this.margin.repayAll(cmd.userId, cmd.acctType, cmd.market, cmd.coin, cmd.amount));
+      case 'SetMarginPreferences':
+        return this.#margin(
+          this.margin.setPreferences(cmd.userId, cmd.acctType, cmd.market, cmd.express, cmd.autoRepay),
+        );
       case 'RegisterUser':
         return this.#register(cmd);
       case 'SetFeePreference':
@@ -307,6 +372,33 @@ export class NaiveEngine {
       default:
         return this.#refuse('INVALID_PARAMETER');
     }
+  }
+
+  #margin(
+    r: ResultName | { ok: true; loanIds?: number[]; offerId?: number; duplicate?: true },
+  ): NaiveOutcome {
+    if (typeof r === 'string') return this.#refuse(r);
+    const { ok: _ok, ...extra } = r;
+    return this.#ok(extra);
+  }
+
+  /** The pocket of an account ('spot' or a margin account) of a user. */
+  #pocket(userId: number, acct: string, coin: string): Funds | Pocket {
+    return acct === 'spot'
+      ? this.#funds(this.#users.get(userId) as User, coin)
+      : this.margin.pocket(acct, coin);
+  }
+
+  /** What a margin order of `acctType` may borrow when short (its express, else the account's default). */
+  #express(
+    acct: string,
+    userId: number,
+    express: boolean | undefined,
+    coin: string,
+    short: bigint,
+  ): bigint | ResultName {
+    if (acct === 'spot' || !(express ?? this.margin.expressDefault(acct))) return 'INSUFFICIENT_BALANCE';
+    return this.margin.expressAmount(acct, userId, coin, short);
   }
 
   #refuse(result: ResultName): NaiveOutcome {
@@ -706,8 +798,7 @@ export class NaiveEngine {
     if (user === undefined) return 'USER_NOT_FOUND';
     const market = this.#market(marketName);
     if (market === undefined) return 'UNKNOWN_MARKET';
-    if (acctType === 1 || acctType === 2) return 'ACCOUNT_TYPE_NOT_SUPPORTED';
-    if (acctType !== 0) return 'INVALID_PARAMETER';
+    if (acctType !== 0 && acctType !== 1 && acctType !== 2) return 'INVALID_PARAMETER';
     if (market.spec.status !== 'trading') return 'MARKET_HALTED';
     return [user, market];
   }
@@ -740,14 +831,34 @@ export class NaiveEngine {
     const [user, market] = ctx;
     const cost = this.#orderCost(market, cmd.side, cmd.price, cmd.amount);
     if (typeof cost === 'string') return this.#refuse(cost);
-    if (this.#funds(user, this.#payCoin(market, cmd.side)).available < cost)
-      return this.#refuse('INSUFFICIENT_BALANCE');
+    const acct = this.#acct(user.id, cmd.acctType, market);
+    const pay = this.#payCoin(market, cmd.side);
+    const available =
+      acct === 'spot' ? this.#funds(user, pay).available : this.margin.pocketOf(acct, pay).available;
+    let borrow = 0n;
+    if (available < cost) {
+      const x = this.#express(acct, user.id, cmd.express, pay, cost - available);
+      if (typeof x === 'string') return this.#refuse(x);
+      borrow = x;
+    }
     if (cmd.kind === 'postOnly') {
       const best = this.#bestOpposite(market, cmd.side);
       if (best !== undefined && this.#crosses(cmd.side, BigInt(cmd.price), best.price))
         return this.#refuse('POST_ONLY_WOULD_TAKE');
     }
-    const id = this.#submit(user, market, cmd.side, cmd.kind, cmd.price, cmd.amount, cost, cmd.clientOrderId);
+    if (borrow > 0n) this.margin.expressBorrow(acct, user.id, pay, borrow);
+    const id = this.#submit(
+      user,
+      market,
+      cmd.side,
+      cmd.kind,
+      cmd.price,
+      cmd.amount,
+      cost,
+      cmd.clientOrderId,
+      acct,
+    );
+    this.margin.autoRepay();
     return this.#ok({ orderId: id });
   }
 
@@ -765,16 +876,30 @@ export class NaiveEngine {
       costs.push(cost);
     }
     const total = costs.reduce((a, b) => a + b, 0n);
-    if (total > MAX_SAFE || this.#funds(user, this.#payCoin(market, cmd.side)).available < total)
-      return this.#refuse('INSUFFICIENT_BALANCE');
+    const acct = this.#acct(user.id, cmd.acctType, market);
+    const payCoin = this.#payCoin(market, cmd.side);
+    const available =
+      acct === 'spot' ? this.#funds(user, payCoin).available : this.margin.pocketOf(acct, payCoin).available;
+    if (total > MAX_SAFE) return this.#refuse('INSUFFICIENT_BALANCE');
+    if (available < total) {
+      const x = this.#express(acct, user.id, cmd.express, payCoin, total - available);
+      if (typeof x === 'string') return this.#refuse(x);
+      this.margin.expressBorrow(acct, user.id, payCoin, x);
+    }
     // The whole batch is frozen before any order matches (see the engine's PlaceOrderBatch).
-    const pay = this.#funds(user, this.#payCoin(market, cmd.side));
+    const pay = this.#pocket(user.id, acct, payCoin);
     pay.available -= total;
     pay.frozen += total;
     const orderIds = cmd.orders.map((o, i) =>
-      this.#submit(user, market, cmd.side, 'limit', o.price, o.amount, costs[i] as bigint, '', true),
+      this.#submit(user, market, cmd.side, 'limit', o.price, o.amount, costs[i] as bigint, '', acct, true),
     );
+    this.margin.autoRepay();
     return this.#ok({ orderIds });
+  }
+
+  /** The account an order of `acctType` uses: spot, the market's isolated account, or cross. */
+  #acct(userId: number, acctType: number, market: Market): string {
+    return acctType === 1 ? `i:${userId}:${market.spec.name}` : acctType === 2 ? `c:${userId}` : 'spot';
   }
 
   #crosses(takerSide: Side, takerPrice: bigint, restingPrice: bigint): boolean {
@@ -802,6 +927,7 @@ export class NaiveEngine {
     amount: number,
     cost: bigint,
     clientOrderId: string,
+    acct: string,
     prefrozen = false,
   ): number {
     const order: Order = {
@@ -819,9 +945,10 @@ export class NaiveEngine {
       platformFees: 0n,
       frozen: cost,
       usePlatformCoin: user.usePlatformCoin,
+      acct,
     };
     if (!prefrozen) {
-      const pay = this.#funds(user, this.#payCoin(market, side));
+      const pay = this.#pocket(user.id, acct, this.#payCoin(market, side));
       pay.available -= cost;
       pay.frozen += cost;
     }
@@ -858,22 +985,23 @@ export class NaiveEngine {
     const { base, quote, takerFee: takerRate, makerFee: makerRate } = market.spec;
     const buyer = taker.side === BUY ? taker : maker;
     const seller = taker.side === BUY ? maker : taker;
-    const buyerUser = this.#users.get(buyer.userId) as User;
-    const sellerUser = this.#users.get(seller.userId) as User;
-
     // The buyer froze its own limit price; any improvement over the fill price goes back now.
     const buyerHeld = buyer.price * lots * market.tickLotQuote;
-    const buyerQuote = this.#funds(buyerUser, quote);
+    const buyerQuote = this.#pocket(buyer.userId, buyer.acct, quote);
     buyerQuote.frozen -= buyerHeld;
     buyerQuote.available += buyerHeld - value;
     buyer.frozen -= buyerHeld;
-    this.#funds(buyerUser, base).available += baseUnits;
-    const buyerFee = this.#fee(buyerUser, buyer, base, baseUnits, buyer === taker ? takerRate : makerRate);
+    this.#pocket(buyer.userId, buyer.acct, base).available += baseUnits;
+    const buyerFee = this.#fee(buyer, base, baseUnits, buyer === taker ? takerRate : makerRate);
 
-    this.#funds(sellerUser, base).frozen -= baseUnits;
+    this.#pocket(seller.userId, seller.acct, base).frozen -= baseUnits;
     seller.frozen -= baseUnits;
-    this.#funds(sellerUser, quote).available += value;
-    const sellerFee = this.#fee(sellerUser, seller, quote, value, seller === taker ? takerRate : makerRate);
+    this.#pocket(seller.userId, seller.acct, quote).available += value;
+    const sellerFee = this.#fee(seller, quote, value, seller === taker ? takerRate : makerRate);
+    // What the fill brought into margin accounts, gross of fees, in taker then maker order.
+    for (const o of [taker, maker])
+      if (o.acct !== 'spot')
+        this.margin.noteReceived(o.acct, o === buyer ? base : quote, o === buyer ? baseUnits : value);
 
     for (const o of [taker, maker]) {
       o.remaining -= lots;
@@ -908,12 +1036,12 @@ export class NaiveEngine {
   }
 
   /** Charges the fee on `received` units of `coin` just credited; returns [amount, coin charged]. */
-  #fee(user: User, order: Order, coin: string, received: bigint, ratePpm: number): [bigint, string] {
+  #fee(order: Order, coin: string, received: bigint, ratePpm: number): [bigint, string] {
     const fee = (received * BigInt(ratePpm)) / MILLION;
     if (fee === 0n) return [0n, coin];
     if (order.usePlatformCoin && this.#decimals.has(this.#platformCoin)) {
       const inPlatform = this.#feeInPlatformCoin(fee, coin);
-      const zb = this.#funds(user, this.#platformCoin);
+      const zb = this.#pocket(order.userId, order.acct, this.#platformCoin);
       if (inPlatform !== undefined && zb.available >= inPlatform) {
         zb.available -= inPlatform;
         this.#feeIncome.set(
@@ -924,7 +1052,7 @@ export class NaiveEngine {
         return [inPlatform, this.#platformCoin];
       }
     }
-    this.#funds(user, coin).available -= fee;
+    this.#pocket(order.userId, order.acct, coin).available -= fee;
     this.#feeIncome.set(coin, (this.#feeIncome.get(coin) as bigint) + fee);
     order.fees += fee;
     return [fee, coin];
@@ -978,7 +1106,7 @@ export class NaiveEngine {
 
   /** Returns what the order still holds to available and zeroes its hold. */
   #release(order: Order): void {
-    const f = this.#funds(this.#users.get(order.userId) as User, this.#payCoin(order.market, order.side));
+    const f = this.#pocket(order.userId, order.acct, this.#payCoin(order.market, order.side));
     f.frozen -= order.frozen;
     f.available += order.frozen;
     order.frozen = 0n;
@@ -1045,6 +1173,8 @@ export class NaiveEngine {
         .sort((a, b) => a.id - b.id);
       for (const o of victims) this.#cancelResting(o, 'deadman');
     }
+    // Then the loans' hours, term ends and auto-repayments (naive-margin.ts).
+    this.margin.fire();
     return this.#ok();
   }
 
@@ -1176,6 +1306,11 @@ export class NaiveEngine {
       const k = `${userId}|${coin}`;
       holds.set(k, (holds.get(k) ?? 0n) + x);
     };
+    const marginHolds = new Map<string, bigint>();
+    const marginHold = (acct: string, coin: string, x: bigint): void => {
+      const k = `${acct}|${coin}`;
+      marginHolds.set(k, (marginHolds.get(k) ?? 0n) + x);
+    };
     for (const m of this.#markets) {
       let bestBid = 0n;
       let bestAsk = -1n;
@@ -1187,7 +1322,8 @@ export class NaiveEngine {
           throw new Error(
             `reference order ${o.id}: filled ${o.filled} + remaining ${o.remaining} ≠ ${o.amount}`,
           );
-        hold(o.userId, this.#payCoin(m, o.side), o.frozen);
+        if (o.acct === 'spot') hold(o.userId, this.#payCoin(m, o.side), o.frozen);
+        else marginHold(o.acct, this.#payCoin(m, o.side), o.frozen);
         if (o.side === BUY && o.price > bestBid) bestBid = o.price;
         if (o.side === SELL && (bestAsk < 0n || o.price < bestAsk)) bestAsk = o.price;
       }
@@ -1198,8 +1334,17 @@ export class NaiveEngine {
       const ended = w.state === 'succeeded' || w.state === 'failed' || w.state === 'cancelled';
       if (!ended) hold(w.userId, w.coin, w.amount + w.fee);
     }
+    for (const user of this.#users.values())
+      for (const coin of this.#coins) hold(user.id, coin, this.margin.offerHolds(user.id, coin));
+    for (const acct of this.margin.accounts())
+      for (const coin of this.#coins) {
+        const frozen = this.margin.pocketOf(acct, coin).frozen;
+        const expected = marginHolds.get(`${acct}|${coin}`) ?? 0n;
+        if (frozen !== expected)
+          throw new Error(`reference ${acct} ${coin} frozen ${frozen}, holds ${expected}`);
+      }
     for (const coin of this.#coins) {
-      let held = this.#feeIncome.get(coin) as bigint;
+      let held = (this.#feeIncome.get(coin) as bigint) + this.margin.holdings(coin);
       for (const user of this.#users.values()) {
         const f = user.funds.get(coin) ?? { available: 0n, frozen: 0n };
         if (f.available < 0n || f.frozen < 0n)
@@ -1209,7 +1354,10 @@ export class NaiveEngine {
           throw new Error(`reference user ${user.id} ${coin} frozen ${f.frozen}, holds ${expected}`);
         held += f.available + f.frozen;
       }
-      const net = (this.#credited.get(coin) as bigint) - (this.#withdrawn.get(coin) as bigint);
+      const net =
+        (this.#credited.get(coin) as bigint) -
+        (this.#withdrawn.get(coin) as bigint) +
+        this.margin.funded(coin);
       if (held !== net)
         throw new Error(`reference conservation broken for ${coin}: held ${held}, net ${net}`);
       if (held > MAX_SAFE) throw new Error(`reference ${coin} holdings ${held} beyond the safe range`);
