@@ -23,7 +23,7 @@ import {
   type MarginTransfer,
 } from '../domain/commands.ts';
 import type { BillType } from '../domain/events.ts';
-import type { CoinUnits } from '../domain/money.ts';
+import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import { LendingBook, type LendingBookSnapshot, type LoanOffer } from '../margin/lending-book.ts';
 import {
   checkBorrowLimit,
@@ -310,11 +310,13 @@ export class Margin implements MarginView {
     if (cmd.direction === 'in') {
       if (!target.settings.enabled) return refused('MARGIN_NOT_OPEN', 'margin is switched off here');
       const available = user.spot.available[i] ?? 0;
-      if (available < cmd.amount)
+      if (available < cmd.amount) {
+        const show = (u: CoinUnits): string => `${formatUnitsTrim(u, coin.spec.unitDecimal)} ${cmd.coin}`;
         return refused(
           'INSUFFICIENT_BALANCE',
-          `available ${available} units of ${cmd.coin}, the transfer needs ${cmd.amount}`,
+          `available ${show(available)}, the transfer needs ${show(cmd.amount)}`,
         );
+      }
       const account = ledger.open(target.key);
       ledger.change(user.spot, coin, -cmd.amount, 0, 'toMargin', accountKey(target.key));
       ledger.change(account, coin, cmd.amount, 0, 'toMargin', 'spot');

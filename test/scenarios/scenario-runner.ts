@@ -19,7 +19,7 @@
  *     alice withdraws 5 usdt fee 1 to T9 [itransfer]   withdrawal 1, 2, … in order of requests
  *     withdrawal 1 is approved | is cancelled [by alice] | is being sent | is sent as tx h2
  *     withdrawal 1 has 3 confirmations | withdrawal 1 fails
- *     alice buys 0.5 @ 30000 [postonly|ioc] [cid abc1] [acct 1] [in eth_usdt]  -> order a1
+ *     alice buys 0.5 @ 30000 [postonly|ioc] [cid abc1] [acct 1|2] [express] [in eth_usdt]  -> order a1
  *     alice sells batch [in eth_usdt]: 0.1 @ 30000, 0.2 @ 30100           -> orders a1 a2
  *     alice cancels a1 [in btc_usdt]          cancels by order label
  *     alice cancels cid abc1 [in btc_usdt]    cancels the latest order with that customerOrderId
@@ -28,6 +28,9 @@
  *     timers fire                             the scheduler's FireTimers
  *     alice uses zb for fees | alice stops using zb for fees
  *     operator halts btc_usdt | operator resumes btc_usdt
+ *
+ * Margin steps (the lending pool, transfers, offers, borrowing, repayment, preferences, and their
+ * expectations) are described and parsed in margin-steps.ts.
  *
  * An action may end in `-> outcome`: `ok` (the default), `duplicate` (accepted before: nothing
  * changed), `refused RESULT_NAME` (or `refused RESULT_NAME "text"`: the refusal's message must
@@ -76,6 +79,7 @@ import { RESULTS, type ResultName } from '../../src/domain/result-codes.ts';
 import type { MarketSpec } from '../../src/domain/specs.ts';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { Engine, type ApplyResult } from '../../src/engine/engine.ts';
+import { parseMarginStep, type MarginPort } from './margin-steps.ts';
 
 /** A scenario that cannot be parsed or whose expectations do not hold, located by file and line. */
 export class ScenarioError extends Error {
@@ -184,6 +188,7 @@ type Action =
       readonly orderKind: OrderKind;
       readonly clientOrderId: string;
       readonly acctType: number;
+      readonly express: boolean;
       readonly market: string;
     }
   | {
@@ -203,9 +208,11 @@ type Action =
   | { readonly kind: 'deadman'; readonly user: string; readonly market: string }
   | { readonly kind: 'fire' }
   | { readonly kind: 'feePreference'; readonly user: string; readonly coin: string; readonly on: boolean }
-  | { readonly kind: 'marketStatus'; readonly market: string; readonly status: 'trading' | 'halted' };
+  | { readonly kind: 'marketStatus'; readonly market: string; readonly status: 'trading' | 'halted' }
+  | { readonly kind: 'margin'; readonly build: (port: MarginPort) => Command };
 
 type Expectation =
+  | { readonly kind: 'margin'; readonly check: (port: MarginPort) => void }
   | { readonly kind: 'book'; readonly market: string; readonly rows: readonly BookRow[] }
   | { readonly kind: 'trades'; readonly market: string; readonly rows: readonly TradeRow[] }
   | {
@@ -493,8 +500,17 @@ export function parseScenario(text: string, file: string): Scenario {
       continue;
     }
 
-    // Everything else is "<user> <verb> …".
+    // Everything else is "<user> <verb> …", or a margin step (margin-steps.ts).
     const { body, outcome } = splitOutcome(text, lineNo, fail);
+    const marginStep = parseMarginStep(body);
+    if (marginStep?.kind === 'marginAction') {
+      steps.push({ ...here, kind: 'action', action: { kind: 'margin', build: marginStep.build }, outcome });
+      continue;
+    }
+    if (marginStep?.kind === 'marginExpect') {
+      steps.push({ ...here, kind: 'expect', expectation: { kind: 'margin', check: marginStep.check } });
+      continue;
+    }
     const words = body.split(' ');
     const user = words[0] as string;
     const verb = words[1];
@@ -580,6 +596,7 @@ function parseUserAction(
     let orderKind: OrderKind = 'limit';
     let clientOrderId = '';
     let acctType = 0;
+    let express = false;
     let inMarket: string | undefined;
     for (let k = 0; k < mods.length; k++) {
       const word = mods[k] as string;
@@ -595,10 +612,12 @@ function parseUserAction(
       } else if (word === 'in' && value !== undefined) {
         inMarket = value;
         k++;
+      } else if (word === 'express') {
+        express = true;
       } else {
         fail(
           lineNo,
-          `unknown order option '${word}': use postonly, ioc, 'cid <id>', 'acct <n>' or 'in <market>'`,
+          `unknown order option '${word}': use postonly, ioc, 'cid <id>', 'acct <n>', express or 'in <market>'`,
         );
       }
     }
@@ -610,6 +629,7 @@ function parseUserAction(
       orderKind,
       clientOrderId,
       acctType,
+      express,
       market: needMarket(inMarket),
     };
   }
@@ -1087,6 +1107,9 @@ class ScenarioRun {
         );
         return;
       }
+      case 'margin':
+        this.#expect(text, outcome, () => this.#apply(action.build(this.#marginPort)));
+        return;
       case 'fire':
         this.#expect(text, outcome, () => this.#apply({ type: 'FireTimers' }));
         return;
@@ -1162,6 +1185,7 @@ class ScenarioRun {
         amount,
         acctType: action.acctType as AcctType,
         clientOrderId: action.clientOrderId,
+        ...(action.express ? { express: true } : {}),
       }),
     );
     if (r.orderId !== undefined) this.#remember(outcome, [r.orderId], action.market);
@@ -1254,8 +1278,19 @@ class ScenarioRun {
     return JSON.stringify(rest);
   }
 
+  /** What margin steps use of the run (margin-steps.ts). */
+  readonly #marginPort: MarginPort = {
+    engine: this.#engine,
+    userId: (name) => this.#userId(name),
+    coinUnits: (text, coin) => this.#coinUnits(text, coin),
+    fail: (message) => this.#fail(message),
+  };
+
   #check(x: Expectation): void {
     switch (x.kind) {
+      case 'margin':
+        x.check(this.#marginPort);
+        return;
       case 'book':
         this.#checkBook(x.market, x.rows);
         return;
