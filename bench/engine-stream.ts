@@ -1,6 +1,14 @@
 /** @module engine-stream — a seeded, realistic mixed command stream on btc_usdt for the engine benchmark */
 import { DEFAULT_VENUE } from '../src/config/default-venue.ts';
-import { BUY, SELL, type OrderKind, type SequencedCommand, type Side } from '../src/domain/commands.ts';
+import {
+  BUY,
+  SELL,
+  type AcctType,
+  type Command,
+  type OrderKind,
+  type SequencedCommand,
+  type Side,
+} from '../src/domain/commands.ts';
 import { ORDER_CANCELLED, ORDER_DONE } from '../src/domain/events.ts';
 import { Engine } from '../src/engine/engine.ts';
 
@@ -29,6 +37,34 @@ export interface StreamOptions {
   readonly platformCoinShare: number;
   /** Compute the engine's state hash after the stream, so replays can be checked against it. */
   readonly hash: boolean;
+  /** Trade a share of the orders on margin (issue 14); absent: a spot-only stream. */
+  readonly margin?: MarginStreamOptions;
+}
+
+/**
+ * The margin stream: every user gets an isolated btc_usdt and a cross account (so `users` × 2 open
+ * margin accounts), funded from spot, with express borrowing on (and auto-repayment when asked)
+ * and one small loan each from the lending pool, which rolls over; `share` of the orders trade on margin (isolated or cross at
+ * random); every `interestEvery` commands the clock jumps an hour and a FireTimers charges every
+ * loan's interest.
+ */
+export interface MarginStreamOptions {
+  readonly share: number;
+  readonly interestEvery: number;
+  /** Turn every account's auto-repayment on too (the brief's stream asks only for express). */
+  readonly autoRepay: boolean;
+}
+
+/** What a margin stream did besides trading. */
+export interface MarginSummary {
+  readonly accounts: number;
+  readonly marginOrders: number;
+  /** Margin orders that borrowed (express) and fills that repaid (auto-repay). */
+  readonly expressBorrows: number;
+  readonly autoRepays: number;
+  readonly interestTicks: number;
+  /** Results of the margin orders. */
+  readonly results: Record<string, number>;
 }
 
 /** About exchange-core's mix, with moves replaced by cancel + place: ~10,000 resting orders. */
@@ -48,7 +84,7 @@ const MIX = { place: 0.4, postOnly: 0.05, crossing: 0.1, ioc: 0.1, cancel: 0.35 
 const POST_ONLY_TAKING_SHARE = 0.1;
 const STALE_CANCEL_SHARE = 0.01;
 
-export type StreamKind = keyof typeof MIX | 'staleCancel';
+export type StreamKind = keyof typeof MIX | 'staleCancel' | 'interest';
 
 export interface StreamSummary {
   readonly setupCommands: number;
@@ -72,6 +108,7 @@ export interface StreamSummary {
   readonly lastSeq: number;
   /** Engine state hash after setup + stream, when `hash` was asked for. */
   readonly stateHash: string | undefined;
+  readonly margin: MarginSummary | undefined;
 }
 
 export interface GeneratedStream {
@@ -157,6 +194,8 @@ const placeOrder = (
   price: number,
   amount: number,
   seq: number,
+  acctType: AcctType = 0,
+  offsetMs = 0,
 ): SequencedCommand => ({
   type: 'PlaceOrder',
   userId,
@@ -165,21 +204,23 @@ const placeOrder = (
   kind,
   price,
   amount,
-  acctType: 0,
+  acctType,
   clientOrderId: '',
   seq,
-  time: START_TIME_MS + seq,
+  time: START_TIME_MS + seq + offsetMs,
 });
 
-const cancelOrder = (userId: number, orderId: number, seq: number): SequencedCommand => ({
+const cancelOrder = (userId: number, orderId: number, seq: number, offsetMs = 0): SequencedCommand => ({
   type: 'CancelOrder',
   userId,
   market: MARKET,
   orderId,
   clientOrderId: '',
   seq,
-  time: START_TIME_MS + seq,
+  time: START_TIME_MS + seq + offsetMs,
 });
+
+const HOUR_MS = 3_600_000;
 
 /**
  * Generates setup and stream by running them through a private engine, so that every cancel names
@@ -216,6 +257,7 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
 
   // Users and their funds: every user can rest a full share of the book on either side.
   const usdtPerUser = Math.min(10_000_000_000_000, Math.floor(VENUE_COIN_UNITS_BUDGET / options.users));
+  const margin = options.margin;
   const btcPerUser = 100_000_000_000; // 1,000 btc
   const zbPerUser = Math.min(100_000_000_000_000, Math.floor(VENUE_COIN_UNITS_BUDGET / options.users));
   for (let u = 1; u <= options.users; u++) {
@@ -274,6 +316,57 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
     zbTrade(2, BUY);
   }
 
+  // Margin: the pool lends usdt and btc; each user funds both margin accounts, turns express and
+  // auto-repay on, and borrows 100 usdt in each (an open loan per account for the interest ticks).
+  if (margin !== undefined) {
+    const at = (cmd: Command): SequencedCommand =>
+      ({ ...cmd, seq: ++seq, time: START_TIME_MS + seq }) as SequencedCommand;
+    setupCommand(
+      at({
+        type: 'FundLendingPool',
+        fundingId: 'pool-usdt',
+        coin: 'usdt',
+        amount: 1e15,
+        dailyRatePpm: 500,
+        days: 30,
+      }),
+    );
+    setupCommand(
+      at({
+        type: 'FundLendingPool',
+        fundingId: 'pool-btc',
+        coin: 'btc',
+        amount: 1e13,
+        dailyRatePpm: 500,
+        days: 30,
+      }),
+    );
+    for (let u = 1; u <= options.users; u++) {
+      for (const [acctType, market] of [
+        [1, MARKET],
+        [2, ''],
+      ] as const) {
+        const account = { userId: u, acctType, market };
+        setupCommand(
+          at({ type: 'MarginTransfer', ...account, direction: 'in', coin: 'usdt', amount: 20_000_000_000 }),
+        );
+        setupCommand(
+          at({ type: 'MarginTransfer', ...account, direction: 'in', coin: 'btc', amount: 100_000_000 }),
+        );
+        setupCommand(
+          at({ type: 'SetMarginPreferences', ...account, express: true, autoRepay: margin.autoRepay }),
+        );
+        setupCommand(at({ type: 'Borrow', ...account, coin: 'usdt', amount: 100_000_000, rollOver: true }));
+      }
+    }
+  }
+  let offsetMs = 0;
+  const marginResults: Record<string, number> = {};
+  let marginOrders = 0;
+  let expressBorrows = 0;
+  let autoRepays = 0;
+  let interestTicks = 0;
+
   // The resting book: alternate sides around the starting mid, never crossing.
   for (let i = 0; i < options.resting; i++) {
     const side: Side = i % 2 === 0 ? BUY : SELL;
@@ -295,6 +388,7 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
     ioc: 0,
     cancel: 0,
     staleCancel: 0,
+    interest: 0,
   };
   const results: Record<string, number> = {};
   let restingMin = live.size;
@@ -328,15 +422,26 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
     else if (live.size < low && kind === 'cancel') kind = 'place';
     if (kind === 'cancel' && live.size === 0) kind = 'place';
     if (kind === 'cancel' && rng() < STALE_CANCEL_SHARE && live.finished.length > 0) kind = 'staleCancel';
+    if (margin !== undefined && i % margin.interestEvery === margin.interestEvery - 1) kind = 'interest';
+    const acctType: AcctType =
+      margin !== undefined && kind !== 'cancel' && kind !== 'staleCancel' && rng() < margin.share
+        ? rng() < 0.5
+          ? 1
+          : 2
+        : 0;
 
     let cmd: SequencedCommand;
     ++seq;
-    if (kind === 'cancel') {
+    if (kind === 'interest') {
+      offsetMs += HOUR_MS;
+      cmd = { type: 'FireTimers', seq, time: START_TIME_MS + seq + offsetMs };
+      interestTicks++;
+    } else if (kind === 'cancel') {
       const k = Math.floor(rng() * live.size);
-      cmd = cancelOrder(live.users[k] as number, live.ids[k] as number, seq);
+      cmd = cancelOrder(live.users[k] as number, live.ids[k] as number, seq, offsetMs);
     } else if (kind === 'staleCancel') {
       const f = live.finished[Math.floor(rng() * live.finished.length)] as { id: number; userId: number };
-      cmd = cancelOrder(f.userId, f.id, seq);
+      cmd = cancelOrder(f.userId, f.id, seq, offsetMs);
     } else {
       const userId = user();
       if ((kind === 'crossing' || kind === 'ioc') && (bestBid === undefined || bestAsk === undefined))
@@ -348,13 +453,22 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
         const side: Side = rng() < 0.5 + lean ? BUY : SELL;
         const through = Math.floor(rng() * (kind === 'ioc' ? 50 : 20));
         const price = side === BUY ? (bestAsk as number) + through : (bestBid as number) - through;
-        cmd = placeOrder(userId, side, kind === 'ioc' ? 'ioc' : 'limit', price, lots(), seq);
+        cmd = placeOrder(
+          userId,
+          side,
+          kind === 'ioc' ? 'ioc' : 'limit',
+          price,
+          lots(),
+          seq,
+          acctType,
+          offsetMs,
+        );
       } else if (kind === 'postOnly') {
         const side: Side = rng() < 0.5 ? BUY : SELL;
         const taking = rng() < POST_ONLY_TAKING_SHARE;
         const gap = taking ? 0 : 1 + Math.floor(rng() * 5);
         const price = side === BUY ? (bestAsk ?? mid + 1) - gap : (bestBid ?? mid - 1) + gap;
-        cmd = placeOrder(userId, side, 'postOnly', price, lots(), seq);
+        cmd = placeOrder(userId, side, 'postOnly', price, lots(), seq, acctType, offsetMs);
       } else {
         const side: Side = rng() < 0.5 ? BUY : SELL;
         const d = distance();
@@ -362,12 +476,27 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
           side === BUY
             ? Math.min(mid, (bestAsk ?? mid + 1) - 1) - d
             : Math.max(mid, (bestBid ?? mid - 1) + 1) + d;
-        cmd = placeOrder(userId, side, 'limit', price, lots(), seq);
+        cmd = placeOrder(userId, side, 'limit', price, lots(), seq, acctType, offsetMs);
       }
     }
     kinds[kind]++;
     const res = engine.apply(cmd);
     results[res.result] = (results[res.result] ?? 0) + 1;
+    if (acctType !== 0) {
+      marginOrders++;
+      marginResults[res.result] = (marginResults[res.result] ?? 0) + 1;
+    }
+    if (margin !== undefined && cmd.type === 'PlaceOrder') {
+      let borrowed = false;
+      let repaid = false;
+      for (const e of res.events)
+        if (e.type === 'BalanceChanged' && e.account !== undefined) {
+          if (e.billType === 'borrow') borrowed = true;
+          else if (e.billType === 'repayPrincipal' || e.billType === 'repayInterest') repaid = true;
+        }
+      if (borrowed) expressBorrows++;
+      if (repaid) autoRepays++;
+    }
     if (res.result === 'OK') {
       for (const e of res.events) {
         if (e.type === 'TradeExecuted') trades++;
@@ -414,6 +543,17 @@ export function generateStream(options: StreamOptions = DEFAULT_STREAM): Generat
       midEndTicks: mid,
       lastSeq: engine.lastSeq,
       stateHash: options.hash ? engine.stateHash() : undefined,
+      margin:
+        margin === undefined
+          ? undefined
+          : {
+              accounts: engine.margin.accountsOf(1).length * options.users,
+              marginOrders,
+              expressBorrows,
+              autoRepays,
+              interestTicks,
+              results: marginResults,
+            },
     },
   };
 }

@@ -654,6 +654,87 @@ async function bigBookBenchmark(): Promise<Record<string, unknown>> {
   };
 }
 
+// ───────────────────────────── margin stream (issue 14) ─────────────────────────────
+
+/** Users of the margin comparison: two margin accounts each, so 10,000 open margin accounts. */
+const MARGIN_USERS = QUICK ? 1_000 : 5_000;
+const MARGIN_SHARE = 1 / 3;
+/** FireTimers an hour apart every this many commands: far more often than an hour of real traffic. */
+const INTEREST_EVERY = 100_000;
+
+/**
+ * The margin stream against its spot twin (the same seed, users, book and mix, no margin), timed
+ * interleaved in the same run: throughput medians and their ratio (target ≥ 0.70).
+ */
+async function marginBenchmark(): Promise<Record<string, unknown>> {
+  let t = performance.now();
+  const base = { ...DEFAULT_STREAM, users: MARGIN_USERS, commands: STREAM_COMMANDS };
+  const spot = generateStream(base);
+  const margin = generateStream({
+    ...base,
+    margin: { share: MARGIN_SHARE, interestEvery: INTEREST_EVERY, autoRepay: true },
+  });
+  const m = margin.summary.margin as NonNullable<typeof margin.summary.margin>;
+  const n = margin.commands.length;
+  console.log(
+    `\nMargin stream: ${fmtInt(n)} commands, ${MARGIN_USERS} users with ${fmtInt(m.accounts)} open margin ` +
+      `accounts (isolated btc_usdt + cross, each funded and owing a pool loan), ${(MARGIN_SHARE * 100).toFixed(0)}% ` +
+      `of the orders on margin with express and auto-repay on, FireTimers an hour apart every ${fmtInt(INTEREST_EVERY)} ` +
+      `commands; spot twin without margin; both generated in ${seconds(performance.now() - t)}`,
+  );
+  console.log(
+    `  margin orders ${fmtInt(m.marginOrders)} (${Object.entries(m.results)
+      .map(([k, v]) => `${k} ${fmtInt(v)}`)
+      .join(
+        ', ',
+      )}); ${fmtInt(m.expressBorrows)} borrowed (express), ${fmtInt(m.autoRepays)} repaid from fills, ` +
+      `${m.interestTicks} interest ticks; ${fmtInt(margin.summary.trades)} trades (spot twin ${fmtInt(spot.summary.trades)})`,
+  );
+  const run = async (stream: GeneratedStream): Promise<{ wall: number; cpu: number }> => {
+    const engine = preparedEngine(stream);
+    runGc();
+    await settle();
+    const u = usageNow();
+    applyAll(engine, stream.commands);
+    const d = usageSince(u);
+    if (stream.summary.stateHash !== undefined && engine.stateHash() !== stream.summary.stateHash)
+      throw new Error('a replay of the margin comparison diverged from its generator');
+    return {
+      wall: (stream.commands.length / d.wallMs) * 1000,
+      cpu: (stream.commands.length / d.cpuMs) * 1000,
+    };
+  };
+  const spotRuns: { wall: number; cpu: number }[] = [];
+  const marginRuns: { wall: number; cpu: number }[] = [];
+  t = performance.now();
+  for (let i = 0; i < RUNS; i++) {
+    spotRuns.push(await run(spot));
+    marginRuns.push(await run(margin));
+  }
+  const spotWall = median(spotRuns.map((r) => r.wall));
+  const marginWall = median(marginRuns.map((r) => r.wall));
+  const spotCpu = median(spotRuns.map((r) => r.cpu));
+  const marginCpu = median(marginRuns.map((r) => r.cpu));
+  console.log(
+    `  ${RUNS} interleaved runs each (${seconds(performance.now() - t)}): spot ${fmtInt(spotWall)} commands/s ` +
+      `(${fmtInt(spotCpu)} per CPU-second), margin ${fmtInt(marginWall)} (${fmtInt(marginCpu)}); ` +
+      `margin/spot ${(marginWall / spotWall).toFixed(3)} wall, ${(marginCpu / spotCpu).toFixed(3)} per CPU-second (target ≥ 0.70)`,
+  );
+  return {
+    users: MARGIN_USERS,
+    accounts: m.accounts,
+    share: round(MARGIN_SHARE, 3),
+    interestEvery: INTEREST_EVERY,
+    summary: m,
+    spotCommandsPerSecond: Math.round(spotWall),
+    marginCommandsPerSecond: Math.round(marginWall),
+    spotPerCpuSecond: Math.round(spotCpu),
+    marginPerCpuSecond: Math.round(marginCpu),
+    ratioWall: round(marginWall / spotWall, 3),
+    ratioCpu: round(marginCpu / spotCpu, 3),
+  };
+}
+
 // ───────────────────────────── main ─────────────────────────────
 
 const started = performance.now();
@@ -672,6 +753,8 @@ console.log(
 );
 const streamFigures = await streamBenchmark();
 runGc();
+const marginFigures = process.argv.includes('--no-margin') ? undefined : await marginBenchmark();
+runGc();
 const bigBook = await bigBookBenchmark();
 const loadavgAtEnd = os.loadavg().map((x) => round(x, 2));
 const totalSeconds = (performance.now() - started) / 1000;
@@ -684,6 +767,7 @@ console.log(
     date: new Date().toISOString(),
     machine: { ...machine, loadavgAtEnd },
     ...streamFigures,
+    margin: marginFigures,
     bigBook,
     totalSeconds: round(totalSeconds, 1),
   }),

@@ -194,6 +194,8 @@ export class Margin implements MarginView {
   readonly #interestPaid = new Map<string, [CoinUnits, CoinUnits]>();
   /** When the earliest open loan's next hour begins (may be early after a repayment: firing then is harmless). */
   #nextTimer: number | undefined;
+  /** Margin accounts found for orders: [0] cross by user, [market index + 1] isolated by user. */
+  readonly #accountCache: Map<number, LedgerAccount>[] = [];
   /** Coins fills brought into margin accounts during this command: for auto-repayment. */
   #received: [LedgerAccount, CoinState, CoinUnits][] = [];
 
@@ -618,9 +620,17 @@ export class Margin implements MarginView {
    */
   orderAccount(user: User, market: MarketState, acctType: AcctType): LedgerAccount | undefined {
     if (acctType === 0) return user.spot;
-    return this.#ledger.account(
+    // Accounts are never closed, so one found stays valid: cached per market (0 for cross) and user.
+    const slot = acctType === ISOLATED_ACCOUNT ? market.index + 1 : 0;
+    let byUser = this.#accountCache[slot];
+    if (byUser === undefined) this.#accountCache[slot] = byUser = new Map();
+    const cached = byUser.get(user.userId);
+    if (cached !== undefined) return cached;
+    const found = this.#ledger.account(
       acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market.spec.name) : cross(user.userId),
     );
+    if (found !== undefined) byUser.set(user.userId, found);
+    return found;
   }
 
   /** The account a resting order of `acctType` holds its funds in (it exists: the order froze there). */
@@ -697,9 +707,13 @@ export class Margin implements MarginView {
     return this.#ledger.open(key);
   }
 
-  /** A fill brought `units` of `coin` into a margin account (settled already). */
+  /**
+   * A fill brought `units` of `coin` into a margin account (settled already). Kept only when the
+   * account owes that coin (nothing changes a debt between a fill and the end of its command).
+   */
   noteReceived(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
-    this.#received.push([account, coin, units]);
+    if ((account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0) > 0)
+      this.#received.push([account, coin, units]);
   }
 
   /**

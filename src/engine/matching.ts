@@ -310,6 +310,7 @@ export class Matching {
       acctType,
       user.usePlatformCoin,
     );
+    if (acctType !== 0) order.marginAccount = account;
     ctx.events.push({
       type: 'OrderAccepted',
       orderId: order.id,
@@ -375,10 +376,7 @@ export class Matching {
         const next = maker.next;
         const lots = maker.remaining < taker.remaining ? maker.remaining : taker.remaining;
         const makerUser = this.#registry.user(maker.userId) as User;
-        const makerAccount =
-          maker.acctType === 0
-            ? makerUser.spot
-            : this.#margin.restingAccount(makerUser, maker.market, maker.acctType);
+        const makerAccount = maker.marginAccount ?? makerUser.spot;
         this.#settlement.fill(market, taker, takerAccount, maker, makerAccount, level.price, lots);
         if (takerAccount.margin !== undefined || makerAccount.margin !== undefined)
           this.#noteReceived(market, taker, takerAccount, makerAccount, level.price, lots);
@@ -444,7 +442,7 @@ export class Matching {
   /** Cancels a resting order: out of the book, its frozen funds back to available. */
   #cancelResting(user: User, market: MarketState, order: Order, reason: CancelReason): void {
     this.#removeResting(user, market, order);
-    this.#releaseRemainder(this.#margin.restingAccount(user, order.market, order.acctType), market, order);
+    this.#releaseRemainder(order.marginAccount ?? user.spot, market, order);
     this.#orderUpdated(order, order.filled > 0 ? ORDER_DONE : ORDER_CANCELLED, reason);
   }
 
@@ -558,6 +556,8 @@ export class Matching {
     const user = this.#registry.user(order.userId);
     if (m === undefined || user === undefined)
       throw new Error(`snapshot order ${order.id}: unknown market or user`);
+    if (order.acctType !== 0)
+      order.marginAccount = this.#margin.restingAccount(user, order.market, order.acctType);
     m.book.add(order);
     this.#orders.add(order);
     user.openOrders.add(order);

@@ -9,6 +9,7 @@
  * for the garbage collector.
  */
 import { BUY, type AcctType, type OrderKind, type Side } from '../domain/commands.ts';
+import type { LedgerAccount } from './ledger.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 
 /** An order the engine holds: resting in a book, or being matched as the taker. */
@@ -43,6 +44,20 @@ export class Order {
   ownerNext: Order | null = null;
   /** The id as text, made once: balance changes name their order by it. */
   readonly ref: string;
+  /**
+   * The margin account it pays from and settles in (issue 14), kept at hand so that a fill or a
+   * cancel needs no lookup; null for a spot order (its owner's spot account). Private with an
+   * accessor, so that it is no part of the order as a reply shows it (JSON).
+   */
+  #marginAccount: LedgerAccount | null = null;
+
+  get marginAccount(): LedgerAccount | null {
+    return this.#marginAccount;
+  }
+
+  set marginAccount(account: LedgerAccount | null) {
+    this.#marginAccount = account;
+  }
 
   constructor(
     id: number,

@@ -232,6 +232,8 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
     user.spot.available.push(...available);
     user.spot.frozen.push(...frozen);
   }
+  // Accounts before orders: a margin order rests with its margin account at hand.
+  ledger.load(s.feeIncome, s.marginAccounts ?? [], s.systemAccounts ?? []);
   for (const r of s.orders) {
     const [
       id,
@@ -275,7 +277,6 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
     matching.rest(o);
   }
   p.deadMan.load(s.deadlines);
-  ledger.load(s.feeIncome, s.marginAccounts ?? [], s.systemAccounts ?? []);
   p.funds.load(s.funds);
   if (s.demo !== undefined) p.demo.load(s.demo);
   if (s.margin !== undefined) p.margin.load(s.margin);
