@@ -443,6 +443,9 @@ describe('margin state in snapshots', () => {
       autoRepay: true,
     });
     d.apply({ type: 'RepayLoan', userId: alice, loanId: 1, amount: 1 });
+    // A margin order resting in the snapshot: restored with its account (accounts load first).
+    const resting = d.apply(order(alice, SELL, 4_000_000, 100, { acctType: 1 }));
+    assert.equal(resting.result, 'OK');
     const s = d.engine.snapshot();
     assert.equal(s.version, SNAPSHOT_VERSION_MARGIN);
     const restored = Engine.restore(JSON.parse(JSON.stringify(s)));
@@ -453,6 +456,19 @@ describe('margin state in snapshots', () => {
     restored.apply(next);
     assert.equal(restored.stateHash(), d.engine.stateHash());
     assert.equal(restored.nextDeadline(), d.engine.nextDeadline());
+    const cancel = {
+      type: 'CancelOrder' as const,
+      userId: alice,
+      market: 'btc_usdt',
+      orderId: resting.orderId as number,
+      clientOrderId: '',
+      seq: d.seq + 2,
+      time: d.time + 6 * HOUR_MS,
+    };
+    assert.equal(restored.apply(cancel).result, 'OK');
+    assert.equal(d.engine.apply(cancel).result, 'OK');
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    assert.equal(restored.margin.account(alice, 1, 'btc_usdt')?.coins[0]?.frozen, 0);
     // A spot-only venue still writes version 2.
     assert.equal(new EngineDriver().engine.snapshot().version, 2);
   });
