@@ -143,6 +143,32 @@ describe('margin transfers', () => {
   });
 });
 
+describe('a frozen user (issue 16)', () => {
+  test('moves no money on margin: transfers, borrowing and offers are refused; repaying is not', () => {
+    const { d, alice } = venue();
+    d.apply(transferIn(alice, 'usdt', 1000 * USDT));
+    d.apply(borrow(alice, 'usdt', 100 * USDT));
+    assert.equal(d.apply({ type: 'SetUserStatus', userId: alice, status: 'frozen' } as Command).result, 'OK');
+    const before = stateOf(d.engine);
+    for (const cmd of [
+      transferIn(alice, 'usdt', USDT),
+      borrow(alice, 'usdt', 10 * USDT),
+      {
+        type: 'PlaceLoanOffer',
+        userId: alice,
+        coin: 'usdt',
+        amount: 10 * USDT,
+        dailyRatePpm: 500,
+        days: 10,
+        loop: false,
+      },
+    ] as Command[])
+      assert.equal(d.apply(cmd).result, 'ACCOUNT_FROZEN');
+    assert.equal(stateOf(d.engine), before);
+    assert.equal(d.apply({ type: 'RepayLoan', userId: alice, loanId: 1, amount: 'all' }).result, 'OK');
+  });
+});
+
 describe('lending and borrowing', () => {
   test('pool funding applies once per id; bad terms, rates and amounts are refused', () => {
     const { d } = venue();

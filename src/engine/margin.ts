@@ -208,6 +208,13 @@ export class Margin implements MarginView {
   }
 
   apply(cmd: MarginCommand): ApplyResult {
+    // A frozen user (issue 16) moves no money: no transfers, borrowing or new offers. Repaying,
+    // cancelling offers and preferences stay open, as cancelling orders does.
+    if (
+      (cmd.type === 'MarginTransfer' || cmd.type === 'Borrow' || cmd.type === 'PlaceLoanOffer') &&
+      this.#registry.user(cmd.userId)?.status === 'frozen'
+    )
+      return refused('ACCOUNT_FROZEN');
     switch (cmd.type) {
       case 'MarginTransfer':
         return this.#transfer(cmd);
