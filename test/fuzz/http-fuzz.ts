@@ -100,6 +100,17 @@ const MARKET = ['btc_usdt', 'eth_usdt', 'zb_qc'];
 const COIN = ['usdt', 'USDT', 'btc'];
 const PAGE = ['1', '2', '10', '100'];
 const TRADE_TYPE = ['1', '0'];
+const MARGIN_MARKET = ['BTC/USDT', 'btcusdt', 'btc_usdt', 'ETH/BTC', 'btc/usdt/x'];
+const MARGIN_COIN = ['USDT', 'usdt', 'btc', 'eth'];
+const MARGIN_AMOUNT = ['100', '0.5', '0.001', '100000000'];
+const RATE = ['0.05', '0.2', '0.1234', '0.3'];
+const TERM = ['10', '20', '30', '15'];
+const FLAG = ['1', '0', 'true'];
+const LOAN_ID = ['1', '2', '999'];
+/** The endpoints that check the fund password (a wrong one is counted, as it must be). */
+const PASSWORD_PATHS = new Set(
+  ['withdraw', 'cancelWithdraw', 'borrow', 'autoBorrow', 'doCrossLoan'].map((m) => `/api/${m}`),
+);
 /** Wrong values that are near the right ones, for any parameter. */
 const KNOWN_BAD = ['BTC_USDT', 'btcusdt', 'bchabc_usdt', 'bchsv', 'doge', 'btc_btc', '0', '101', '10001'];
 
@@ -113,16 +124,17 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
       tradeType: TRADE_TYPE,
       price: ['30000', '29000.5', '1000'],
       amount: ['0.01', '0.1'],
-      acctType: ['0'],
+      acctType: ['0', '1', '2'],
       customerOrderId: [FRESH_CLIENT_ORDER_ID, FRESH_CLIENT_ORDER_ID, 'grid0001'],
       orderType: ['1', '2', ''],
-      enableExpress: ['false'],
+      enableExpress: ['false', '1', '0'],
     },
     orderMoreV2: {
       market: MARKET,
       tradeParams: ['[[30000,0.01],[29999,0.02]]', '[["100","0.1"]]', '[]'],
       tradeType: TRADE_TYPE,
-      acctType: ['0'],
+      acctType: ['0', '1', '2'],
+      enableExpress: ['0', 'true'],
     },
     cancelOrder: { currency: ['btc_usdt'], id: ids, customerOrderId: ['grid0001'] },
     cancelAllOrdersAfter: { currency: MARKET },
@@ -160,10 +172,49 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
       safePwd: [PASSWORD],
       currency: ['usdt'],
     },
+    // Margin (issue 14): marketName in every form clients send.
+    transferInLever: { coin: MARGIN_COIN, marketName: MARGIN_MARKET, amount: MARGIN_AMOUNT },
+    transferOutLever: { coin: MARGIN_COIN, marketName: MARGIN_MARKET, amount: MARGIN_AMOUNT },
+    transferInCross: { coin: MARGIN_COIN, amount: MARGIN_AMOUNT },
+    transferOutCross: { coin: MARGIN_COIN, amount: MARGIN_AMOUNT },
+    loan: {
+      coin: MARGIN_COIN,
+      amount: MARGIN_AMOUNT,
+      interestRateOfDay: RATE,
+      repaymentDay: TERM,
+      isLoop: FLAG,
+    },
+    cancelLoan: { loanId: LOAN_ID },
+    changeLoop: { loanId: LOAN_ID, isLoop: FLAG },
+    changeInvestMark: { loanRecordId: LOAN_ID, investMark: FLAG },
+    borrow: {
+      coin: MARGIN_COIN,
+      marketName: MARGIN_MARKET,
+      amount: MARGIN_AMOUNT,
+      interestRateOfDay: RATE,
+      repaymentDay: TERM,
+      isLoop: FLAG,
+      safePwd: [PASSWORD],
+    },
+    autoBorrow: {
+      coin: MARGIN_COIN,
+      marketName: MARGIN_MARKET,
+      amount: MARGIN_AMOUNT,
+      interestRateOfDay: RATE,
+      repaymentDay: TERM,
+      safePwd: [PASSWORD],
+    },
+    doCrossLoan: { coin: MARGIN_COIN, amount: MARGIN_AMOUNT, safePwd: [PASSWORD] },
+    repay: { loanRecordId: LOAN_ID, repayAmount: MARGIN_AMOUNT, repayType: ['0', '1'] },
+    doAllRepay: { marketName: MARGIN_MARKET, coin: MARGIN_COIN, repayAmount: MARGIN_AMOUNT },
+    doCrossRepay: { coin: MARGIN_COIN, repayAmount: MARGIN_AMOUNT },
+    setExpressState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
+    setRepayState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
   };
   const optional = [
     ...['acctType', 'customerOrderId', 'orderType', 'enableExpress', 'itransfer', 'dataType'],
     ...['pageIndex', 'pageSize', 'startDate', 'endDate'],
+    ...['interestRateOfDay', 'repaymentDay', 'isLoop', 'safePwd', 'repayType', 'repayAmount'],
   ];
   const endpoints: Endpoint[] = SIGNED_ENDPOINTS.map((e) => {
     const params = signed[e.method];
@@ -797,7 +848,7 @@ export async function sendAndCheck(
   // The engine changes only by applying commands: no command applied, no change to look for.
   if (code !== 1000 && code !== 10_000 && venue.engine.lastSeq !== before.lastSeq) {
     const passwordAttempt =
-      (r.endpoint.path === '/api/withdraw' || r.endpoint.path === '/api/cancelWithdraw') &&
+      PASSWORD_PATHS.has(r.endpoint.path) &&
       (code === RESULTS.FUND_PASSWORD_WRONG.code || code === RESULTS.FUND_PASSWORD_LOCKED.code);
     // A wrong fund password is counted (that is its point); nothing else may change.
     const after = venue.engine.snapshot();

@@ -9,6 +9,7 @@ import { ACCOUNT_ENDPOINTS } from './account.ts';
 import { ADDRESS_ENDPOINTS } from './addresses.ts';
 import { FAUCET_ENDPOINTS } from './faucet.ts';
 import { FUND_RECORD_ENDPOINTS } from './fund-records.ts';
+import { MARGIN_ENDPOINTS } from './margin.ts';
 import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
 import { signedRoute, type SignedEndpoint } from './pipeline.ts';
 import { TRADING_ENDPOINTS } from './trading.ts';
@@ -40,6 +41,7 @@ export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
   ...FUND_RECORD_ENDPOINTS,
   ...WITHDRAW_ENDPOINTS,
   ...FAUCET_ENDPOINTS,
+  ...MARGIN_ENDPOINTS,
 ];
 
 /**

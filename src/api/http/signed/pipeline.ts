@@ -2,7 +2,7 @@
 import type { Command } from '../../../domain/commands.ts';
 import { RESULTS, type ResultName } from '../../../domain/result-codes.ts';
 import type { ApiKeyRecord, ApplyResult, Engine } from '../../../engine/engine.ts';
-import type { Authenticator, Permission } from '../../auth/authenticate.ts';
+import { PERMISSION_FLAGS, type Authenticator, type Permission } from '../../auth/authenticate.ts';
 import type { RateLimiter } from '../../auth/rate-limit.ts';
 import { logRefusal } from '../../../observability/refusal-levels.ts';
 import type { Log } from '../../../sequencer/ports.ts';
@@ -89,6 +89,19 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
       }
     },
   };
+}
+
+/**
+ * A second permission a request needs beyond its endpoint's (a margin order needs entrustPerm and
+ * leverPerm): PERMISSION_DENIED, worded as the authenticator words the first.
+ */
+export function requirePermission(ctx: SignedContext, permission: Permission, what: string): void {
+  if (!ctx.key.permissions[permission]) {
+    throw new Refusal(
+      'PERMISSION_DENIED',
+      `this API key lacks ${PERMISSION_FLAGS[permission]}, which ${what} needs`,
+    );
+  }
 }
 
 /** A refusal's reply, logged at its result's level with the access key the request named. */

@@ -123,9 +123,9 @@ describe('signed routes', () => {
         [{ ...good, amount: '0.00001' }, 3003, /amount '0.00001'/],
         [{ ...good, amount: '99999999999999999999' }, 3003, /amount/],
         [{ ...good, amount: 'NaN' }, 3003, /amount/],
-        [{ ...good, acctType: '1' }, 3005, /acctType 1 \(margin\) is not open yet/],
-        [{ ...good, acctType: '2' }, 3005, /not open yet/],
         [{ ...good, acctType: '9' }, 3005, /acctType '9' must be one of 0, 1, 2/],
+        [{ ...good, enableExpress: '2' }, 3005, /enableExpress '2' must be 1 or 0/],
+        [{ ...good, enableExpress: 'true' }, 3005, /enableExpress applies to margin orders only/],
         [{ ...good, customerOrderId: 'ab' }, 3005, /customerOrderId 'ab' must be 4 to 36 letters or digits/],
         [{ ...good, customerOrderId: 'abc-def' }, 3005, /customerOrderId/],
         [{ ...good, customerOrderId: '你好你好' }, 3005, /customerOrderId/],
@@ -208,7 +208,8 @@ describe('signed routes', () => {
         [{ ...p('[[100,0.1]]'), market: 'BTC_USDT' }, 3005, /market 'BTC_USDT' must be lowercase/],
         [{ ...p('[[100,0.1]]'), market: '' }, 3005, /market is required/],
         [{ ...p('[[100,0.1]]'), tradeType: 'buy' }, 3005, /tradeType/],
-        [{ ...p('[[100,0.1]]'), acctType: '1' }, 3005, /acctType/],
+        [{ ...p('[[100,0.1]]'), acctType: '3' }, 3005, /acctType/],
+        [{ ...p('[[100,0.1]]'), acctType: '0', enableExpress: '1' }, 3005, /enableExpress/],
       ];
       for (const [params, code, message] of cases)
         await refused(h, alice, 'orderMoreV2', params, code, message);

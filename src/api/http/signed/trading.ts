@@ -6,7 +6,8 @@ import type { MarketSpec } from '../../../domain/specs.ts';
 import { MAX_BATCH_ORDERS, type OrderView } from '../../../engine/engine.ts';
 import { echo } from '../../auth/authenticate.ts';
 import type { ApiReply, VenuePort } from '../types.ts';
-import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { acctTypeParam, flagParam } from './margin-params.ts';
+import { requirePermission, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 import {
   choiceParam,
   marketParam,
@@ -52,19 +53,24 @@ function sideParam(ctx: SignedContext): Side {
 }
 
 /**
- * acctType 0 (spot, the default). 1 and 2 (margin) are refused as ACCOUNT_TYPE_NOT_SUPPORTED here
- * rather than by the engine, so that a request that cannot succeed is not journaled.
+ * The account an order trades for: `acctType` 0 spot (default), 1 isolated, 2 cross; a margin
+ * order needs leverPerm besides entrustPerm. `enableExpress` (1/0, true/false; margin orders only,
+ * default off): borrow what the order needs beyond the account's balance, within its limit. The
+ * engine refuses what the margin account's state decides (MARGIN_NOT_OPEN, a short balance).
  */
-function acctTypeParam(ctx: SignedContext): AcctType {
-  const acctType = choiceParam(ctx.request, 'acctType', ['0', '1', '2'], '0');
-  if (acctType !== '0') {
-    refuse('ACCOUNT_TYPE_NOT_SUPPORTED', `acctType ${acctType} (margin) is not open yet; use 0 (spot)`);
+function accountParams(ctx: SignedContext): { acctType: AcctType; express?: true } {
+  const acctType = acctTypeParam(ctx.request);
+  const express = flagParam(ctx.request, 'enableExpress', false);
+  if (acctType === 0) {
+    if (express) refuse('INVALID_PARAMETER', 'enableExpress applies to margin orders only (acctType 1 or 2)');
+    return { acctType };
   }
-  return 0;
+  requirePermission(ctx, 'lever', `a margin order (acctType ${acctType})`);
+  return express ? { acctType, express } : { acctType };
 }
 
 /**
- * `order`: currency, tradeType, price, amount, [acctType], [customerOrderId], [orderType: absent
+ * `order`: currency, tradeType, price, amount, [acctType], [enableExpress], [customerOrderId], [orderType: absent
  * or empty a limit order, 1 PostOnly, 2 IOC; anything else is refused, so that a typo never
  * becomes an order that takes liquidity]. Other parameters are ignored (but were signed).
  * Reply `{"code":1000,"message":"success","id":"<order id>"}` once the order is durable and applied.
@@ -75,7 +81,7 @@ async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
   const side = sideParam(ctx);
   const priceText = required(request, 'price');
   const amountText = required(request, 'amount');
-  const acctType = acctTypeParam(ctx);
+  const account = accountParams(ctx);
   const clientOrderId = optional(request, 'customerOrderId') ?? '';
   if (clientOrderId !== '' && !CLIENT_ORDER_ID.test(clientOrderId)) {
     refuse('INVALID_PARAMETER', `customerOrderId ${echo(clientOrderId)} must be 4 to 36 letters or digits`);
@@ -99,7 +105,7 @@ async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
       kind,
       price: numbers.price,
       amount: numbers.amount,
-      acctType,
+      ...account,
       clientOrderId,
     });
     return { json: { code: 1000, message: 'success', id: String(result.orderId) } };
@@ -157,7 +163,7 @@ export function parseTradeParams(market: MarketSpec, text: string): { price: Pri
 }
 
 /**
- * `orderMoreV2`: market, tradeParams, tradeType, [acctType]. All orders are limit orders on one
+ * `orderMoreV2`: market, tradeParams, tradeType, [acctType], [enableExpress]. All orders are limit orders on one
  * side. Every pair is validated here, then the engine checks them all (minimums, and the whole
  * batch's cost against the balance) before placing any: a refusal places nothing and names the
  * pair. Reply `{"code":1000,"message":"success","data":[ids as numbers]}`, in the pairs' order.
@@ -167,13 +173,13 @@ async function placeOrderBatch(ctx: SignedContext): Promise<ApiReply> {
   const market = marketParam(ctx.engine, request, 'market');
   const orders = parseTradeParams(market, required(request, 'tradeParams'));
   const side = sideParam(ctx);
-  const acctType = acctTypeParam(ctx);
+  const account = accountParams(ctx);
   const result = await submitOrRefuse(ctx, {
     type: 'PlaceOrderBatch',
     userId: ctx.userId,
     market: market.name,
     side,
-    acctType,
+    ...account,
     orders,
   });
   return { json: { code: 1000, message: 'success', data: result.orderIds ?? [] } };

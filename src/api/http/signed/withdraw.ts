@@ -49,7 +49,7 @@ export function units(
  * the hash is checked and the attempt ends journaled as `right` (it does not count) or `wrong`:
  * FUND_PASSWORD_WRONG (1005), or 1004 if it was the one that locked.
  */
-async function checkFundPassword(ctx: SignedContext, password: string): Promise<void> {
+export async function checkFundPassword(ctx: SignedContext, password: string): Promise<void> {
   const { engine, userId } = ctx;
   if (engine.funds.fundPassword(userId) === undefined)
     refuse('FUND_PASSWORD_WRONG', 'no fund password is set for this account');
