@@ -52,6 +52,8 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
     value: '<url>',
     help: 'the admin API, http://host:port or unix:<socket>, instead of the one in <data>/listen.json',
   },
+  '--rate': { value: '<daily %>', help: 'the daily interest rate in percent, e.g. 0.05 (0.05 to 0.2)' },
+  '--days': { value: '<n>', help: 'the term of the loans: 10, 20 or 30 days' },
   '--json': { help: 'machine-readable output (one JSON object)' },
   '--help': { help: 'this help' },
 };
@@ -354,6 +356,37 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   marketStatus('halt'),
   marketStatus('resume'),
+  {
+    name: 'lending fund',
+    args: ['<coin>', '<amount>'],
+    flags: ['--rate', '--days', '--ref'],
+    summary: 'fund the platform lending pool, the default lender of margin borrowing',
+    details:
+      'Credits the pool with the amount and offers it at once at the daily rate for the term, rolling over\n' +
+      '(what borrowers repay is lent again). Journaled and audited. --rate and --days are required.\n' +
+      'Give --ref to make a retry safe: a funding with a reference already applied changes nothing.',
+    call: ([coin, amount], flags) => {
+      const rate = first(flags, '--rate');
+      const days = first(flags, '--days');
+      if (rate === undefined || days === undefined) {
+        return 'lending fund needs --rate <daily %> and --days <10|20|30>, e.g. bourse lending fund usdt 100000 --rate 0.05 --days 10';
+      }
+      return {
+        path: '/admin/lending/fund',
+        form: [
+          ['coin', (coin as string).toLowerCase()],
+          ['amount', amount as string],
+          ['rate', rate],
+          ['days', days],
+          ...optional(flags, '--ref', 'ref'),
+        ],
+        show: (b) =>
+          b.duplicate === true
+            ? `funding ${String(b.fundingId)} was already applied: nothing changed`
+            : `lending pool funded with ${String(b.amount)} ${String(b.coin)}, offered at ${String(b.rate)} % a day for ${String(b.days)} days (${String(b.fundingId)})`,
+      };
+    },
+  },
   {
     name: 'demo status',
     args: [],

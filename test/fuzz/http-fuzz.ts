@@ -285,6 +285,8 @@ const ADMIN_PARAMS: Readonly<Record<string, readonly string[]>> = {
   limit: ['1', '50', '1000', '0'],
   offset: ['0', '1', '999'],
   subject: ['10.0.0.1', '127.0.0.1'],
+  rate: ['0.05', '0.2', '0.3'],
+  days: ['10', '30', '15'],
   // Runtime changes (change-routes.ts).
   unitDecimal: ['8', '16', 'x'],
   enName: ['Solana', ''],

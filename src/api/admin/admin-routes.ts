@@ -20,6 +20,7 @@ import {
 import { fail, fromResult, userOf } from './admin-reply.ts';
 import { CHANGE_READ_PATHS, changeRoutes, type KeyRenewer } from './change-routes.ts';
 import { auditParams, collectCommands, noteCommand, type AuditCommand, type AuditLog } from './audit-log.ts';
+import { lendingAdminRoutes } from './lending-routes.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
@@ -284,6 +285,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     },
     ...[
       ...fundsAdminRoutes({ ...deps.funds, venue }),
+      ...lendingAdminRoutes({ venue }),
       ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
       ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
       ...changeRoutes({ venue, keys: renewer(deps.keys) }),
