@@ -102,7 +102,7 @@ describe('margin parameters', () => {
   });
 
   test("a loan's amount: at or above the lending minimum (BELOW_MIN_LOAN 3003)", () => {
-    const lending = lendingSettingsOf(usdt);
+    const lending = lendingSettingsOf(engine, usdt);
     assert.equal(loanAmountParam(req({ amount: '0.01' }), 'amount', usdt, lending), 10_000);
     refusedWith('BELOW_MIN_LOAN', /below the minimum 0.01 usdt/, () =>
       loanAmountParam(req({ amount: '0.009999' }), 'amount', usdt, lending),
@@ -110,7 +110,7 @@ describe('margin parameters', () => {
   });
 
   test('interestRateOfDay: percent with 4 decimals within 0.05..0.2 (LOAN_RATE_OUT_OF_RANGE)', () => {
-    const lending = lendingSettingsOf(usdt);
+    const lending = lendingSettingsOf(engine, usdt);
     assert.equal(rateParam(req({ interestRateOfDay: '0.05' }), lending), 500);
     assert.equal(rateParam(req({ interestRateOfDay: '0.2' }), lending), 2_000);
     assert.equal(rateParam(req({ interestRateOfDay: '0.1234' }), lending), 1_234);
@@ -127,7 +127,7 @@ describe('margin parameters', () => {
   });
 
   test('repaymentDay: 10, 20 or 30 (INVALID_LOAN_TERM 3005)', () => {
-    const lending = lendingSettingsOf(usdt);
+    const lending = lendingSettingsOf(engine, usdt);
     for (const d of [10, 20, 30]) assert.equal(termParam(req({ repaymentDay: String(d) }), lending), d);
     for (const bad of ['15', '0', '010', '10.0', '-10', 'ten', '31']) {
       refusedWith('INVALID_LOAN_TERM', /repaymentDay .* must be one of 10, 20, 30 days/, () =>

@@ -25,7 +25,7 @@ import {
   checkLoanAmount,
   checkRate,
   checkTerm,
-  defaultLendingSettings,
+  checkLendingOpen,
   parseRatePercent,
   type LendingSettings,
 } from '../../../margin/settings.ts';
@@ -95,9 +95,11 @@ export function loanAmountParam(
   return amount;
 }
 
-/** The lending settings the edge checks against: the engine's once it has them, else the defaults. */
-export function lendingSettingsOf(coin: CoinSpec): LendingSettings {
-  return defaultLendingSettings(coin.name, coin.unitDecimal);
+/** The coin's lending settings, the engine's (MARGIN_NOT_OPEN when lending of the coin is not open). */
+export function lendingSettingsOf(engine: Engine, coin: CoinSpec): LendingSettings {
+  const open = checkLendingOpen(engine.margin.lendingSettings(coin.name), coin.name);
+  if (!open.ok) refuse(open.result, open.message);
+  return open.settings;
 }
 
 /**

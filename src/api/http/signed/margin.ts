@@ -16,7 +16,6 @@ import {
   type MarginAcctType,
 } from '../../../domain/commands.ts';
 import type { ApiReply } from '../types.ts';
-import { marginReads } from './margin-reads.ts';
 import {
   coinOfMarket,
   flagParam,
@@ -106,7 +105,7 @@ function crossTransfer(direction: 'in' | 'out') {
 async function loan(ctx: SignedContext): Promise<ApiReply> {
   const { request } = ctx;
   const coin = marginCoinParam(ctx.engine, request);
-  const lending = lendingSettingsOf(coin);
+  const lending = lendingSettingsOf(ctx.engine, coin);
   const amount = loanAmountParam(request, 'amount', coin, lending);
   const dailyRatePpm = rateParam(request, lending);
   const days = termParam(request, lending);
@@ -157,7 +156,7 @@ function borrow(acctType: MarginAcctType) {
       acctType === ISOLATED_ACCOUNT
         ? isolatedTarget(ctx)
         : { market: '', coin: marginCoinParam(ctx.engine, request) };
-    const lending = lendingSettingsOf(target.coin);
+    const lending = lendingSettingsOf(ctx.engine, target.coin);
     const amount = loanAmountParam(request, 'amount', target.coin, lending);
     const maxDailyRatePpm = optionalRateParam(request, lending);
     const days = optionalTermParam(request, lending);
@@ -194,7 +193,7 @@ async function repay(ctx: SignedContext): Promise<ApiReply> {
 
 /** The coin of the caller's loan record (LOAN_NOT_FOUND when it is not theirs). */
 function loanCoin(ctx: SignedContext, loanId: number): string {
-  const record = marginReads(ctx.engine)?.loan(loanId);
+  const record = ctx.engine.margin.loan(loanId);
   if (record === undefined || record.borrower.kind === 'system' || record.borrower.userId !== ctx.userId) {
     return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
   }
