@@ -107,6 +107,15 @@ const RATE = ['0.05', '0.2', '0.1234', '0.3'];
 const TERM = ['10', '20', '30', '15'];
 const FLAG = ['1', '0', 'true'];
 const LOAN_ID = ['1', '2', '999'];
+/** Parameters only some margin endpoints may leave out. */
+const MARGIN_OPTIONAL: Readonly<Record<string, readonly string[]>> = {
+  getLoanRecords: ['loanId', 'marketName', 'status'],
+  getFinanceRecords: ['coin'],
+  getCrossRepayRecords: ['coin'],
+  doAllRepay: ['repayAmount'],
+  setRepayState: ['marketName'],
+  setExpressState: ['marketName'],
+};
 /** The endpoints that check the fund password (a wrong one is counted, as it must be). */
 const PASSWORD_PATHS = new Set(
   ['withdraw', 'cancelWithdraw', 'borrow', 'autoBorrow', 'doCrossLoan'].map((m) => `/api/${m}`),
@@ -210,6 +219,13 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
     doCrossRepay: { coin: MARGIN_COIN, repayAmount: MARGIN_AMOUNT },
     setExpressState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
     setRepayState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
+    getLeverAssetsInfo: {},
+    getCrossAssets: {},
+    getLoans: { coin: MARGIN_COIN, ...pages },
+    getLoanRecords: { loanId: LOAN_ID, marketName: MARGIN_MARKET, status: ['1', '2', '7'], ...pages },
+    getFinanceRecords: { coin: MARGIN_COIN, ...pages },
+    getRepayments: { loanRecordId: LOAN_ID, ...pages },
+    getCrossRepayRecords: { coin: MARGIN_COIN, ...pages },
   };
   const optional = [
     ...['acctType', 'customerOrderId', 'orderType', 'enableExpress', 'itransfer', 'dataType'],
@@ -225,7 +241,7 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
       path: `/api/${e.method}`,
       kind: 'signed',
       params,
-      optional: coinOptional ? [...optional, 'currency'] : optional,
+      optional: [...optional, ...(coinOptional ? ['currency'] : []), ...(MARGIN_OPTIONAL[e.method] ?? [])],
       ...('id' in params && { oneOf: ['id', 'customerOrderId'] }),
     };
   });

@@ -10,6 +10,7 @@ import { ADDRESS_ENDPOINTS } from './addresses.ts';
 import { FAUCET_ENDPOINTS } from './faucet.ts';
 import { FUND_RECORD_ENDPOINTS } from './fund-records.ts';
 import { MARGIN_ENDPOINTS } from './margin.ts';
+import { MARGIN_VIEW_ENDPOINTS } from './margin-views.ts';
 import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
 import { signedRoute, type SignedEndpoint } from './pipeline.ts';
 import { TRADING_ENDPOINTS } from './trading.ts';
@@ -42,6 +43,7 @@ export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
   ...WITHDRAW_ENDPOINTS,
   ...FAUCET_ENDPOINTS,
   ...MARGIN_ENDPOINTS,
+  ...MARGIN_VIEW_ENDPOINTS,
 ];
 
 /**

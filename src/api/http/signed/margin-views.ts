@@ -1,0 +1,345 @@
+/**
+ * @module margin-views — the signed margin reads (issue 14; leverPerm): the isolated and cross
+ * accounts (getLeverAssetsInfo, getCrossAssets), the lending offers (getLoans), loan records
+ * (getLoanRecords, getFinanceRecords) and repayments (getRepayments, getCrossRepayRecords). They
+ * read the engine's margin view (`engine.margin`) and answer field for field as the reference
+ * (src/margin/wire.ts builds every shape; docs/margin.md gives the meanings). Lists page with
+ * `pageIndex` (from 1) and `pageSize` (1..100, default 10), newest first; an empty page is `[]`.
+ *
+ * Values in USD, BTC and CNY: a coin is valued at the last price of its `<coin>_usdt` market (USDT
+ * counts as USD one for one), else through `<coin>_btc` and `btc_usdt`; a coin without such a
+ * price is worth 0 in those fields. CNY is USD × CNY_PER_USD.
+ */
+import { CROSS_ACCOUNT, ISOLATED_ACCOUNT } from '../../../domain/commands.ts';
+import type { CoinSpec } from '../../../domain/specs.ts';
+import type { MarginAccountView, MarginCoinView } from '../../../engine/margin.ts';
+import type { Engine } from '../../../engine/engine.ts';
+import type { LoanRecord, RepaymentRecord, LoanStatus } from '../../../margin/loans.ts';
+import { LOAN_STATUS } from '../../../margin/loans.ts';
+import { ratio, unitPrice, unwindPrice, type CoinPosition, type Ratio } from '../../../margin/lines.ts';
+import {
+  crossAssets,
+  crossRepaymentItem,
+  getLoansAnswer,
+  leverAssetsInfoAnswer,
+  leverObject,
+  loanOfferItem,
+  loanRecord,
+  repaymentItem,
+  type CoinView,
+  type Converter,
+} from '../../../margin/wire.ts';
+import type { ApiReply } from '../types.ts';
+import {
+  idParam,
+  lendingSettingsOf,
+  marginCoinParam,
+  optionalIdParam,
+  optionalMarginMarketParam,
+} from './margin-params.ts';
+import type { SignedContext, SignedEndpoint } from './pipeline.ts';
+import { choiceParam, fundsCoinParam, intParam, optional, refuse } from './wire.ts';
+
+/** CNY per USD for the `…CNY` fields: a display constant (the venue has no CNY market). */
+export const CNY_PER_USD: Ratio = ratio(72, 10);
+const DEFAULT_PAGE_SIZE = 10;
+const MAX_PAGE_SIZE = 100;
+const MAX_PAGE_INDEX = 100_000;
+
+/** The page of `rows` (already newest first) that pageIndex and pageSize name. */
+function page<T>(ctx: SignedContext, rows: readonly T[]): T[] {
+  const pageIndex = intParam(ctx.request, 'pageIndex', 1, MAX_PAGE_INDEX, 1);
+  const pageSize = intParam(ctx.request, 'pageSize', 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+  return rows.slice((pageIndex - 1) * pageSize, pageIndex * pageSize);
+}
+
+const resultReply = (result: unknown): ApiReply => ({ json: { code: 1000, message: 'success', result } });
+
+const coinView = (c: CoinSpec): CoinView => ({
+  name: c.name,
+  unitDecimal: c.unitDecimal,
+  fundsType: c.fundsType,
+});
+
+/** The value of `units` of `coin` in whole units of `target` at the markets' last prices, if any. */
+function priceConverter(engine: Engine): Converter {
+  /** Whole `quote` per smallest unit of `coin` through the market `<coin>_<quote>`. */
+  const direct = (coin: string, quote: string): Ratio | undefined => {
+    const market = engine.market(`${coin}_${quote}`);
+    const price = market === undefined ? 0 : engine.lastPrice(market.name);
+    const base = engine.coin(coin);
+    if (market === undefined || price <= 0 || base === undefined) return undefined;
+    // price ticks × 10^-priceScale whole quote per whole base; per base unit: ÷ 10^baseDecimal.
+    return ratio(BigInt(price), 10n ** BigInt(market.priceScale + base.unitDecimal));
+  };
+  const whole = (coin: string): Ratio | undefined => {
+    const c = engine.coin(coin);
+    return c === undefined ? undefined : ratio(1n, 10n ** BigInt(c.unitDecimal));
+  };
+  const mul = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+  const usdPerUnit = (coin: string): Ratio | undefined => {
+    if (coin === 'usdt') return whole(coin);
+    const viaUsdt = direct(coin, 'usdt');
+    if (viaUsdt !== undefined) return viaUsdt;
+    const viaBtc = direct(coin, 'btc');
+    const btcUsd = direct('btc', 'usdt');
+    const btcUnit = engine.coin('btc');
+    if (viaBtc === undefined || btcUsd === undefined || btcUnit === undefined) return undefined;
+    // whole btc per coin unit × usd per btc unit × btc units per whole btc.
+    return mul(mul(viaBtc, btcUsd), ratio(10n ** BigInt(btcUnit.unitDecimal)));
+  };
+  const times = (per: Ratio | undefined, units: number): Ratio | undefined =>
+    per === undefined ? undefined : { num: per.num * BigInt(units), den: per.den };
+  return {
+    usd: (coin, units) => times(usdPerUnit(coin), units),
+    btc: (coin, units) => {
+      if (coin === 'btc') return times(whole('btc'), units);
+      const usd = times(usdPerUnit(coin), units);
+      const btcUsdWhole = times(usdPerUnit('btc'), 10 ** (engine.coin('btc')?.unitDecimal ?? 8));
+      if (usd === undefined || btcUsdWhole === undefined || btcUsdWhole.num === 0n) return undefined;
+      return { num: usd.num * btcUsdWhole.den, den: usd.den * btcUsdWhole.num };
+    },
+    cnyPerUsd: CNY_PER_USD,
+  };
+}
+
+const position = (c: MarginCoinView | undefined, coin: string): CoinPosition => ({
+  coin,
+  available: c?.available ?? 0,
+  frozen: c?.frozen ?? 0,
+  principal: c?.borrowed ?? 0,
+  interest: c?.interest ?? 0,
+});
+
+/**
+ * `getLeverAssetsInfo`: no parameters. One lever object per isolated account the user has opened
+ * (a transfer in opens it), in market order. ccxt's fetchBalance({marginMode:'isolated'}) reads
+ * `fShowName`, `fAvailableUSD`, `couldTransferOutFiat`, `fFreeze` of each.
+ */
+function getLeverAssetsInfo(ctx: SignedContext): ApiReply {
+  const { engine } = ctx;
+  const convert = priceConverter(engine);
+  const levers = engine.margin
+    .accountsOf(ctx.userId)
+    .filter((a) => a.acctType === ISOLATED_ACCOUNT)
+    .flatMap((a) => {
+      const market = engine.market(a.market);
+      const base = market === undefined ? undefined : engine.coin(market.base);
+      const quote = market === undefined ? undefined : engine.coin(market.quote);
+      if (market === undefined || base === undefined || quote === undefined) return [];
+      const b = a.coins.find((c) => c.coin === base.name);
+      const q = a.coins.find((c) => c.coin === quote.name);
+      const basePosition = position(b, base.name);
+      const quotePosition = position(q, quote.name);
+      const perTick = unitPrice(1, market.priceScale, base.unitDecimal, quote.unitDecimal);
+      return [
+        leverObject({
+          market: market.name,
+          priceScale: market.priceScale,
+          base: coinView(base),
+          quote: coinView(quote),
+          settings: a.settings,
+          basePosition,
+          quotePosition,
+          canLoanIn: { base: b?.borrowLimit ?? 0, quote: q?.borrowLimit ?? 0 },
+          transferOut: { base: b?.transferOutLimit ?? 0, quote: q?.transferOutLimit ?? 0 },
+          riskRateBp: a.riskRateBp,
+          unwind: unwindPrice(basePosition, quotePosition, a.settings, perTick),
+          repayLock: false,
+          version: engine.lastSeq,
+          convert,
+        }),
+      ];
+    });
+  return { json: leverAssetsInfoAnswer(levers, ctx.key.permissions.lever) };
+}
+
+/**
+ * `getCrossAssets`: no parameters. `result` as the reference: JSON numbers, uppercase keys, one
+ * item per coin of the venue (zeros for a coin the account has never held), the totals in USD.
+ * ccxt's fetchBalance({marginMode:'cross'}) reads `key`, `amount`, `canTransferOut`, `freeze`.
+ */
+function getCrossAssets(ctx: SignedContext): ApiReply {
+  const { engine } = ctx;
+  const account: MarginAccountView | undefined = engine.margin.account(ctx.userId, CROSS_ACCOUNT, '');
+  const coins = engine.coins().map((coin) => {
+    const c = account?.coins.find((x) => x.coin === coin.name);
+    return {
+      coin: coinView(coin),
+      position: position(c, coin.name),
+      canTransferOut: c?.transferOutLimit ?? 0,
+    };
+  });
+  return resultReply(crossAssets(coins, account?.riskRateBp, priceConverter(engine)));
+}
+
+/**
+ * `getLoans`: coin (any case), [pageIndex], [pageSize]. The coin's open offers with something left
+ * to lend, cheapest first (ccxt's fetchBorrowRate takes the first). `code` is the string "1000",
+ * as in the reference's sample.
+ */
+function getLoans(ctx: SignedContext): ApiReply {
+  const { engine } = ctx;
+  const coin = marginCoinParam(engine, ctx.request);
+  const lending = lendingSettingsOf(engine, coin);
+  const items = page(ctx, engine.margin.openOffers(coin.name)).map((o) =>
+    loanOfferItem(o, coinView(coin), lending.minAmount),
+  );
+  return { json: getLoansAnswer(items) };
+}
+
+/** A loan record as the caller sees it. */
+function recordOf(ctx: SignedContext, loan: LoanRecord): ReturnType<typeof loanRecord> {
+  const { engine } = ctx;
+  const coin = engine.coin(loan.coin);
+  const lenderUserId = loan.lender.kind === 'system' ? 0 : loan.lender.userId;
+  const borrowerUserId = loan.borrower.kind === 'system' ? 0 : loan.borrower.userId;
+  return loanRecord({
+    loan,
+    coin: coin === undefined ? { name: loan.coin, unitDecimal: 8, fundsType: 0 } : coinView(coin),
+    lenderUserId,
+    lenderName: lenderUserId === 0 ? 'lending pool' : (engine.userName(lenderUserId) ?? ''),
+    borrowerName: engine.userName(borrowerUserId) ?? '',
+    viewerIsBorrower: borrowerUserId === ctx.userId,
+    venueSharePpm: engine.margin.lendingSettings(loan.coin)?.venueSharePpm ?? 0,
+    borrowerLocked: false,
+  });
+}
+
+const newestFirst = (a: { id: number }, b: { id: number }): number => b.id - a.id;
+
+/** Every loan record borrowed by the user's margin accounts, newest first. */
+function borrowedBy(engine: Engine, userId: number): LoanRecord[] {
+  return engine.margin
+    .accountsOf(userId)
+    .flatMap((a) => engine.margin.loansOf(userId, a.acctType, a.market))
+    .sort(newestFirst);
+}
+
+const STATUSES = Object.values(LOAN_STATUS).map(String);
+
+/**
+ * `getLoanRecords`: [loanId: the records of the caller's offer], [marketName: one isolated account],
+ * [status 1..6], [pageIndex], [pageSize]. Without loanId, the records the caller borrowed (every
+ * margin account, or the market's isolated one). `{code:1000, message:"success", result:[record]}`.
+ */
+function getLoanRecords(ctx: SignedContext): ApiReply {
+  const { engine, request, userId } = ctx;
+  const offerId = optionalIdParam(request, 'loanId');
+  const market = optionalMarginMarketParam(engine, request);
+  const status =
+    optional(request, 'status') === undefined ? undefined : Number(choiceParam(request, 'status', STATUSES));
+  let records: LoanRecord[];
+  if (offerId !== undefined) {
+    if (!engine.margin.offersOf(userId).some((o) => o.id === offerId))
+      refuse('LOAN_NOT_FOUND', `no lending offer ${offerId} of this account`);
+    records = engine.margin
+      .loansLentBy(userId)
+      .filter((l) => l.offerId === offerId)
+      .sort(newestFirst);
+  } else if (market !== undefined) {
+    records = [...engine.margin.loansOf(userId, ISOLATED_ACCOUNT, market.name)].sort(newestFirst);
+  } else {
+    records = borrowedBy(engine, userId);
+  }
+  if (status !== undefined) records = records.filter((l) => l.status === status);
+  return resultReply(page(ctx, records).map((l) => recordOf(ctx, l)));
+}
+
+/**
+ * `getFinanceRecords` (response unknown in the reference; getLoanRecords' shape): [coin],
+ * [pageIndex], [pageSize]. The loan records the caller has lent, newest first.
+ */
+function getFinanceRecords(ctx: SignedContext): ApiReply {
+  const coin = fundsCoinParam(ctx.engine, ctx.request, 'coin', false);
+  const records = ctx.engine.margin
+    .loansLentBy(ctx.userId)
+    .filter((l) => coin === undefined || l.coin === coin.name)
+    .sort(newestFirst);
+  return resultReply(page(ctx, records).map((l) => recordOf(ctx, l)));
+}
+
+/**
+ * The status of a loan record just after each of its payments (oldest first in `payments`): the
+ * record's own status once its principal is all repaid, else auto-repaying (5) for a payment the
+ * term-end timer made, repaying (1) otherwise.
+ */
+function statusesAfter(loan: LoanRecord, payments: readonly RepaymentRecord[]): Map<number, LoanStatus> {
+  const out = new Map<number, LoanStatus>();
+  let outstanding = loan.amount;
+  for (const p of [...payments].sort((a, b) => a.id - b.id)) {
+    outstanding -= p.principal;
+    out.set(p.id, outstanding <= 0 ? loan.status : p.auto ? LOAN_STATUS.AUTO_REPAYING : LOAN_STATUS.REPAYING);
+  }
+  return out;
+}
+
+/** The payments of one account's records, with each one's status after it. */
+function paymentsOf(
+  ctx: SignedContext,
+  acctType: 1 | 2,
+  market: string,
+): { payment: RepaymentRecord; status: LoanStatus }[] {
+  const payments = ctx.engine.margin.repayments(ctx.userId, acctType, market);
+  const byLoan = new Map<number, RepaymentRecord[]>();
+  for (const p of payments) byLoan.set(p.loanId, [...(byLoan.get(p.loanId) ?? []), p]);
+  const status = new Map<number, LoanStatus>();
+  for (const [loanId, list] of byLoan) {
+    const loan = ctx.engine.margin.loan(loanId);
+    if (loan !== undefined) for (const [id, s] of statusesAfter(loan, list)) status.set(id, s);
+  }
+  return [...payments]
+    .sort(newestFirst)
+    .map((payment) => ({ payment, status: status.get(payment.id) ?? LOAN_STATUS.REPAYING }));
+}
+
+/**
+ * `getRepayments`: loanRecordId (a record the caller borrowed), [pageIndex], [pageSize]. Its
+ * payments, newest first: `{benJin, id, statusShow, status, liXi, actureDate}`.
+ */
+function getRepayments(ctx: SignedContext): ApiReply {
+  const loanId = idParam(ctx.request, 'loanRecordId');
+  const loan = ctx.engine.margin.loan(loanId);
+  const borrower = loan?.borrower;
+  if (
+    loan === undefined ||
+    borrower === undefined ||
+    borrower.kind === 'system' ||
+    borrower.kind === 'spot' ||
+    borrower.userId !== ctx.userId
+  )
+    return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
+  const coin = ctx.engine.coin(loan.coin) as CoinSpec;
+  const acctType = borrower.kind === 'cross' ? CROSS_ACCOUNT : ISOLATED_ACCOUNT;
+  const market = borrower.kind === 'isolated' ? borrower.market : '';
+  const rows = paymentsOf(ctx, acctType, market).filter((r) => r.payment.loanId === loanId);
+  return resultReply(page(ctx, rows).map((r) => repaymentItem(r.payment, r.status, coinView(coin))));
+}
+
+/**
+ * `getCrossRepayRecords` (response unknown in the reference): [coin], [pageIndex], [pageSize]. The
+ * payments on the caller's cross loans, newest first, as getRepayments' items plus `loanRecordId`
+ * and `coinName`.
+ */
+function getCrossRepayRecords(ctx: SignedContext): ApiReply {
+  const coin = fundsCoinParam(ctx.engine, ctx.request, 'coin', false);
+  const rows = paymentsOf(ctx, CROSS_ACCOUNT, '').filter(
+    (r) => coin === undefined || r.payment.coin === coin.name,
+  );
+  return resultReply(
+    page(ctx, rows).map((r) => {
+      const c = ctx.engine.coin(r.payment.coin) as CoinSpec;
+      return crossRepaymentItem(r.payment, r.status, coinView(c));
+    }),
+  );
+}
+
+export const MARGIN_VIEW_ENDPOINTS: readonly SignedEndpoint[] = [
+  { method: 'getLeverAssetsInfo', permission: 'lever', handler: getLeverAssetsInfo },
+  { method: 'getCrossAssets', permission: 'lever', handler: getCrossAssets },
+  { method: 'getLoans', permission: 'lever', handler: getLoans },
+  { method: 'getLoanRecords', permission: 'lever', handler: getLoanRecords },
+  { method: 'getFinanceRecords', permission: 'lever', handler: getFinanceRecords },
+  { method: 'getRepayments', permission: 'lever', handler: getRepayments },
+  { method: 'getCrossRepayRecords', permission: 'lever', handler: getCrossRepayRecords },
+];
