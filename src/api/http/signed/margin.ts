@@ -119,8 +119,7 @@ async function loan(ctx: SignedContext): Promise<ApiReply> {
     days,
     loop,
   });
-  const id = (result as { readonly offerId?: number }).offerId;
-  return { json: { code: 1000, message: 'success', ...(id === undefined ? {} : { id: String(id) }) } };
+  return { json: { code: 1000, message: 'success', id: String(result.offerId) } };
 }
 
 /** `cancelLoan`: loanId (the offer). */
