@@ -52,7 +52,10 @@ import { textFrame } from './frame.ts';
 import { depthMessage, klineMessage, quickDepthMessage, tickerMessage, tradesMessage } from './payloads.ts';
 import {
   assetMessage,
+  CROSS_KEY,
   crossAssetMessage,
+  ISOLATED_PREFIX,
+  marginAssetMessage,
   incrRecordMessage,
   recordArray,
   recordSnapshotMessage,
@@ -126,6 +129,8 @@ class UserChanges {
   /** Record topics by market name. */
   readonly records = new Map<string, RecordTopic>();
   readonly coins = new Set<string>();
+  /** Margin accounts changed in the tick (`isolated:<market>` or `cross`), with their changed coins. */
+  readonly margin = new Map<string, Set<string>>();
 
   constructor(userId: number) {
     this.userId = userId;
@@ -325,22 +330,43 @@ class AssetTopic extends Topic {
     return [assetMessage(s.engine, this.#user.userId, s.engine.coins(), dataType, channel)];
   }
 
+  /**
+   * push_user_asset: the whole spot snapshot when a spot balance changed. push_user_incr_asset:
+   * the changed spot coins, then one message per margin account that changed, naming it
+   * (`acctType`, `marketName`) with its changed coins (marginAssetMessage).
+   */
   update(s: Sources): string[] {
     const changed = this.#user.coins;
-    if (changed.size === 0) return [];
-    if (!this.#incremental) return this.snapshot(s);
-    const coins = s.engine.coins().filter((c) => changed.has(c.name));
-    return [assetMessage(s.engine, this.#user.userId, coins, 'userIncrAsset', 'push_user_incr_asset')];
+    if (!this.#incremental) return changed.size === 0 ? [] : this.snapshot(s);
+    const userId = this.#user.userId;
+    const messages: string[] = [];
+    if (changed.size > 0) {
+      const coins = s.engine.coins().filter((c) => changed.has(c.name));
+      messages.push(assetMessage(s.engine, userId, coins, 'userIncrAsset', 'push_user_incr_asset'));
+    }
+    for (const [account, coins] of this.#user.margin) {
+      const message = marginAssetMessage(s.engine, userId, account, coins);
+      if (message !== undefined) messages.push(message);
+    }
+    return messages;
   }
 }
 
+/** push_user_cross_asset: getCrossAssets' result on subscribe, and again whenever the cross account changes. */
 class CrossAssetTopic extends Topic {
-  snapshot(s: Sources): string[] {
-    return [crossAssetMessage(s.engine.lastSeq)];
+  readonly #user: UserChanges;
+
+  constructor(key: string, user: UserChanges) {
+    super(key);
+    this.#user = user;
   }
 
-  update(): string[] {
-    return [];
+  snapshot(s: Sources): string[] {
+    return [crossAssetMessage(s.engine, this.#user.userId)];
+  }
+
+  update(s: Sources): string[] {
+    return this.#user.margin.has(CROSS_KEY) ? this.snapshot(s) : [];
   }
 }
 
@@ -489,7 +515,12 @@ export class FanOut {
       case 'BalanceChanged': {
         const user = this.#users.get(e.userId);
         if (user === undefined) return false;
-        user.coins.add(e.coin);
+        if (e.account === undefined) user.coins.add(e.coin);
+        else {
+          const key = e.account.kind === 'cross' ? CROSS_KEY : `${ISOLATED_PREFIX}${e.account.market}`;
+          const coins = user.margin.get(key) ?? new Set<string>();
+          user.margin.set(key, coins.add(e.coin));
+        }
         this.#dirtyUsers.add(user);
         return true;
       }
@@ -538,6 +569,7 @@ export class FanOut {
     for (const user of this.#dirtyUsers) {
       for (const topic of user.topics.values()) this.#deliver(topic, false);
       user.coins.clear();
+      user.margin.clear();
     }
     this.#dirtyUsers.clear();
     for (const topic of this.#awaiting) this.#deliver(topic, true);
@@ -655,7 +687,7 @@ export class FanOut {
           break;
         }
         case 'push_user_cross_asset':
-          topic = new CrossAssetTopic(key);
+          topic = new CrossAssetTopic(key, user);
           break;
         default:
           topic = new AssetTopic(key, user, private_.kind === 'push_user_incr_asset');

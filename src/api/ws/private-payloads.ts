@@ -1,15 +1,16 @@
 /**
  * @module private-payloads — the private channels' message texts (zb-api-facts §10.8): order
  * records for `push_user_incr_record`, balances for `push_user_asset` and `push_user_incr_asset`,
- * and the (empty until margin opens) `push_user_cross_asset`. Field values come from the same
+ * margin accounts' changes on `push_user_incr_asset`, and `push_user_cross_asset`. Field values come from the same
  * mappers as the REST order record and getAccountInfo, so a push and a REST read agree.
  */
 import type { AcctType, OrderKind, Side } from '../../domain/commands.ts';
 import type { OrderStatus } from '../../domain/events.ts';
-import { unitsToNumber } from '../../domain/money.ts';
+import { formatUnits, unitsToNumber } from '../../domain/money.ts';
 import type { CoinSpec, MarketSpec } from '../../domain/specs.ts';
 import type { Engine } from '../../engine/engine.ts';
 import { coinBalanceRecord } from '../http/signed/account.ts';
+import { crossAssetsResult } from '../http/signed/margin-views.ts';
 import { orderRecord } from '../http/signed/order-record.ts';
 
 /** What does not change over an order's life (from its OrderAccepted, or the engine's view of it). */
@@ -114,19 +115,65 @@ export function assetMessage(
   return JSON.stringify({ coins: list, dataType, channel, version: engine.lastSeq });
 }
 
+/** The changed-account keys of the margin pushes: `isolated:<market>` and `cross`. */
+export const ISOLATED_PREFIX = 'isolated:';
+export const CROSS_KEY = 'cross';
+
 /**
- * Cross margin is not open yet: the channel answers its subscription with getCrossAssets' result
- * for an account with nothing in it, and pushes nothing after (completed with the margin work).
+ * A margin account's changed coins on `push_user_incr_asset` (issue 14; the reference does not
+ * know the channel's layout):
+ * `{"coins":[…],"acctType":1,"marketName":"btcusdt","dataType":"userIncrAsset","channel":"push_user_incr_asset","version":<seq>}`.
+ * `acctType` 1 (isolated, `marketName` the market without underscore) or 2 (cross, `marketName`
+ * ""); a spot message has neither field. Each coin is getAccountInfo's coin record with the
+ * margin account's `available` and `freez`, plus `loanIn` (principal owed) and `overdraft`
+ * (interest owed), decimal text with the coin's decimals. `undefined` for an account the engine
+ * does not know (never expected).
  */
-export function crossAssetMessage(version: number): string {
+export function marginAssetMessage(
+  engine: Engine,
+  userId: number,
+  account: string,
+  coins: ReadonlySet<string>,
+): string | undefined {
+  const isolated = account.startsWith(ISOLATED_PREFIX);
+  const market = isolated ? account.slice(ISOLATED_PREFIX.length) : '';
+  const view = engine.margin.account(userId, isolated ? 1 : 2, market);
+  if (view === undefined) return undefined;
+  const list = engine
+    .coins()
+    .filter((c) => coins.has(c.name))
+    .map((coin) => {
+      const c = view.coins.find((x) => x.coin === coin.name);
+      const units = (u: number | undefined): string => formatUnits(u ?? 0, coin.unitDecimal);
+      return {
+        ...coinBalanceRecord(engine, userId, coin),
+        available: units(c?.available),
+        freez: units(c?.frozen),
+        loanIn: units(c?.borrowed),
+        overdraft: units(c?.interest),
+      };
+    });
   return JSON.stringify({
-    loanIn: 0,
-    total: 0,
-    riskRate: '-',
-    net: 0,
-    list: [],
+    coins: list,
+    acctType: isolated ? 1 : 2,
+    marketName: market.replace('_', ''),
+    dataType: 'userIncrAsset',
+    channel: 'push_user_incr_asset',
+    version: engine.lastSeq,
+  });
+}
+
+/**
+ * `push_user_cross_asset` (issue 14; the reference does not know its layout): getCrossAssets'
+ * `result` (JSON numbers, uppercase keys: `loanIn`, `total`, `riskRate`, `net`, `list`) with
+ * `dataType` "userCrossAsset", `channel` and `version` (the journal sequence it is as of). Sent
+ * on subscribe and whenever a balance of the cross account changes.
+ */
+export function crossAssetMessage(engine: Engine, userId: number): string {
+  return JSON.stringify({
+    ...crossAssetsResult(engine, userId),
     dataType: 'userCrossAsset',
     channel: 'push_user_cross_asset',
-    version,
+    version: engine.lastSeq,
   });
 }

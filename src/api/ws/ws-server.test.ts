@@ -393,12 +393,59 @@ describe('private channels', () => {
     await c.close();
   });
 
-  test('push_user_cross_asset answers with an empty cross account (margin is not open yet)', async () => {
-    const { accessKey, secret } = h.key(alice);
+  test('margin changes reach push_user_incr_asset with the account named, and push_user_cross_asset', async () => {
+    const frank = h.user('frank', [['usdt', '10000']]);
+    const { accessKey, secret } = h.key(frank);
     const c = await connect();
     c.send(signedSubscription('push_user_cross_asset', accessKey, secret));
-    const m = await c.onChannel('push_user_cross_asset', 'userCrossAsset');
-    assert.deepEqual(m.list, []);
+    c.send(signedSubscription('push_user_incr_asset', accessKey, secret));
+    const empty = await c.onChannel('push_user_cross_asset', 'userCrossAsset');
+    assert.equal(empty.total, 0);
+    assert.equal(empty.riskRate, '-');
+    assert.equal(empty.list.length, h.engine.coins().length);
+    await c.onChannel('push_user_incr_asset', 'userIncrAsset');
+
+    // Spot → isolated: the spot coin, then the isolated account named with its coin.
+    h.must({
+      type: 'MarginTransfer',
+      userId: frank,
+      direction: 'in',
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 1_000_000_000,
+    });
+    const spot = await c.onChannel('push_user_incr_asset', 'userIncrAsset');
+    assert.equal(spot.acctType, undefined);
+    assert.deepEqual(
+      spot.coins.map((x: { key: string; available: string }) => [x.key, x.available]),
+      [['usdt', '9000.000000']],
+    );
+    const isolated = await c.onChannel('push_user_incr_asset', 'userIncrAsset');
+    assert.deepEqual([isolated.acctType, isolated.marketName], [1, 'btcusdt']);
+    assert.deepEqual(
+      isolated.coins.map((x: Record<string, string>) => [x.key, x.available, x.freez, x.loanIn, x.overdraft]),
+      [['usdt', '1000.000000', '0.000000', '0.000000', '0.000000']],
+    );
+    assert.equal(isolated.version, h.engine.lastSeq);
+
+    // Spot → cross: the cross account on both channels.
+    h.must({
+      type: 'MarginTransfer',
+      userId: frank,
+      direction: 'in',
+      acctType: 2,
+      market: '',
+      coin: 'usdt',
+      amount: 500_000_000,
+    });
+    const cross = await c.onChannel('push_user_cross_asset', 'userCrossAsset');
+    const usdt = cross.list.find((x: { key: string }) => x.key === 'USDT');
+    assert.deepEqual([usdt.amount, usdt.freeze, usdt.loanIn, usdt.canTransferOut], [500, 0, 0, 500]);
+    assert.equal(cross.total, 500);
+    await c.onChannel('push_user_incr_asset', 'userIncrAsset');
+    const crossIncr = await c.onChannel('push_user_incr_asset', 'userIncrAsset');
+    assert.deepEqual([crossIncr.acctType, crossIncr.marketName], [2, '']);
     await c.close();
   });
 

@@ -28,6 +28,7 @@ import {
   repaymentItem,
   type CoinView,
   type Converter,
+  type CrossAssetsWire,
 } from '../../../margin/wire.ts';
 import type { ApiReply } from '../types.ts';
 import {
@@ -160,8 +161,12 @@ function getLeverAssetsInfo(ctx: SignedContext): ApiReply {
  * ccxt's fetchBalance({marginMode:'cross'}) reads `key`, `amount`, `canTransferOut`, `freeze`.
  */
 function getCrossAssets(ctx: SignedContext): ApiReply {
-  const { engine } = ctx;
-  const account: MarginAccountView | undefined = engine.margin.account(ctx.userId, CROSS_ACCOUNT, '');
+  return resultReply(crossAssetsResult(ctx.engine, ctx.userId));
+}
+
+/** getCrossAssets' `result` for a user (also the push_user_cross_asset payload). */
+export function crossAssetsResult(engine: Engine, userId: number): CrossAssetsWire {
+  const account: MarginAccountView | undefined = engine.margin.account(userId, CROSS_ACCOUNT, '');
   const coins = engine.coins().map((coin) => {
     const c = account?.coins.find((x) => x.coin === coin.name);
     return {
@@ -170,7 +175,7 @@ function getCrossAssets(ctx: SignedContext): ApiReply {
       canTransferOut: c?.transferOutLimit ?? 0,
     };
   });
-  return resultReply(crossAssets(coins, account?.riskRateBp, priceConverter(engine)));
+  return crossAssets(coins, account?.riskRateBp, priceConverter(engine));
 }
 
 /**
