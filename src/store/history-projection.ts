@@ -222,8 +222,10 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
         }
         case 'BalanceChanged': {
           const change = e.deltaAvailable + e.deltaFrozen;
-          // A freeze or a release moves funds between available and frozen: no bill.
-          if (change === 0) break;
+          // A freeze or a release moves funds between available and frozen: no bill. The bills
+          // table holds spot bills (getSpotBills); a margin account's changes (issue 14) are not
+          // spot bills and are not stored here yet (getLeverBills / getCrossBills need an account column).
+          if (change === 0 || e.account !== undefined) break;
           bills.push({
             id: recordId(entry.seq, index),
             userId: e.userId,

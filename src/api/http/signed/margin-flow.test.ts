@@ -129,6 +129,17 @@ describe('margin through the signed API', () => {
     await ok(h, alice, 'transferOutLever', { coin: 'USDT', marketName: 'BTC/USDT', amount: left });
     lever = leverOf(await ok(h, alice, 'getLeverAssetsInfo', {}), 'btcusdt') as Json;
     assert.equal(lever.fAvailable, '0.000000');
+
+    // getSpotBills shows the spot side of each transfer only, never the margin account's bills.
+    const bills = (await ok(h, alice, 'getSpotBills', { currency: 'usdt', pageSize: '50' })).result as Json[];
+    assert.deepEqual(
+      bills.map((b) => [b.typeDesc, b.changeAmount]),
+      [
+        ['from margin account', `+${left} USDT`],
+        ['to margin account', '-1000.000000 USDT'],
+        ['deposit', '+10000.000000 USDT'],
+      ],
+    );
   });
 
   test('cross: transfer, doCrossLoan, getCrossAssets numbers, doCrossRepay, getCrossRepayRecords', async () => {
