@@ -529,12 +529,15 @@ export const flagsOf = (command: CommandSpec): string[] => [
   ...COMMON_FLAGS.filter((f) => command.call !== undefined || f !== '--url'),
 ];
 
+/** Flags a command cannot do without (shown without brackets). */
+const REQUIRED_FLAGS: ReadonlySet<string> = new Set(['--perms', '--to', '--rate', '--days']);
+
 /** `name <args> [own flags]`, as in the overview. */
 export function synopsis(command: CommandSpec): string {
   const own = command.flags.map((f) => {
     const spec = FLAGS[f] as FlagSpec;
     const text = spec.value === undefined ? f : `${f} ${spec.value}`;
-    return f === '--perms' || f === '--to' ? text : `[${text}]${spec.repeat === true ? '...' : ''}`;
+    return REQUIRED_FLAGS.has(f) ? text : `[${text}]${spec.repeat === true ? '...' : ''}`;
   });
   return [command.name, ...command.args, ...own].join(' ');
 }

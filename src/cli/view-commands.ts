@@ -74,16 +74,25 @@ function showUser(b: Row): string {
     `user ${cell(u.name)} (id ${cell(u.id)}): ${cell(u.status)}${u.demo === true ? ', demo' : ''}, created ${when(u.created)}`,
   ];
   for (const account of b.accounts as Row[]) {
-    const held = (account.balances as Row[]).filter((r) => r.available !== '0' || r.frozen !== '0');
+    const margin = account.account !== 'spot';
+    const nonZero = (r: Row): boolean =>
+      [r.available, r.frozen, r.borrowed, r.interest].some((v) => v !== undefined && v !== '0');
+    const held = (account.balances as Row[]).filter(nonZero);
     lines.push(
       '',
-      `${cell(account.account)} balances:`,
+      `${cell(account.account)} balances${margin ? ` (risk rate ${cell(account.riskRate)})` : ''}:`,
       held.length === 0
         ? '  (all zero)'
         : table(held, [
             ['coin', 'coin'],
             ['>available', 'available'],
             ['>frozen', 'frozen'],
+            ...(margin
+              ? ([
+                  ['>borrowed', 'borrowed'],
+                  ['>interest', 'interest'],
+                ] as const)
+              : []),
           ]),
     );
   }

@@ -149,6 +149,60 @@ async function trading(h: Harness): Promise<void> {
 
 const stateOf = (engine: Engine): string => JSON.stringify(engine.snapshot());
 
+describe('users: margin accounts (issue 14)', () => {
+  test('show lists each margin account with what it holds and owes, and its risk rate', async () => {
+    const h = setUp();
+    await trading(h);
+    await h.submit({
+      type: 'FundLendingPool',
+      fundingId: 'p1',
+      coin: 'usdt',
+      amount: 1_000_000_000,
+      dailyRatePpm: 500,
+      days: 10,
+    });
+    await h.submit({
+      type: 'MarginTransfer',
+      userId: 2,
+      direction: 'in',
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 10_000_000,
+    });
+    await h.submit({
+      type: 'Borrow',
+      userId: 2,
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 20_000_000,
+      rollOver: false,
+    });
+    const bob = await h.call('/admin/users/show', [['user', 'bob']]);
+    const accounts = bob.accounts as {
+      account: string;
+      riskRate?: string;
+      balances: Record<string, string>[];
+    }[];
+    assert.deepEqual(
+      accounts.map((a) => a.account),
+      ['spot', 'isolated btc_usdt'],
+    );
+    assert.equal(accounts[1]?.riskRate, '1.4999');
+    assert.deepEqual(
+      accounts[1]?.balances.find((b) => b.coin === 'usdt'),
+      {
+        coin: 'usdt',
+        available: '30',
+        frozen: '0',
+        borrowed: '20',
+        interest: '0.000416',
+      },
+    );
+  });
+});
+
 describe('users', () => {
   test('list pages and searches by name or id, with keys and open orders counted', async () => {
     const h = setUp();

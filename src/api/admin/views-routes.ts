@@ -227,12 +227,23 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
           const b = engine.balance(id, c.name) ?? { available: 0, frozen: 0 };
           return { coin: c.name, available: units(c.name, b.available), frozen: units(c.name, b.frozen) };
         });
+        // Margin accounts (issue 14): what each holds and owes, per coin it has touched.
+        const margin = engine.margin.accountsOf(id).map((a) => ({
+          account: a.acctType === 1 ? `isolated ${a.market}` : 'cross',
+          riskRate: a.riskRateBp === undefined ? '-' : formatUnitsTrim(a.riskRateBp, 4),
+          balances: a.coins.map((c) => ({
+            coin: c.coin,
+            available: units(c.coin, c.available),
+            frozen: units(c.coin, c.frozen),
+            borrowed: units(c.coin, c.borrowed),
+            interest: units(c.coin, c.interest),
+          })),
+        }));
         const open = engine.openOrders(id);
         return ok({
           user: userRow(user),
           historySeq,
-          // Margin accounts are to come: spot is the only account yet.
-          accounts: [{ account: 'spot', balances }],
+          accounts: [{ account: 'spot', balances }, ...margin],
           openOrders: {
             total: open.length,
             rows: open.slice(offset, offset + limit).map((o) => {
