@@ -61,8 +61,8 @@ export function coinBalanceRecord(engine: Engine, userId: number, coin: CoinSpec
     freez: formatUnits(balance.frozen, coin.unitDecimal),
     isCanRecharge: coin.canDeposit,
     isCanWithdraw: coin.canWithdraw,
-    // Lending (margin) is not open yet.
-    canLoan: false,
+    // Whether the coin can be lent and borrowed (margin, issue 14).
+    canLoan: engine.margin.lendingSettings(coin.name)?.enabled === true,
   };
 }
 

@@ -622,7 +622,7 @@ describe('signed routes', () => {
         freez: '3000.000000',
         isCanRecharge: true,
         isCanWithdraw: true,
-        canLoan: false,
+        canLoan: true,
       });
       assert.equal(body.result.coins.find((c) => c.key === 'btc')?.available, '0.00000000');
       assert.deepEqual(body.result.base, {
