@@ -507,6 +507,13 @@ export function runHistoryStoreContract(
         assert.deepEqual(await ids('finishedAndPartial'), [a6, a4, a2]);
         assert.deepEqual(await ids('finishedAndPartial', SELL), [a6, a4, a2]);
         assert.deepEqual(await ids('finishedAndPartial', BUY), []);
+        // By account (issue 14): every order here is spot.
+        const ofAccount = async (acctType: 0 | 1 | 2, status: OrderStatusFilter = 'all') =>
+          (await store.listOrders(alice, 'btc_usdt', { status, acctType, pageSize: 100 })).map((o) => o.id);
+        assert.deepEqual(await ofAccount(0), [a6, a5, a4, a3, a2, a1]);
+        assert.deepEqual(await ofAccount(0, 'open'), [a6, a1]);
+        assert.deepEqual(await ofAccount(1), []);
+        assert.deepEqual(await ofAccount(2, 'finished'), []);
         const rows = new Map(
           (await store.listOrders(alice, 'btc_usdt', { pageSize: 100 })).map((o) => [o.id, o]),
         );

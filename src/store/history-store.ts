@@ -84,6 +84,8 @@ export interface ListOrdersQuery extends PageQuery {
   readonly side?: Side | undefined;
   /** Default `all`. */
   readonly status?: OrderStatusFilter | undefined;
+  /** Only the orders of this account (0 spot, 1 isolated, 2 cross); default every account. */
+  readonly acctType?: AcctType | undefined;
 }
 
 /** A page of rows, newest first, with the number of rows matching the query. */

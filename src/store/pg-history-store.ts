@@ -196,7 +196,7 @@ export function postgresSql(sqliteSql: string): string {
  * backwards for at most limit + offset rows, then the arms merged. PostgreSQL plans SQLite's
  * single ORDER BY over the union as a sort of every matching order; with a limit per arm the
  * work is bounded by the page, however long the user's history. Parameters as SQLite's: $1
- * user, $2 market, $3 limit, $4 offset.
+ * user, $2 market, $3 limit, $4 offset, $5 the account (-1 any).
  */
 function pgOrderListSql(sqliteSql: string): string {
   const arms = sqliteSql
@@ -559,7 +559,8 @@ export class PgHistoryStore implements HistoryStore {
     if (!(name in PG_QUERY_SQL)) {
       throw new RangeError(`unknown order list filter '${String(query.status)}/${String(query.side)}'`);
     }
-    return (await this.#query(name as QueryName, [userId, market, pageSize, offset])).map(orderRow);
+    const acctType = query.acctType ?? -1;
+    return (await this.#query(name as QueryName, [userId, market, pageSize, offset, acctType])).map(orderRow);
   }
 
   async trades(market: string, query: TradesQuery = {}): Promise<TradeRow[]> {

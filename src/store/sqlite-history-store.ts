@@ -213,7 +213,8 @@ type OrderListName = `orders:${OrderStatusFilter}:${SideKey}`;
 /**
  * An order list as the union of its (side, status) ranges of orders_user_market_side_status,
  * ordered by id: SQLite merges the ranges in order (MERGE (UNION ALL)) and stops at the limit,
- * so no sort is needed. Parameters: ?1 user, ?2 market, ?3 limit, ?4 offset.
+ * so no sort is needed. Parameters: ?1 user, ?2 market, ?3 limit, ?4 offset, ?5 the account
+ * (acctType 0/1/2; -1 any).
  */
 function orderListSql(filter: OrderStatusFilter, side: SideKey): string {
   const arms: string[] = [];
@@ -223,7 +224,7 @@ function orderListSql(filter: OrderStatusFilter, side: SideKey): string {
       const traded = filter === 'finishedAndPartial' && status === ORDER_PARTIAL ? ' AND filled > 0' : '';
       arms.push(
         `SELECT ${ORDER_COLUMNS} FROM orders WHERE user_id = ?1 AND market = ?2 AND side = ${sd} ` +
-          `AND status = ${status}${traded}`,
+          `AND status = ${status}${traded} AND (?5 < 0 OR acct_type = ?5)`,
       );
     }
   }
@@ -574,7 +575,7 @@ export class SqliteHistoryStore implements HistoryStore {
     const stmt = this.#query[`orders:${status}:${side}`] as StatementSync | undefined;
     if (stmt === undefined)
       throw new RangeError(`unknown order list filter '${String(query.status)}/${String(query.side)}'`);
-    return all(stmt, userId, market, pageSize, offset).map(orderRow);
+    return all(stmt, userId, market, pageSize, offset, query.acctType ?? -1).map(orderRow);
   }
 
   async trades(market: string, query: TradesQuery = {}): Promise<TradeRow[]> {

@@ -230,8 +230,56 @@ describe('margin through the signed API', () => {
       enableExpress: 'true',
     });
     assert.equal(h.venue.engine.balance(aliceId, 'usdt')?.available, spotBefore, 'spot untouched');
+
+    // The order queries take acctType: only that account's orders (absent: every account's).
+    const spotId = (
+      await ok(h, alice, 'order', { currency: 'btc_usdt', tradeType: '1', price: '100', amount: '0.1' })
+    ).id as string;
+    const marginId = (
+      await ok(h, alice, 'order', {
+        currency: 'btc_usdt',
+        tradeType: '1',
+        price: '100',
+        amount: '0.1',
+        acctType: '1',
+        enableExpress: '1',
+      })
+    ).id as string;
+    const ids = async (method: string, params: Record<string, string>): Promise<string[]> =>
+      ((await h.call(method, alice, { currency: 'btc_usdt', ...params })) as Json[]).map((o) => String(o.id));
+    assert.deepEqual(await ids('getUnfinishedOrdersIgnoreTradeType', { acctType: '1' }), [marginId]);
+    assert.deepEqual(await ids('getUnfinishedOrdersIgnoreTradeType', { acctType: '0' }), [spotId]);
+    assert.deepEqual(await ids('getUnfinishedOrdersIgnoreTradeType', {}), [marginId, spotId]);
+    assert.equal((await ids('getOrdersIgnoreTradeType', { acctType: '1' })).length, 2);
+    assert.deepEqual(await ids('getOrdersNew', { tradeType: '1', acctType: '0' }), [spotId]);
+    const got = (await h.call('getOrder', alice, {
+      currency: 'btc_usdt',
+      id: marginId,
+      acctType: '1',
+    })) as Json;
+    assert.equal(got.acctType, 1);
+    const wrong = (await h.call('getOrder', alice, {
+      currency: 'btc_usdt',
+      id: marginId,
+      acctType: '0',
+    })) as Json;
+    assert.equal(wrong.code, 3001);
+    const bad = (await h.call('getOrders', alice, {
+      currency: 'btc_usdt',
+      tradeType: '1',
+      acctType: '5',
+    })) as Json;
+    assert.equal(bad.code, 3005);
+    const notThere = (await h.call('cancelOrder', alice, {
+      currency: 'btc_usdt',
+      id: marginId,
+      acctType: '2',
+    })) as Json;
+    assert.equal(notThere.code, 3001);
+    await ok(h, alice, 'cancelOrder', { currency: 'btc_usdt', id: marginId, acctType: '1' });
     const lever = leverOf(await ok(h, alice, 'getLeverAssetsInfo', {}), 'btcusdt') as Json;
-    assert.equal(lever.fLoanIn, '2000.000000');
+    // 2,000 borrowed by the first order, 10 by the resting one (cancelled: the loan stays).
+    assert.equal(lever.fLoanIn, '2010.000000');
     assert.ok(Number(lever.cAvailable) > 0.099, JSON.stringify(lever));
   });
 });

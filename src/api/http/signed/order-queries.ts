@@ -1,11 +1,12 @@
 /** @module order-queries — the signed order queries: getOrder and the order lists (live orders from the engine, the rest from history). */
-import type { Side } from '../../../domain/commands.ts';
+import type { AcctType, Side } from '../../../domain/commands.ts';
 import type { MarketSpec } from '../../../domain/specs.ts';
 import type { OrderStatusFilter } from '../../../store/history-store.ts';
 import type { ApiReply } from '../types.ts';
 import { orderRecord, type OrderLike, type OrderRecord } from './order-record.ts';
 import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { choiceParam, intParam, marketParam, orderNotFound, orderRefParam } from './wire.ts';
+import { acctTypeParam, flagParam } from './margin-params.ts';
+import { choiceParam, intParam, marketParam, optional, orderNotFound, orderRefParam } from './wire.ts';
 
 /** getOrders' fixed page size. */
 export const GET_ORDERS_PAGE_SIZE = 10;
@@ -17,7 +18,8 @@ export const MAX_LIST_PAGE_SIZE = 100;
 export const MAX_PAGE_INDEX = 100_000;
 
 /**
- * `getOrder`: currency and one of id / customerOrderId (the latest order with it). A resting order
+ * `getOrder`: currency and one of id / customerOrderId (the latest order with it), [acctType: the
+ * order must be of that account]. A resting order
  * is read from the engine (live state); any other from the history store, after it has caught up
  * with what was acknowledged. Reply: the bare order record; ORDER_NOT_FOUND (3001) if there is no
  * such order of this user in this market.
@@ -28,8 +30,11 @@ async function getOrder(ctx: SignedContext): Promise<ApiReply> {
   const { engine, userId } = ctx;
   const id =
     'orderId' in ref ? ref.orderId : engine.orderIdForClientId(userId, market.name, ref.clientOrderId);
+  const acctType = listAcctType(ctx);
+  const ofAccount = (o: { acctType: AcctType }): boolean => acctType === undefined || o.acctType === acctType;
   const live = id === undefined ? undefined : engine.openOrder(id);
   if (live !== undefined && live.userId === userId && live.market === market.name) {
+    if (!ofAccount(live)) orderNotFound(market.name, ref, false);
     return { json: orderRecord(engine, market, live) };
   }
   await awaitHistory(ctx);
@@ -39,12 +44,14 @@ async function getOrder(ctx: SignedContext): Promise<ApiReply> {
       : 'clientOrderId' in ref
         ? await ctx.venue.history.getOrderByClientId(userId, market.name, ref.clientOrderId)
         : undefined;
-  if (row === undefined) orderNotFound(market.name, ref, false);
+  if (row === undefined || !ofAccount(row)) orderNotFound(market.name, ref, false);
   return { json: orderRecord(engine, market, row) };
 }
 
 interface ListRequest {
   readonly market: MarketSpec;
+  /** Only this account's orders (`acctType` 0/1/2); absent: every account. */
+  readonly acctType: AcctType | undefined;
   readonly side: Side | undefined;
   readonly pageIndex: number;
   readonly pageSize: number;
@@ -56,6 +63,15 @@ function pageIndexParam(ctx: SignedContext): number {
 
 function pageSizeParam(ctx: SignedContext): number {
   return intParam(ctx.request, 'pageSize', 1, MAX_LIST_PAGE_SIZE, DEFAULT_LIST_PAGE_SIZE);
+}
+
+/**
+ * A list's `acctType` (0 spot, 1 isolated, 2 cross): only that account's orders; absent, every
+ * account's. `enableExpress`, when sent, is checked (1/0, true/false) and has no effect on a read.
+ */
+function listAcctType(ctx: SignedContext): AcctType | undefined {
+  flagParam(ctx.request, 'enableExpress', false);
+  return optional(ctx.request, 'acctType') === undefined ? undefined : acctTypeParam(ctx.request);
 }
 
 function tradeTypeParam(ctx: SignedContext): Side {
@@ -76,6 +92,7 @@ async function historyList(
   const rows = await ctx.venue.history.listOrders(ctx.userId, list.market.name, {
     side: list.side,
     status,
+    acctType: list.acctType,
     pageIndex: list.pageIndex,
     pageSize: list.pageSize,
   });
@@ -87,7 +104,8 @@ async function getOrders(ctx: SignedContext): Promise<ApiReply> {
   const market = marketParam(ctx.engine, ctx.request, 'currency');
   const side = tradeTypeParam(ctx);
   const pageIndex = pageIndexParam(ctx);
-  return historyList(ctx, { market, side, pageIndex, pageSize: GET_ORDERS_PAGE_SIZE }, 'all');
+  const acctType = listAcctType(ctx);
+  return historyList(ctx, { market, acctType, side, pageIndex, pageSize: GET_ORDERS_PAGE_SIZE }, 'all');
 }
 
 /** `getOrdersNew`: currency, tradeType, [pageIndex], [pageSize ≤ 100]; every status. */
@@ -96,7 +114,13 @@ async function getOrdersNew(ctx: SignedContext): Promise<ApiReply> {
   const side = tradeTypeParam(ctx);
   return historyList(
     ctx,
-    { market, side, pageIndex: pageIndexParam(ctx), pageSize: pageSizeParam(ctx) },
+    {
+      market,
+      acctType: listAcctType(ctx),
+      side,
+      pageIndex: pageIndexParam(ctx),
+      pageSize: pageSizeParam(ctx),
+    },
     'all',
   );
 }
@@ -106,7 +130,13 @@ async function getOrdersIgnoreTradeType(ctx: SignedContext): Promise<ApiReply> {
   const market = marketParam(ctx.engine, ctx.request, 'currency');
   return historyList(
     ctx,
-    { market, side: undefined, pageIndex: pageIndexParam(ctx), pageSize: pageSizeParam(ctx) },
+    {
+      market,
+      acctType: listAcctType(ctx),
+      side: undefined,
+      pageIndex: pageIndexParam(ctx),
+      pageSize: pageSizeParam(ctx),
+    },
     'all',
   );
 }
@@ -119,7 +149,13 @@ async function getFinishedAndPartialOrders(ctx: SignedContext): Promise<ApiReply
   const market = marketParam(ctx.engine, ctx.request, 'currency');
   return historyList(
     ctx,
-    { market, side: undefined, pageIndex: pageIndexParam(ctx), pageSize: pageSizeParam(ctx) },
+    {
+      market,
+      acctType: listAcctType(ctx),
+      side: undefined,
+      pageIndex: pageIndexParam(ctx),
+      pageSize: pageSizeParam(ctx),
+    },
     'finishedAndPartial',
   );
 }
@@ -130,9 +166,12 @@ async function getFinishedAndPartialOrders(ctx: SignedContext): Promise<ApiReply
  */
 async function getUnfinishedOrders(ctx: SignedContext): Promise<ApiReply> {
   const market = marketParam(ctx.engine, ctx.request, 'currency');
+  const acctType = listAcctType(ctx);
   const pageIndex = pageIndexParam(ctx);
   const pageSize = pageSizeParam(ctx);
-  const open: readonly OrderLike[] = ctx.engine.openOrders(ctx.userId, market.name);
+  const open: readonly OrderLike[] = ctx.engine
+    .openOrders(ctx.userId, market.name)
+    .filter((o) => acctType === undefined || o.acctType === acctType);
   const records: OrderRecord[] = [];
   // openOrders is oldest first; walk it backwards for newest first.
   const start = open.length - 1 - (pageIndex - 1) * pageSize;

@@ -203,7 +203,8 @@ function openOrderOf(
 }
 
 /**
- * `cancelOrder`: currency and one of id / customerOrderId. Reply (the spec's shape, which ccxt's
+ * `cancelOrder`: currency and one of id / customerOrderId, [acctType: the order must be of that
+ * account]. Reply (the spec's shape, which ccxt's
  * error check passes because code is 1000; `id` is added so ccxt's parseOrder has the order id):
  * `{"code":1000,"message":{"des":"success","isSuc":true,"datas":{"amount","price","completeMonty",
  * "completeAmount"}},"id":"<id>"}` with numbers for the four values. ORDER_NOT_FOUND (3001) when
@@ -212,8 +213,10 @@ function openOrderOf(
 async function cancelOrder(ctx: SignedContext): Promise<ApiReply> {
   const market = marketParam(ctx.engine, ctx.request, 'currency');
   const ref = orderRefParam(ctx.request);
+  const acctType = optional(ctx.request, 'acctType') === undefined ? undefined : acctTypeParam(ctx.request);
   // Checked here too so that a cancel of nothing is answered without being journaled.
   const open = openOrderOf(ctx, market, ref);
+  if (acctType !== undefined && open.acctType !== acctType) orderNotFound(market.name, ref, true);
   const result = await submitOrRefuse(ctx, {
     type: 'CancelOrder',
     userId: ctx.userId,
