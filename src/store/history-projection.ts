@@ -16,6 +16,7 @@ import {
   klineBucketStart,
   type BillRow,
   type DepositRow,
+  type MarginBillRow,
   type HistoryEntry,
   type KlineInterval,
   type OrderRow,
@@ -78,6 +79,8 @@ export interface BatchPlan {
   readonly orderUpdates: OrderUpdate[];
   readonly trades: TradeRow[];
   readonly bills: BillRow[];
+  /** Bills of margin accounts (issue 14), kept apart from the spot bills. */
+  readonly marginBills: MarginBillRow[];
   readonly klines: KlineDelta[];
   /**
    * Deposit and withdrawal records as the batch left them, to insert, or to merge into a stored
@@ -102,6 +105,7 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
   const updates = new Map<number, OrderUpdate>();
   const trades: TradeRow[] = [];
   const bills: BillRow[] = [];
+  const marginBills: MarginBillRow[] = [];
   const klineBuckets = new Map<string, Map<number, KlineDelta>[]>();
   const deposits = new Map<string, DepositRow>();
   const withdrawals = new Map<string, WithdrawalRow>();
@@ -222,11 +226,10 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
         }
         case 'BalanceChanged': {
           const change = e.deltaAvailable + e.deltaFrozen;
-          // A freeze or a release moves funds between available and frozen: no bill. The bills
-          // table holds spot bills (getSpotBills); a margin account's changes (issue 14) are not
-          // spot bills and are not stored here yet (getLeverBills / getCrossBills need an account column).
-          if (change === 0 || e.account !== undefined) break;
-          bills.push({
+          // A freeze or a release moves funds between available and frozen: no bill. A margin
+          // account's bills (issue 14) are kept apart: getSpotBills shows spot bills only.
+          if (change === 0) break;
+          const bill: BillRow = {
             id: recordId(entry.seq, index),
             userId: e.userId,
             coin: e.coin,
@@ -237,7 +240,14 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
             billType: e.billType,
             ref: e.ref,
             time: e.time,
-          });
+          };
+          if (e.account === undefined) bills.push(bill);
+          else
+            marginBills.push({
+              ...bill,
+              acctType: e.account.kind === 'cross' ? 2 : 1,
+              market: e.account.kind === 'cross' ? '' : e.account.market,
+            });
           break;
         }
         case 'DepositUpdated': {
@@ -314,6 +324,7 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
     orderUpdates,
     trades,
     bills,
+    marginBills,
     klines,
     deposits: depositRows,
     withdrawals: withdrawalRows,
@@ -323,6 +334,7 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
       orderUpdates.length +
       trades.length +
       bills.length +
+      marginBills.length +
       klines.length +
       depositRows.length +
       withdrawalRows.length +

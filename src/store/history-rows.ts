@@ -7,6 +7,7 @@ import type { CancelReason, OrderStatus, BillType } from '../domain/events.ts';
 import type {
   BillRow,
   DepositRow,
+  MarginBillRow,
   OrderRow,
   TradeRow,
   WithdrawalRow,
@@ -20,6 +21,7 @@ export const TRADE_COLUMNS =
   'id, market, price, amount, value, taker_side, taker_order_id, maker_order_id, taker_user_id, ' +
   'maker_user_id, time';
 export const BILL_COLUMNS = 'id, user_id, coin, change, available, frozen, bill_type, ref, time';
+export const MARGIN_BILL_COLUMNS = `${BILL_COLUMNS}, acct_type, market`;
 export const DEPOSIT_COLUMNS =
   'id, deposit_id, user_id, coin, chain, tx_hash, address, amount, confirmations, status, itransfer, ' +
   'note, time, updated';
@@ -82,6 +84,10 @@ export function tradeRow(r: Row): TradeRow {
 }
 
 /** Rows of BILL_COLUMNS. */
+export function marginBillRow(r: Row): MarginBillRow {
+  return { ...billRow(r), acctType: num(r[9]) === 2 ? 2 : 1, market: str(r[10]) };
+}
+
 export function billRow(r: Row): BillRow {
   const available = num(r[4]);
   const frozen = num(r[5]);

@@ -191,6 +191,21 @@ export interface BillRow {
   readonly time: number;
 }
 
+/** A bill of a margin account (issue 14): which account, and the bill as for spot. */
+export interface MarginBillRow extends BillRow {
+  /** 1 isolated, 2 cross. */
+  readonly acctType: 1 | 2;
+  /** The isolated account's market; '' for cross. */
+  readonly market: string;
+}
+
+/** A user's margin bills of one account kind: every isolated account, one market's, or cross. */
+export interface MarginBillsQuery extends BillsQuery {
+  readonly acctType: 1 | 2;
+  /** Only this isolated account's; default every market's. */
+  readonly market?: string | undefined;
+}
+
 export interface BillsQuery extends PageQuery {
   readonly coin?: string | undefined;
   /** Inclusive bounds on the bill's time (ms). */
@@ -302,6 +317,8 @@ export interface HistoryStore {
 
   /** The user's bills, newest first (time, then id). */
   bills(userId: number, query?: BillsQuery): Promise<Page<BillRow>>;
+  /** The user's bills of margin accounts (getLeverBills, getCrossBills), newest first. */
+  marginBills(userId: number, query: MarginBillsQuery): Promise<Page<MarginBillRow>>;
   /** The user's deposits, newest first. */
   deposits(userId: number, query?: FundsQuery): Promise<Page<DepositRow>>;
   /** The user's withdrawals, newest first (by submission). */

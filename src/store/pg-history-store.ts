@@ -16,6 +16,7 @@ import { BUY } from '../domain/commands.ts';
 import { planBatch } from './history-projection.ts';
 import {
   billRow,
+  marginBillRow,
   depositRow,
   num,
   orderRow,
@@ -33,6 +34,8 @@ import {
   type ApplyBatchResult,
   type BillRow,
   type BillsQuery,
+  type MarginBillRow,
+  type MarginBillsQuery,
   type DepositRow,
   type FundsQuery,
   type HistoryEntry,
@@ -178,6 +181,23 @@ export const PG_MIGRATIONS: readonly string[] = [
 
   INSERT INTO meta (key, value) VALUES ('checkpoint', 0);
   `,
+  // Issue 14: the bills of margin accounts, apart from the spot bills.
+  `
+  CREATE TABLE margin_bills (
+    user_id bigint NOT NULL,
+    acct_type smallint NOT NULL,
+    time bigint NOT NULL,
+    id bigint NOT NULL,
+    market text NOT NULL,
+    coin text NOT NULL,
+    change bigint NOT NULL,
+    available bigint NOT NULL,
+    frozen bigint NOT NULL,
+    bill_type text NOT NULL,
+    ref text NOT NULL,
+    PRIMARY KEY (user_id, acct_type, time, id)
+  );
+  `,
 ];
 
 /**
@@ -246,6 +266,10 @@ export const PG_WRITE_SQL = {
     'INSERT INTO bills (id, user_id, coin, change, available, frozen, bill_type, ref, time) ' +
     'SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], ' +
     '$6::bigint[], $7::text[], $8::text[], $9::bigint[])',
+  insertMarginBills:
+    'INSERT INTO margin_bills (id, user_id, coin, change, available, frozen, bill_type, ref, time, acct_type, market) ' +
+    'SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], ' +
+    '$6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::smallint[], $11::text[])',
   upsertDeposits:
     'INSERT INTO deposits (id, deposit_id, user_id, coin, chain, tx_hash, address, amount, confirmations, ' +
     'status, itransfer, note, time, updated) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], ' +
@@ -470,6 +494,19 @@ export class PgHistoryStore implements HistoryStore {
           b.ref,
           b.time,
         ]);
+        write(w.insertMarginBills, plan.marginBills, (b: MarginBillRow) => [
+          b.id,
+          b.userId,
+          b.coin,
+          b.change,
+          b.available,
+          b.frozen,
+          b.billType,
+          b.ref,
+          b.time,
+          b.acctType,
+          b.market,
+        ]);
         write(w.upsertDeposits, plan.deposits, (d: DepositRow) => [
           d.id,
           d.depositId,
@@ -599,6 +636,19 @@ export class PgHistoryStore implements HistoryStore {
             this.#query('billsCoinCount', [userId, query.coin, from, to]),
           ]);
     return { rows: rows.map(billRow), total: num(count[0]?.[0]), pageIndex, pageSize };
+  }
+
+  async marginBills(userId: number, query: MarginBillsQuery): Promise<Page<MarginBillRow>> {
+    this.#open();
+    const { pageIndex, pageSize, offset } = pageBounds(query);
+    const from = query.startTime ?? Number.MIN_SAFE_INTEGER;
+    const to = query.endTime ?? Number.MAX_SAFE_INTEGER;
+    const args = [userId, query.acctType, query.market ?? '', query.coin ?? '', from, to];
+    const [rows, count] = await Promise.all([
+      this.#query('marginBills', [...args, pageSize, offset]),
+      this.#query('marginBillsCount', args),
+    ]);
+    return { rows: rows.map(marginBillRow), total: num(count[0]?.[0]), pageIndex, pageSize };
   }
 
   async deposits(userId: number, query: FundsQuery = {}): Promise<Page<DepositRow>> {

@@ -36,6 +36,8 @@ function expectedIndex(name: QueryName): string {
     billsCount: 'PRIMARY KEY',
     billsCoin: 'bills_user_coin_time',
     billsCoinCount: 'bills_user_coin_time',
+    marginBills: 'PRIMARY KEY',
+    marginBillsCount: 'PRIMARY KEY',
     withdrawalSteps: 'withdrawal_steps_withdrawal',
     deposits: 'deposits_user',
     depositsCount: 'deposits_user',

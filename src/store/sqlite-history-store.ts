@@ -19,12 +19,14 @@ import {
 import { planBatch } from './history-projection.ts';
 import {
   BILL_COLUMNS,
+  MARGIN_BILL_COLUMNS,
   DEPOSIT_COLUMNS,
   ORDER_COLUMNS,
   STEP_COLUMNS,
   TRADE_COLUMNS,
   WITHDRAWAL_COLUMNS,
   billRow,
+  marginBillRow,
   depositRow,
   num,
   orderRow,
@@ -42,6 +44,8 @@ import {
   type ApplyBatchResult,
   type BillRow,
   type BillsQuery,
+  type MarginBillRow,
+  type MarginBillsQuery,
   type DepositRow,
   type FundsQuery,
   type HistoryEntry,
@@ -195,6 +199,24 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX withdrawal_steps_withdrawal ON withdrawal_steps (withdrawal_id, id);
   `,
+  // Issue 14: the bills of margin accounts, apart from the spot bills, clustered as they are read:
+  // by user, account kind, then time.
+  `
+  CREATE TABLE margin_bills (
+    user_id INTEGER NOT NULL,
+    acct_type INTEGER NOT NULL,
+    time INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    market TEXT NOT NULL,
+    coin TEXT NOT NULL,
+    change INTEGER NOT NULL,
+    available INTEGER NOT NULL,
+    frozen INTEGER NOT NULL,
+    bill_type TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    PRIMARY KEY (user_id, acct_type, time, id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 const PAGE = 'LIMIT ? OFFSET ?';
@@ -271,6 +293,14 @@ export const QUERY_SQL = {
   billsCoinCount:
     'SELECT count(*) AS n FROM bills INDEXED BY bills_user_coin_time ' +
     'WHERE user_id = ? AND coin = ? AND time BETWEEN ? AND ?',
+  // ?1 user, ?2 acctType, ?3 market ('' any), ?4 coin ('' any), ?5..?6 time, then the page.
+  marginBills:
+    `SELECT ${MARGIN_BILL_COLUMNS} FROM margin_bills WHERE user_id = ?1 AND acct_type = ?2 ` +
+    "AND (?3 = '' OR market = ?3) AND (?4 = '' OR coin = ?4) AND time BETWEEN ?5 AND ?6 " +
+    'ORDER BY time DESC, id DESC LIMIT ?7 OFFSET ?8',
+  marginBillsCount:
+    'SELECT count(*) AS n FROM margin_bills WHERE user_id = ?1 AND acct_type = ?2 ' +
+    "AND (?3 = '' OR market = ?3) AND (?4 = '' OR coin = ?4) AND time BETWEEN ?5 AND ?6",
   deposits: `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE user_id = ? ORDER BY id DESC ${PAGE}`,
   depositsCount: 'SELECT count(*) AS n FROM deposits WHERE user_id = ?',
   depositsCoin: `SELECT ${DEPOSIT_COLUMNS} FROM deposits WHERE user_id = ? AND coin = ? ORDER BY id DESC ${PAGE}`,
@@ -301,6 +331,7 @@ export const WRITE_SQL = {
     'high = max(high, excluded.high), low = min(low, excluded.low), close = excluded.close, ' +
     'volume = volume + excluded.volume',
   insertBill: `INSERT INTO bills (${BILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertMarginBill: `INSERT INTO margin_bills (${MARGIN_BILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   upsertDeposit:
     `INSERT INTO deposits (${DEPOSIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
     'ON CONFLICT (deposit_id) DO UPDATE SET confirmations = excluded.confirmations, ' +
@@ -492,6 +523,21 @@ export class SqliteHistoryStore implements HistoryStore {
       for (const b of plan.bills) {
         w.insertBill.run(b.id, b.userId, b.coin, b.change, b.available, b.frozen, b.billType, b.ref, b.time);
       }
+      for (const b of plan.marginBills) {
+        w.insertMarginBill.run(
+          b.id,
+          b.userId,
+          b.coin,
+          b.change,
+          b.available,
+          b.frozen,
+          b.billType,
+          b.ref,
+          b.time,
+          b.acctType,
+          b.market,
+        );
+      }
       for (const d of plan.deposits) {
         w.upsertDeposit.run(
           d.id,
@@ -612,6 +658,17 @@ export class SqliteHistoryStore implements HistoryStore {
             one(q.billsCoinCount, userId, query.coin, from, to),
           ];
     return { rows: rows.map(billRow), total: num(count?.[0]), pageIndex, pageSize };
+  }
+
+  async marginBills(userId: number, query: MarginBillsQuery): Promise<Page<MarginBillRow>> {
+    this.#open();
+    const { pageIndex, pageSize, offset } = pageBounds(query);
+    const from = query.startTime ?? Number.MIN_SAFE_INTEGER;
+    const to = query.endTime ?? Number.MAX_SAFE_INTEGER;
+    const args = [userId, query.acctType, query.market ?? '', query.coin ?? '', from, to] as const;
+    const rows = all(this.#query.marginBills, ...args, pageSize, offset);
+    const count = one(this.#query.marginBillsCount, ...args);
+    return { rows: rows.map(marginBillRow), total: num(count?.[0]), pageIndex, pageSize };
   }
 
   async deposits(userId: number, query: FundsQuery = {}): Promise<Page<DepositRow>> {

@@ -110,6 +110,8 @@ const LOAN_ID = ['1', '2', '999'];
 /** Parameters only some margin endpoints may leave out. */
 const MARGIN_OPTIONAL: Readonly<Record<string, readonly string[]>> = {
   getLoanRecords: ['loanId', 'marketName', 'status'],
+  getLeverBills: ['coin', 'marketName'],
+  getCrossBills: ['coin'],
   getFinanceRecords: ['coin'],
   getCrossRepayRecords: ['coin'],
   doAllRepay: ['repayAmount'],
@@ -220,6 +222,14 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
     setExpressState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
     setRepayState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
     getLeverAssetsInfo: {},
+    getLeverBills: {
+      coin: MARGIN_COIN,
+      marketName: MARGIN_MARKET,
+      dataType: ['0', '1'],
+      pageIndex: PAGE,
+      pageSize: ['10', '50', '9'],
+    },
+    getCrossBills: { coin: MARGIN_COIN, dataType: ['0', '1'], pageIndex: PAGE, pageSize: ['10', '50'] },
     getCrossAssets: {},
     getLoans: { coin: MARGIN_COIN, ...pages },
     getLoanRecords: { loanId: LOAN_ID, marketName: MARGIN_MARKET, status: ['1', '2', '7'], ...pages },

@@ -119,13 +119,25 @@ function remarkOf(bill: BillRow): string {
     case 'transferOut':
     case 'transferIn':
       return `internal transfer (withdrawal ${bill.ref})`;
+    // Margin (issue 14): the account moved to or from (`isolated:<user>:<market>`, `cross:<user>`),
+    // or the lending offer (`offer:<id>`) or loan record (`loan:<id>`) the change belongs to.
+    case 'toMargin':
+    case 'fromMargin':
+      return `margin account ${bill.ref}`;
+    case 'loanOffer':
+    case 'loanCancel':
+    case 'borrow':
+    case 'repayPrincipal':
+    case 'repayInterest':
+    case 'interestShare':
+      return bill.ref.replace(':', ' ').replace('offer', 'lending offer').replace('loan ', 'loan record ');
     default:
       return `order ${bill.ref}`;
   }
 }
 
 /** A bill as the wire shows it; amounts are decimal text with the coin's decimals. */
-function billRecord(bill: BillRow, coin: CoinSpec | undefined): Record<string, unknown> {
+export function billRecord(bill: BillRow, coin: CoinSpec | undefined): Record<string, unknown> {
   const decimals = coin?.unitDecimal ?? 8;
   const tag = coin?.enName ?? bill.coin.toUpperCase();
   const total = formatUnits(bill.balance, decimals);
@@ -152,6 +164,30 @@ function billRecord(bill: BillRow, coin: CoinSpec | undefined): Record<string, u
 async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
   const { request, engine } = ctx;
   const coin = coinParam(engine, request, 'currency');
+  const window = billsWindow(ctx);
+  await awaitHistory(ctx);
+  const page = await ctx.venue.history.bills(ctx.userId, { coin: coin?.name, ...window });
+  return {
+    json: {
+      code: 1000,
+      message: 'success',
+      result: page.rows.map((bill) => billRecord(bill, coin ?? engine.coin(bill.coin))),
+    },
+  };
+}
+
+/**
+ * The time window and page of a bills query: [startDate], [endDate] (`YYYY-MM-DD HH:MM:SS`, UTC,
+ * inclusive), [dataType: 0 the last 48 hours, 1 older; absent: any age], [pageIndex ≥ 1],
+ * [pageSize 10 to 50, default 10]. Shared by getSpotBills and the margin bills.
+ */
+export function billsWindow(ctx: SignedContext): {
+  startTime: number | undefined;
+  endTime: number | undefined;
+  pageIndex: number;
+  pageSize: number;
+} {
+  const { request } = ctx;
   const startText = optional(request, 'startDate');
   const endText = optional(request, 'endDate');
   let startTime = startText === undefined ? undefined : parseDateTime('startDate', startText);
@@ -173,21 +209,7 @@ async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
     BILLS_MAX_PAGE_SIZE,
     BILLS_MIN_PAGE_SIZE,
   );
-  await awaitHistory(ctx);
-  const page = await ctx.venue.history.bills(ctx.userId, {
-    coin: coin?.name,
-    startTime,
-    endTime,
-    pageIndex,
-    pageSize,
-  });
-  return {
-    json: {
-      code: 1000,
-      message: 'success',
-      result: page.rows.map((bill) => billRecord(bill, coin ?? engine.coin(bill.coin))),
-    },
-  };
+  return { startTime, endTime, pageIndex, pageSize };
 }
 
 export const ACCOUNT_ENDPOINTS: readonly SignedEndpoint[] = [

@@ -130,6 +130,24 @@ describe('margin through the signed API', () => {
     lever = leverOf(await ok(h, alice, 'getLeverAssetsInfo', {}), 'btcusdt') as Json;
     assert.equal(lever.fAvailable, '0.000000');
 
+    // getLeverBills: the isolated account's own bills, newest first.
+    const lever_bills = (
+      await ok(h, alice, 'getLeverBills', { coin: 'USDT', marketName: 'BTC/USDT', pageSize: '50' })
+    ).result as Json[];
+    // Interest paid is split: 90 % to the lender (repay interest), 10 % to insurance (venue share).
+    assert.deepEqual(lever_bills.map((b) => [b.typeDesc, b.changeAmount, b.marketName]).reverse(), [
+      ['to margin account', '+1000.000000 USDT', 'btcusdt'],
+      ['borrow', '+4000.000000 USDT', 'btcusdt'],
+      ['repay interest', '-0.075000 USDT', 'btcusdt'],
+      ['interest (venue share)', '-0.008333 USDT', 'btcusdt'],
+      ['repay principal', '-999.916667 USDT', 'btcusdt'],
+      ['repay principal', '-3000.083333 USDT', 'btcusdt'],
+      ['from margin account', `-${left} USDT`, 'btcusdt'],
+    ]);
+    assert.match(String(lever_bills.at(-2)?.remark), /^loan record \d+$/);
+    const none = (await ok(h, alice, 'getCrossBills', {})).result as Json[];
+    assert.deepEqual(none, []);
+
     // getSpotBills shows the spot side of each transfer only, never the margin account's bills.
     const bills = (await ok(h, alice, 'getSpotBills', { currency: 'usdt', pageSize: '50' })).result as Json[];
     assert.deepEqual(
@@ -165,6 +183,9 @@ describe('margin through the signed API', () => {
     assert.equal(row?.coinName, 'USDT');
     assert.equal(typeof row?.loanRecordId, 'number');
     assert.equal(Number(row?.benJin) + Number(row?.liXi), 200);
+    const crossBills = (await ok(h, alice, 'getCrossBills', { coin: 'usdt' })).result as Json[];
+    assert.deepEqual(crossBills.map((b) => [b.typeDesc, b.marketName]).at(-1), ['to margin account', '']);
+    assert.equal(crossBills.at(-2)?.changeAmount, '+500.000000 USDT');
   });
 
   test('lending: loan, getLoans cheapest first, changeLoop, cancelLoan, getFinanceRecords', async () => {

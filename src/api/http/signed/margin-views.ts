@@ -38,7 +38,8 @@ import {
   optionalIdParam,
   optionalMarginMarketParam,
 } from './margin-params.ts';
-import type { SignedContext, SignedEndpoint } from './pipeline.ts';
+import { billRecord, billsWindow } from './account.ts';
+import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 import { choiceParam, fundsCoinParam, intParam, optional, refuse } from './wire.ts';
 
 /** CNY per USD for the `…CNY` fields: a display constant (the venue has no CNY market). */
@@ -339,7 +340,37 @@ function getCrossRepayRecords(ctx: SignedContext): ApiReply {
   );
 }
 
+/**
+ * `getLeverBills` ([coin], [marketName: one isolated account; absent: every one], [dataType],
+ * [startDate], [endDate], [pageIndex], [pageSize 10–50]) and `getCrossBills` (the same without
+ * marketName): the margin account's bills, newest first, in getSpotBills' item shape plus
+ * `marketName` (`btcusdt`; "" for cross). `{"code":1000,"message":"success","result":[bill]}`.
+ */
+function marginBills(acctType: 1 | 2) {
+  return async (ctx: SignedContext): Promise<ApiReply> => {
+    const { engine, request } = ctx;
+    const coin = fundsCoinParam(engine, request, 'coin', false);
+    const market = acctType === ISOLATED_ACCOUNT ? optionalMarginMarketParam(engine, request) : undefined;
+    const window = billsWindow(ctx);
+    await awaitHistory(ctx);
+    const page = await ctx.venue.history.marginBills(ctx.userId, {
+      acctType,
+      market: market?.name,
+      coin: coin?.name,
+      ...window,
+    });
+    return resultReply(
+      page.rows.map((bill) => ({
+        ...billRecord(bill, coin ?? engine.coin(bill.coin)),
+        marketName: bill.market.replace('_', ''),
+      })),
+    );
+  };
+}
+
 export const MARGIN_VIEW_ENDPOINTS: readonly SignedEndpoint[] = [
+  { method: 'getLeverBills', permission: 'lever', handler: marginBills(ISOLATED_ACCOUNT) },
+  { method: 'getCrossBills', permission: 'lever', handler: marginBills(CROSS_ACCOUNT) },
   { method: 'getLeverAssetsInfo', permission: 'lever', handler: getLeverAssetsInfo },
   { method: 'getCrossAssets', permission: 'lever', handler: getCrossAssets },
   { method: 'getLoans', permission: 'lever', handler: getLoans },
