@@ -685,6 +685,66 @@ export function runHistoryStoreContract(
         }
       }));
 
+    it('margin bills (issue 14): kept apart from spot bills, by account kind, market and coin', () =>
+      withStore(async (store) => {
+        const rec = new EngineRecorder(T0);
+        const alice = rec.fundedUser('alice', { usdt: 10_000_000_000 });
+        const must = (cmd: Parameters<typeof rec.apply>[0]): void => {
+          const r = rec.apply(cmd, rec.time + 1_000);
+          assert.equal(r.result, 'OK', r.message);
+        };
+        must({
+          type: 'FundLendingPool',
+          fundingId: 'p',
+          coin: 'usdt',
+          amount: 100_000_000_000,
+          dailyRatePpm: 500,
+          days: 10,
+        });
+        const transfer = (acctType: 1 | 2, market: string, amount: number) =>
+          must({
+            type: 'MarginTransfer',
+            userId: alice,
+            direction: 'in',
+            acctType,
+            market,
+            coin: 'usdt',
+            amount,
+          });
+        transfer(1, 'btc_usdt', 1_000_000_000);
+        transfer(1, 'eth_usdt', 2_000_000_000);
+        transfer(2, '', 3_000_000_000);
+        must({
+          type: 'Borrow',
+          userId: alice,
+          acctType: 1,
+          market: 'btc_usdt',
+          coin: 'usdt',
+          amount: 500_000_000,
+          rollOver: false,
+        });
+        await store.applyBatch(rec.entries);
+        const kinds = async (q: Parameters<HistoryStore['marginBills']>[1]) =>
+          (await store.marginBills(alice, q)).rows.map((b) => [b.market, b.billType, b.change]);
+        assert.deepEqual(await kinds({ acctType: 1, market: 'btc_usdt' }), [
+          ['btc_usdt', 'borrow', 500_000_000],
+          ['btc_usdt', 'toMargin', 1_000_000_000],
+        ]);
+        assert.deepEqual(await kinds({ acctType: 1, market: 'eth_usdt', coin: 'usdt' }), [
+          ['eth_usdt', 'toMargin', 2_000_000_000],
+        ]);
+        assert.equal((await store.marginBills(alice, { acctType: 1 })).total, 3);
+        assert.deepEqual(await kinds({ acctType: 2 }), [['', 'toMargin', 3_000_000_000]]);
+        assert.deepEqual(await kinds({ acctType: 2, coin: 'btc' }), []);
+        // The spot side only among the spot bills.
+        const spot = (await store.bills(alice, { pageSize: 50 })).rows.map((b) => [b.billType, b.change]);
+        assert.deepEqual(spot.slice(0, 3), [
+          ['toMargin', -3_000_000_000],
+          ['toMargin', -2_000_000_000],
+          ['toMargin', -1_000_000_000],
+        ]);
+      }));
+
     it('bills: one per change of the total, newest first, filtered, and they add up to the balances', () =>
       withStore(async (store) => {
         const { s, ref } = sharedStream();
