@@ -52,8 +52,26 @@ const withParam = (name: string, value: string): [string, string][] =>
 
 describe('/admin/lending/fund', () => {
   test('journals FundLendingPool with units, ppm and days; the reference makes a retry safe', async () => {
-    const { submitted, call } = setUp();
-    await call(good);
+    const { engine, submitted, call } = setUp();
+    const body = await call(good);
+    assert.deepEqual(body, {
+      code: 1000,
+      message: 'success',
+      fundingId: 'operator:f1',
+      duplicate: false,
+      coin: 'usdt',
+      amount: '100000',
+      rate: '0.05',
+      days: 10,
+    });
+    // The pool offers it at once: the default lender of a fresh venue.
+    const [offer] = engine.margin.openOffers('usdt');
+    assert.equal(offer?.remaining, 100_000_000_000);
+    assert.equal(offer?.dailyRatePpm, 500);
+    assert.equal(offer?.days, 10);
+    assert.equal((await call(good)).duplicate, true);
+    assert.equal(engine.margin.openOffers('usdt')[0]?.remaining, 100_000_000_000);
+    submitted.pop();
     assert.deepEqual(submitted, [
       {
         type: 'FundLendingPool',
