@@ -297,6 +297,12 @@ describe('margin through the signed API', () => {
       acctType: '2',
     })) as Json;
     assert.equal(notThere.code, 3001);
+    const badFlag = (await h.call('cancelOrder', alice, {
+      currency: 'btc_usdt',
+      id: marginId,
+      enableExpress: 'maybe',
+    })) as Json;
+    assert.equal(badFlag.code, 3005);
     await ok(h, alice, 'cancelOrder', { currency: 'btc_usdt', id: marginId, acctType: '1' });
     const lever = leverOf(await ok(h, alice, 'getLeverAssetsInfo', {}), 'btcusdt') as Json;
     // 2,000 borrowed by the first order, 10 by the resting one (cancelled: the loan stays).

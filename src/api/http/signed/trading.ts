@@ -214,6 +214,7 @@ async function cancelOrder(ctx: SignedContext): Promise<ApiReply> {
   const market = marketParam(ctx.engine, ctx.request, 'currency');
   const ref = orderRefParam(ctx.request);
   const acctType = optional(ctx.request, 'acctType') === undefined ? undefined : acctTypeParam(ctx.request);
+  flagParam(ctx.request, 'enableExpress', false);
   // Checked here too so that a cancel of nothing is answered without being journaled.
   const open = openOrderOf(ctx, market, ref);
   if (acctType !== undefined && open.acctType !== acctType) orderNotFound(market.name, ref, true);
