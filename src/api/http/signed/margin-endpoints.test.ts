@@ -169,6 +169,10 @@ describe('margin endpoints at the edge', () => {
     await h.venue.must({ type: 'SetFundPassword', userId: aliceId, hash: await hashFundPassword('secret1') });
     await refusedAtEdge(h, alice, 'doCrossLoan', GOOD.doCrossLoan ?? {}, 1005, /safePwd is required/);
     await refusedAtEdge(h, alice, 'borrow', GOOD.borrow ?? {}, 1005, /safePwd is required/);
+    // A frozen account: 4001 before the password is looked at (no attempt spent).
+    await h.venue.must({ type: 'SetUserStatus', userId: aliceId, status: 'frozen' });
+    await refusedAtEdge(h, alice, 'borrow', { ...GOOD.borrow, safePwd: 'wrong12' }, 4001, /frozen/);
+    await h.venue.must({ type: 'SetUserStatus', userId: aliceId, status: 'active' });
     const wrong = (await h.call('borrow', alice, { ...GOOD.borrow, safePwd: 'wrong12' })) as Json;
     assert.equal(wrong.code, 1005, JSON.stringify(wrong));
     assert.match(String(wrong.message), /fund password wrong/);

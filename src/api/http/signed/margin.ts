@@ -48,6 +48,8 @@ async function submit(ctx: SignedContext, command: Command): Promise<ApiReply> {
  */
 async function fundPasswordWhereSet(ctx: SignedContext): Promise<void> {
   if (ctx.engine.funds.fundPassword(ctx.userId) === undefined) return;
+  // A frozen account's borrow is refused (by the engine too) before a password attempt is spent.
+  if (ctx.engine.userRecord(ctx.userId)?.status === 'frozen') refuse('ACCOUNT_FROZEN');
   const password = optional(ctx.request, 'safePwd');
   if (password === undefined) {
     refuse('FUND_PASSWORD_WRONG', 'safePwd is required: this account has a fund password');
