@@ -2,8 +2,8 @@
  * @module account-panel — sign-in with an API key (kept in this tab's sessionStorage only, and
  * only as sha1hex(secret), the signing key) and the account: open orders live from
  * `push_user_incr_record` with cancel, balances live from `push_user_asset`, order history and
- * bills from the signed REST API, deposit addresses, withdrawal, the demo faucet, and the place
- * where the margin panel will be.
+ * bills from the signed REST API, deposit addresses, withdrawal and the demo faucet. The margin
+ * tab is margin-panel.ts's.
  */
 import { byId, dateTime, el, fixed, ORDER_STATUS, orderTypeName, type App, type Balance } from './app.ts';
 import { redraw } from './frame.ts';
@@ -11,11 +11,13 @@ import { ApiError, getPublic, SignedApi, type Json } from './rest.ts';
 import { secretHash, signedSubscription } from './sign.ts';
 
 const SESSION_KEY = 'bourse.session';
+/** The record's acctType (field 9): which account an order freezes and settles in. */
+const ACCOUNT_NAME: Readonly<Record<number, string>> = { 0: 'spot', 1: 'isolated', 2: 'cross' };
 const PAGE_SIZE = '20';
 /** Order history is read again at most this often while orders finish (ms). */
 const HISTORY_REFRESH_MS = 1_000;
 
-/** A record of push_user_incr_record: [id, price, amount, filled, filledValue, type, time, status, …]. */
+/** A record of push_user_incr_record: [id, price, amount, filled, filledValue, type, time, status, fee, acctType, …]. */
 type OrderRecord = [string, number, number, number, number, number, number, number, ...unknown[]];
 
 const describe = (error: unknown): string =>
@@ -94,6 +96,7 @@ export function accountPanel(app: App): void {
             fixed(r[2], m.amountScale),
             fixed(r[3], m.amountScale),
             ORDER_STATUS[r[7]] ?? String(r[7]),
+            ACCOUNT_NAME[Number(r[9] ?? 0)] ?? String(r[9]),
           ],
           [false, false, false, true, true, true],
         );
@@ -211,6 +214,7 @@ export function accountPanel(app: App): void {
   });
 
   const refreshTab = (): void => {
+    app.marginShown.set(app.api.value !== undefined && tab === 'margin');
     if (tab === 'history') void loadHistory();
     if (tab === 'bills') void loadBills();
   };

@@ -66,6 +66,10 @@ export interface App {
   readonly api: Observable<SignedApi | undefined>;
   /** The signed-in account's balances by coin (from push_user_asset). */
   readonly balances: Observable<ReadonlyMap<string, Balance>>;
+  /** Whether the margin tab is showing (signed in): the margin panel reads its accounts then. */
+  readonly marginShown: Observable<boolean>;
+  /** A margin change made from the page (transfer, borrow, repay, a margin order): re-read the accounts. */
+  readonly marginChanged: Observable<number>;
   /** A price picked in the book, for the order form. */
   readonly pickedPrice: Observable<string>;
   /** The selected market's latest trade (price text and whether the taker bought). */

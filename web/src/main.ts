@@ -8,6 +8,7 @@ import { byId, Observable, type App, type Balance, type MarketInfo } from './app
 import { bookPanel } from './book-panel.ts';
 import { chartPanel } from './chart-panel.ts';
 import { Feed } from './feed.ts';
+import { marginPanel } from './margin-panel.ts';
 import { marketsPanel } from './markets-panel.ts';
 import { orderForm } from './order-form.ts';
 import { getPublic, type Json, type SignedApi } from './rest.ts';
@@ -62,6 +63,8 @@ async function start(): Promise<void> {
     market: new Observable<MarketInfo>(first),
     api: new Observable<SignedApi | undefined>(undefined),
     balances: new Observable<ReadonlyMap<string, Balance>>(new Map()),
+    marginShown: new Observable(false),
+    marginChanged: new Observable(0),
     pickedPrice: new Observable(''),
     lastTrade: new Observable<{ price: string; buy: boolean } | undefined>(undefined),
     notice: (text) => {
@@ -78,6 +81,7 @@ async function start(): Promise<void> {
   tradesPanel(app);
   orderForm(app);
   accountPanel(app);
+  marginPanel(app);
   sandboxClock(venue);
 }
 

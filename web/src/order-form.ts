@@ -1,7 +1,8 @@
 /**
  * @module order-form — limit, PostOnly and IOC orders for the selected market, by amount or by
  * total, with the available balance and the fee estimated from the market's rates (exact decimal
- * arithmetic). The order is a signed `order` call like any client's.
+ * arithmetic), in the spot account or a margin one (`acctType`, with `enableExpress` to borrow what
+ * the order lacks). The order is a signed `order` call like any client's.
  */
 import { byId, type App, type MarketInfo } from './app.ts';
 import { decimalsOf, div, format, mul, parseDec, rescale, type Dec } from './decimal.ts';
@@ -27,6 +28,9 @@ function trim(text: string): string {
 export function orderForm(app: App): void {
   const form = byId<HTMLFormElement>('order');
   const type = byId<HTMLSelectElement>('order-type');
+  const account = byId<HTMLSelectElement>('order-account');
+  const express = byId<HTMLInputElement>('order-express');
+  const expressLine = byId('order-express-line');
   const price = byId<HTMLInputElement>('order-price');
   const amount = byId<HTMLInputElement>('order-amount');
   const total = byId<HTMLInputElement>('order-total');
@@ -56,10 +60,14 @@ export function orderForm(app: App): void {
       const a = p !== undefined && t !== undefined ? div(t, p, m.amountScale) : undefined;
       amount.value = a === undefined ? '' : format(a);
     }
+    const spot = account.value === '0';
+    expressLine.hidden = spot;
     const balance = app.balances.value.get(side === 'buy' ? m.quote : m.base);
     available.textContent =
-      balance === undefined
-        ? '–'
+      !spot || balance === undefined
+        ? spot
+          ? '–'
+          : 'see the margin tab'
         : `${balance.available} ${(side === 'buy' ? m.quote : m.base).toUpperCase()}`;
     fee.textContent = feeText(m);
   };
@@ -93,6 +101,7 @@ export function orderForm(app: App): void {
   buyTab.addEventListener('click', () => setSide('buy'));
   sellTab.addEventListener('click', () => setSide('sell'));
   type.addEventListener('change', update);
+  account.addEventListener('change', update);
   price.addEventListener('input', update);
   amount.addEventListener('input', () => {
     driver = 'amount';
@@ -140,10 +149,15 @@ export function orderForm(app: App): void {
     ];
     if (type.value === 'postOnly') params.push(['orderType', '1']);
     if (type.value === 'ioc') params.push(['orderType', '2']);
+    if (account.value !== '0') {
+      params.push(['acctType', account.value]);
+      if (express.checked) params.push(['enableExpress', '1']);
+    }
     submit.disabled = true;
     try {
       const reply = await api.call('order', params);
       show(`Order ${String(reply.id)} placed.`, 'ok');
+      if (account.value !== '0') app.marginChanged.set(app.marginChanged.value + 1);
     } catch (error) {
       show(error instanceof ApiError ? `${error.message} (${error.code})` : String(error), 'error');
     } finally {
