@@ -549,20 +549,15 @@ export class Margin implements MarginView {
       const to = ledger.open(m.to);
       const bill = MOVEMENT_BILL[m.kind];
       const ref = m.kind === 'loanOffer' || m.kind === 'loanCancel' ? `offer:${m.ref}` : `loan:${m.ref}`;
-      const out = m.fromPocket === 'available' ? [-m.amount, 0] : [0, -m.amount];
-      const into = m.toPocket === 'available' ? [m.amount, 0] : [0, m.amount];
+      const outAvailable = m.fromPocket === 'available' ? -m.amount : 0;
+      const outFrozen = m.fromPocket === 'available' ? 0 : -m.amount;
+      const inAvailable = m.toPocket === 'available' ? m.amount : 0;
+      const inFrozen = m.toPocket === 'available' ? 0 : m.amount;
       if (from === to) {
-        this.#change(
-          from,
-          coin,
-          (out[0] as number) + (into[0] as number),
-          (out[1] as number) + (into[1] as number),
-          bill,
-          ref,
-        );
+        this.#change(from, coin, outAvailable + inAvailable, outFrozen + inFrozen, bill, ref);
       } else {
-        this.#change(from, coin, out[0] as number, out[1] as number, bill, ref);
-        this.#change(to, coin, into[0] as number, into[1] as number, bill, ref);
+        this.#change(from, coin, outAvailable, outFrozen, bill, ref);
+        this.#change(to, coin, inAvailable, inFrozen, bill, ref);
       }
       if (m.kind === 'repayInterest' || m.kind === 'interestShare') {
         const paid = this.#interestPaid.get(m.coin) ?? [0, 0];
@@ -732,6 +727,12 @@ export class Margin implements MarginView {
     if (this.#received.length === 0) return;
     const received = this.#received;
     this.#received = [];
+    if (received.length === 1) {
+      // One margin account received one coin (the usual case): nothing to add up.
+      const [account, coin, units] = received[0] as [LedgerAccount, CoinState, CoinUnits];
+      this.#autoRepayFrom(account, coin, units);
+      return;
+    }
     const sums = new Map<string, [LedgerAccount, CoinState, CoinUnits]>();
     for (const [account, coin, units] of received) {
       const k = `${accountKey(account.key)}|${coin.index}`;
@@ -739,21 +740,24 @@ export class Margin implements MarginView {
       if (s === undefined) sums.set(k, [account, coin, units]);
       else s[2] += units;
     }
-    for (const [account, coin, units] of sums.values()) {
-      if (!(this.#preferences.get(accountKey(account.key))?.autoRepay ?? false)) continue;
-      const owed = (account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0);
-      const amount = Math.min(units, owed, account.available[coin.index] ?? 0);
-      if (amount <= 0) continue;
-      const r = this.#loans.repayAll(coin.spec.name, {
-        borrower: account.key,
-        amount,
-        timeMs: this.#ctx.time,
-        available: account.available[coin.index] ?? 0,
-      });
-      if (!r.ok) throw new Error(`auto-repay refused: ${r.message}`);
-      this.#applyEffects(r.effects);
-      this.#record(r.repayments);
-    }
+    for (const [account, coin, units] of sums.values()) this.#autoRepayFrom(account, coin, units);
+  }
+
+  /** Auto-repays (when the account's preference says so) up to `units` of what it owes in `coin`. */
+  #autoRepayFrom(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
+    if (!(this.#preferences.get(accountKey(account.key))?.autoRepay ?? false)) return;
+    const owed = (account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0);
+    const amount = Math.min(units, owed, account.available[coin.index] ?? 0);
+    if (amount <= 0) return;
+    const r = this.#loans.repayAll(coin.spec.name, {
+      borrower: account.key,
+      amount,
+      timeMs: this.#ctx.time,
+      available: account.available[coin.index] ?? 0,
+    });
+    if (!r.ok) throw new Error(`auto-repay refused: ${r.message}`);
+    this.#applyEffects(r.effects);
+    this.#record(r.repayments);
   }
 
   // ───────────────────────────── reads ─────────────────────────────

@@ -299,8 +299,7 @@ export class LoanBook {
     if (loan === undefined || accountKey(loan.borrower) !== accountKey(input.borrower))
       return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
     if (!isOpen(loan.status)) return refuse('INVALID_STATE', `loan record ${loanId} is already repaid`);
-    const next = this.#advanced(loan, input.timeMs);
-    const owed = next.loan.principal + next.loan.interestOwed;
+    const owed = loan.principal + loan.interestOwed + this.#advance(loan, input.timeMs, false);
     const amount = input.amount === 'all' ? owed : input.amount;
     const bad = checkRepayAmount(amount, owed, input.available, loan.coin, this.#settings(loan.coin));
     if (bad !== undefined) return bad;
@@ -316,38 +315,53 @@ export class LoanBook {
    * LOAN_NOT_FOUND when the account owes nothing in the coin.
    */
   repayAll(coin: string, input: RepayInput): Outcome<{ effects: Effects; repayments: RepaymentRecord[] }> {
-    const key = accountKey(input.borrower);
-    const open = [...(this.#openByDebtor.get(`${key}|${coin}`)?.values() ?? [])];
-    if (open.length === 0) return refuse('LOAN_NOT_FOUND', `this account owes no ${coin}`);
+    const debts = this.#openByDebtor.get(`${accountKey(input.borrower)}|${coin}`);
+    if (debts === undefined || debts.size === 0)
+      return refuse('LOAN_NOT_FOUND', `this account owes no ${coin}`);
     let owed = 0;
-    for (const l of open) {
-      const n = this.#advanced(l, input.timeMs).loan;
-      owed += n.principal + n.interestOwed;
-    }
+    for (const l of debts.values())
+      owed += l.principal + l.interestOwed + this.#advance(l, input.timeMs, false);
     const amount = input.amount === 'all' ? owed : input.amount;
     const bad = checkRepayAmount(amount, owed, input.available, coin, this.#settings(coin));
     if (bad !== undefined) return bad;
     const effects: Effects = { movements: [], debts: [] };
+    if (debts.size === 1) {
+      // One record (the usual case, auto-repayment after a fill): the plan below comes down to
+      // interest first, then principal, with no ordering to do.
+      const l = debts.values().next().value as LoanRecord;
+      this.#commitAdvance(l, input.timeMs, effects);
+      const repayment = this.#pay(l, amount, Math.min(amount, l.interestOwed), input.timeMs, false, effects);
+      return { ok: true, effects, repayments: [repayment] };
+    }
+    const open = [...debts.values()];
     for (const l of open) this.#commitAdvance(l, input.timeMs, effects);
     // Plan: interest oldest first, then principal dearest first (ties oldest first).
-    const plan = new Map<number, { interest: Units; principal: Units }>();
+    const interests: Units[] = [];
+    const principals: Units[] = [];
     let left = amount;
     for (const l of open) {
       const i = Math.min(left, l.interestOwed);
       left -= i;
-      plan.set(l.id, { interest: i, principal: 0 });
+      interests.push(i);
+      principals.push(0);
     }
-    for (const l of [...open].sort((a, b) => b.dailyRatePpm - a.dailyRatePpm || a.id - b.id)) {
-      const p = Math.min(left, l.principal);
+    const dearest = open.map((_, k) => k);
+    dearest.sort((a, b) => {
+      const x = open[a] as LoanRecord;
+      const y = open[b] as LoanRecord;
+      return y.dailyRatePpm - x.dailyRatePpm || x.id - y.id;
+    });
+    for (const k of dearest) {
+      const p = Math.min(left, (open[k] as LoanRecord).principal);
       left -= p;
-      const entry = plan.get(l.id) as { interest: Units; principal: Units };
-      entry.principal = p;
+      principals[k] = p;
     }
     const repayments: RepaymentRecord[] = [];
-    for (const l of open) {
-      const { interest, principal } = plan.get(l.id) as { interest: Units; principal: Units };
-      if (interest + principal === 0) continue;
-      repayments.push(this.#pay(l, interest + principal, interest, input.timeMs, false, effects));
+    for (let k = 0; k < open.length; k++) {
+      const interest = interests[k] as Units;
+      const total = interest + (principals[k] as Units);
+      if (total === 0) continue;
+      repayments.push(this.#pay(open[k] as LoanRecord, total, interest, input.timeMs, false, effects));
     }
     return { ok: true, effects, repayments };
   }
@@ -360,9 +374,8 @@ export class LoanBook {
     let principal = 0;
     let interest = 0;
     for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
-      const n = this.#advanced(l, nowMs).loan;
-      principal += n.principal;
-      interest += n.interestOwed;
+      principal += l.principal;
+      interest += l.interestOwed + this.#advance(l, nowMs, false);
     }
     return { principal, interest };
   }
@@ -532,39 +545,59 @@ export class LoanBook {
     mine.set(loan.id, loan);
   }
 
-  /** A copy of `loan` advanced to `nowMs` and the interest it charged, the loan itself untouched. */
-  #advanced(loan: LoanRecord, nowMs: TimeMs): { loan: LoanRecord; charged: Units } {
-    const l = { ...loan };
+  /**
+   * Charges `loan`'s hours begun by `nowMs` and ends the terms reached (roll over, or status 5);
+   * returns the interest charged. With `commit` false the loan is left untouched (what it would
+   * owe); with `commit` true the loan is advanced in place. No copy, no allocation: this runs for
+   * every open loan at every hourly timer and for every record an auto-repayment touches.
+   */
+  #advance(loan: LoanRecord, nowMs: TimeMs, commit: boolean): Units {
+    const { principal, dailyRatePpm } = loan;
+    let status = loan.status;
+    let termStartMs = loan.termStartMs;
+    let termEndMs = loan.termEndMs;
+    let nextHourMs = loan.nextHourMs;
+    let remainder = loan.interestRemainder;
     let charged = 0;
-    while (isOpen(l.status)) {
-      if (l.status === LOAN_STATUS.REPAYING && l.termEndMs <= nowMs && l.termEndMs <= l.nextHourMs) {
-        if (l.rollOver && l.investMark) {
-          l.termStartMs = l.termEndMs;
-          l.termEndMs += l.days * DAY_MS;
-        } else l.status = LOAN_STATUS.AUTO_REPAYING;
+    while (isOpen(status)) {
+      if (status === LOAN_STATUS.REPAYING && termEndMs <= nowMs && termEndMs <= nextHourMs) {
+        if (loan.rollOver && loan.investMark) {
+          termStartMs = termEndMs;
+          termEndMs += loan.days * DAY_MS;
+        } else status = LOAN_STATUS.AUTO_REPAYING;
         continue;
       }
-      if (l.nextHourMs > nowMs) break;
-      const units = hourInterest(l.principal, l.dailyRatePpm, l.interestRemainder);
-      l.interestRemainder = units.remainder;
-      l.interestOwed += units.interest;
-      l.interestCharged += units.interest;
-      charged += units.interest;
-      l.nextHourMs += HOUR_MS;
+      if (nextHourMs > nowMs) break;
+      // hourInterest, inlined: floor((remainder + principal × rate) ÷ (24 × 10^6)), split so
+      // that no intermediate leaves the safe range.
+      const q = Math.floor(principal / HOURLY_DENOMINATOR);
+      const num = remainder + (principal - q * HOURLY_DENOMINATOR) * dailyRatePpm;
+      const extra = Math.floor(num / HOURLY_DENOMINATOR);
+      remainder = num - extra * HOURLY_DENOMINATOR;
+      charged += q * dailyRatePpm + extra;
+      nextHourMs += HOUR_MS;
     }
-    return { loan: l, charged };
+    if (commit) {
+      loan.status = status;
+      loan.termStartMs = termStartMs;
+      loan.termEndMs = termEndMs;
+      loan.nextHourMs = nextHourMs;
+      loan.interestRemainder = remainder;
+      loan.interestOwed += charged;
+      loan.interestCharged += charged;
+    }
+    return charged;
   }
 
   #commitAdvance(loan: LoanRecord, nowMs: TimeMs, effects: Effects): void {
-    const next = this.#advanced(loan, nowMs);
-    Object.assign(loan, next.loan);
-    if (next.charged > 0)
+    const charged = this.#advance(loan, nowMs, true);
+    if (charged > 0)
       effects.debts.push({
         kind: 'accrue',
         account: loan.borrower,
         coin: loan.coin,
         principal: 0,
-        interest: next.charged,
+        interest: charged,
         ref: loan.id,
       });
   }
@@ -587,44 +620,24 @@ export class LoanBook {
     const sharePpm = this.#settings(loan.coin)?.venueSharePpm ?? 0;
     const shareTotal = mulDivFloor(loan.interestPaid + interest, sharePpm, PPM) as number;
     const share = shareTotal - loan.venueShare;
-    const move = (m: Omit<Movement, 'coin' | 'from' | 'fromPocket' | 'ref'>): void => {
-      if (m.amount > 0)
-        effects.movements.push({
-          ...m,
-          coin: loan.coin,
-          from: loan.borrower,
-          fromPocket: 'available',
-          ref: loan.id,
-        });
-    };
-    move({ kind: 'repayInterest', amount: interest - share, to: loan.lender, toPocket: 'available' });
-    move({ kind: 'interestShare', amount: share, to: system('insurance'), toPocket: 'available' });
+    if (interest - share > 0)
+      effects.movements.push(
+        repayMovement(loan, 'repayInterest', interest - share, loan.lender, 'available'),
+      );
+    if (share > 0)
+      effects.movements.push(repayMovement(loan, 'interestShare', share, INSURANCE, 'available'));
     if (principal > 0) {
       const reinvested = this.#lending.principalReturned(loan.offerId, principal, loan.investMark);
-      move({
-        kind: 'repayPrincipal',
-        amount: principal,
-        to: loan.lender,
-        toPocket: reinvested ? 'frozen' : 'available',
-      });
+      effects.movements.push(
+        repayMovement(loan, 'repayPrincipal', principal, loan.lender, reinvested ? 'frozen' : 'available'),
+      );
     }
     loan.interestOwed -= interest;
     loan.interestPaid += interest;
     loan.venueShare = shareTotal;
     loan.principal -= principal;
-    const debt = (kind: DebtChange['kind'], p: Units, i: Units): void => {
-      if (p !== 0 || i !== 0)
-        effects.debts.push({
-          kind,
-          account: loan.borrower,
-          coin: loan.coin,
-          principal: p,
-          interest: i,
-          ref: loan.id,
-        });
-    };
-    debt('repayInterest', 0, -interest);
-    debt('repayPrincipal', -principal, 0);
+    if (interest !== 0) effects.debts.push(repayDebt(loan, 'repayInterest', 0, -interest));
+    if (principal !== 0) effects.debts.push(repayDebt(loan, 'repayPrincipal', -principal, 0));
     if (loan.principal === 0 && loan.interestOwed === 0)
       this.#close(
         loan,
@@ -647,6 +660,38 @@ export class LoanBook {
       auto,
     };
   }
+}
+
+const INSURANCE = system('insurance');
+
+/** A repayment's movement out of the borrower's available (what `#pay` moves). */
+function repayMovement(
+  loan: LoanRecord,
+  kind: 'repayInterest' | 'interestShare' | 'repayPrincipal',
+  amount: Units,
+  to: AccountRef,
+  toPocket: Movement['toPocket'],
+): Movement {
+  return {
+    kind,
+    amount,
+    to,
+    toPocket,
+    coin: loan.coin,
+    from: loan.borrower,
+    fromPocket: 'available',
+    ref: loan.id,
+  };
+}
+
+/** A repayment's change of what the borrower owes. */
+function repayDebt(
+  loan: LoanRecord,
+  kind: 'repayInterest' | 'repayPrincipal',
+  principal: Units,
+  interest: Units,
+): DebtChange {
+  return { kind, account: loan.borrower, coin: loan.coin, principal, interest, ref: loan.id };
 }
 
 /**
