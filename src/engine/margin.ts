@@ -182,11 +182,26 @@ export class Margin implements MarginView {
   readonly #registry: Registry;
   readonly #lendingSettings = (coin: string): LendingSettings | undefined => {
     const c = this.#registry.coin(coin);
-    return c === undefined ? undefined : defaultLendingSettings(coin, c.spec.unitDecimal);
+    if (c === undefined) return undefined;
+    // Every repayment reads them: made once per coin (and again should its decimals change).
+    let s = this.#lendingSettingsMade.get(c);
+    if (s === undefined || s.coin !== coin || s.unitDecimal !== c.spec.unitDecimal) {
+      s = defaultLendingSettings(coin, c.spec.unitDecimal);
+      this.#lendingSettingsMade.set(c, s);
+    }
+    return s;
   };
+  readonly #lendingSettingsMade = new Map<CoinState, LendingSettings>();
+  /**
+   * The ledger account of a movement's or debt's account, by the reference object: loan records
+   * keep theirs for life, so repaying and charging them finds the account without a text key.
+   */
+  #ledgerAccounts = new WeakMap<AccountRef, LedgerAccount>();
   #lending: LendingBook;
   #loans: LoanBook;
   readonly #preferences = new Map<string, MarginPreferences>();
+  /** Whether auto-repay is on, by ledger account (a fill's account): emptied when preferences change. */
+  readonly #autoRepayOn = new Map<LedgerAccount, boolean>();
   readonly #repayments = new Map<string, RepaymentRecord[]>();
   readonly #poolFunded = new Map<string, CoinUnits>();
   readonly #fundingIds = new Set<string>();
@@ -270,6 +285,7 @@ export class Margin implements MarginView {
         const next = { express: cmd.express ?? now.express, autoRepay: cmd.autoRepay ?? now.autoRepay };
         if (!next.express && !next.autoRepay) this.#preferences.delete(key);
         else this.#preferences.set(key, next);
+        this.#autoRepayOn.clear();
         return this.#ok();
       }
     }
@@ -545,8 +561,8 @@ export class Margin implements MarginView {
     const ledger = this.#ledger;
     for (const m of e.movements) {
       const coin = this.#registry.coin(m.coin) as CoinState;
-      const from = ledger.open(m.from);
-      const to = ledger.open(m.to);
+      const from = this.#ledgerAccount(m.from);
+      const to = this.#ledgerAccount(m.to);
       const bill = MOVEMENT_BILL[m.kind];
       const ref = m.kind === 'loanOffer' || m.kind === 'loanCancel' ? `offer:${m.ref}` : `loan:${m.ref}`;
       const outAvailable = m.fromPocket === 'available' ? -m.amount : 0;
@@ -567,11 +583,21 @@ export class Margin implements MarginView {
     }
     for (const d of e.debts)
       ledger.changeDebt(
-        ledger.open(d.account),
+        this.#ledgerAccount(d.account),
         this.#registry.coin(d.coin) as CoinState,
         d.principal,
         d.interest,
       );
+  }
+
+  /** `ledger.open(ref)`, remembered per reference object (accounts are never closed). */
+  #ledgerAccount(ref: AccountRef): LedgerAccount {
+    let account = this.#ledgerAccounts.get(ref);
+    if (account === undefined) {
+      account = this.#ledger.open(ref);
+      this.#ledgerAccounts.set(ref, account);
+    }
+    return account;
   }
 
   #change(
@@ -745,7 +771,12 @@ export class Margin implements MarginView {
 
   /** Auto-repays (when the account's preference says so) up to `units` of what it owes in `coin`. */
   #autoRepayFrom(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
-    if (!(this.#preferences.get(accountKey(account.key))?.autoRepay ?? false)) return;
+    let on = this.#autoRepayOn.get(account);
+    if (on === undefined) {
+      on = this.#preferences.get(accountKey(account.key))?.autoRepay ?? false;
+      this.#autoRepayOn.set(account, on);
+    }
+    if (!on) return;
     const owed = (account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0);
     const amount = Math.min(units, owed, account.available[coin.index] ?? 0);
     if (amount <= 0) return;
@@ -900,6 +931,8 @@ export class Margin implements MarginView {
   load(s: MarginSnapshot): void {
     this.#lending = new LendingBook(this.#lendingSettings, s.lending);
     this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans);
+    this.#autoRepayOn.clear();
+    this.#ledgerAccounts = new WeakMap();
     for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });
     for (const [k, rs] of s.repayments)
       this.#repayments.set(

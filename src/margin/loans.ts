@@ -174,8 +174,16 @@ export class LoanBook {
   readonly #loans = new Map<number, LoanRecord>();
   /** Open records by id (ascending: ids only grow). */
   readonly #open = new Map<number, LoanRecord>();
-  /** Open records per borrower account and coin ("<account>|<coin>"), ascending id. */
+  /**
+   * Open records per borrower account and coin ("<account>|<coin>"), ascending id. An entry, once
+   * made, stays (empty when the account owes nothing in the coin), so that `#debtCache` can hold it.
+   */
   readonly #openByDebtor = new Map<string, Map<number, LoanRecord>>();
+  /**
+   * `#openByDebtor`'s entries by account object and coin: an auto-repayment after a fill names the
+   * account by the same object every time, and finds its records without building the text key.
+   */
+  readonly #debtCache = new WeakMap<AccountRef, Map<string, Map<number, LoanRecord>>>();
   #nextLoanId = 1;
   #nextRepaymentId = 1;
 
@@ -315,7 +323,7 @@ export class LoanBook {
    * LOAN_NOT_FOUND when the account owes nothing in the coin.
    */
   repayAll(coin: string, input: RepayInput): Outcome<{ effects: Effects; repayments: RepaymentRecord[] }> {
-    const debts = this.#openByDebtor.get(`${accountKey(input.borrower)}|${coin}`);
+    const debts = this.#debts(input.borrower, coin);
     if (debts === undefined || debts.size === 0)
       return refuse('LOAN_NOT_FOUND', `this account owes no ${coin}`);
     let owed = 0;
@@ -373,7 +381,7 @@ export class LoanBook {
   owedAt(borrower: AccountRef, coin: string, nowMs: TimeMs): Owed {
     let principal = 0;
     let interest = 0;
-    for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+    for (const l of this.#debts(borrower, coin)?.values() ?? []) {
       principal += l.principal;
       interest += l.interestOwed + this.#advance(l, nowMs, false);
     }
@@ -388,7 +396,7 @@ export class LoanBook {
   beginLiquidation(borrower: AccountRef, coins: readonly string[], nowMs: TimeMs): Effects {
     const effects: Effects = { movements: [], debts: [] };
     for (const coin of coins)
-      for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+      for (const l of this.#debts(borrower, coin)?.values() ?? []) {
         this.#commitAdvance(l, nowMs, effects);
         l.status = LOAN_STATUS.NEEDS_LIQUIDATION;
       }
@@ -412,7 +420,7 @@ export class LoanBook {
     nowMs: TimeMs,
   ): { effects: Effects; shares: { loanId: number; lender: AccountRef; amount: Units }[] } {
     const effects: Effects = { movements: [], debts: [] };
-    const open = [...(this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? [])];
+    const open = [...(this.#debts(borrower, coin)?.values() ?? [])];
     for (const l of open) this.#commitAdvance(l, nowMs, effects);
     const owed = open.map((l) => BigInt(l.principal + l.interestOwed));
     const total = owed.reduce((a, b) => a + b, 0n);
@@ -490,7 +498,7 @@ export class LoanBook {
   owed(borrower: AccountRef, coin: string): Owed {
     let principal = 0;
     let interest = 0;
-    for (const l of this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`)?.values() ?? []) {
+    for (const l of this.#debts(borrower, coin)?.values() ?? []) {
       principal += l.principal;
       interest += l.interestOwed;
     }
@@ -531,10 +539,20 @@ export class LoanBook {
     loan.status = status;
     loan.closedMs = timeMs;
     this.#open.delete(loan.id);
-    const key = `${accountKey(loan.borrower)}|${loan.coin}`;
-    const mine = this.#openByDebtor.get(key);
-    mine?.delete(loan.id);
-    if (mine?.size === 0) this.#openByDebtor.delete(key);
+    this.#debts(loan.borrower, loan.coin)?.delete(loan.id);
+  }
+
+  /** The open records of an account in a coin (see `#openByDebtor`), undefined if it never borrowed it. */
+  #debts(borrower: AccountRef, coin: string): Map<number, LoanRecord> | undefined {
+    let byCoin = this.#debtCache.get(borrower);
+    const cached = byCoin?.get(coin);
+    if (cached !== undefined) return cached;
+    const debts = this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`);
+    if (debts !== undefined) {
+      if (byCoin === undefined) this.#debtCache.set(borrower, (byCoin = new Map()));
+      byCoin.set(coin, debts);
+    }
+    return debts;
   }
 
   #index(loan: LoanRecord): void {
