@@ -44,6 +44,12 @@ const COMMANDS = Number(arg('commands', String(DEFAULT_STREAM.commands)));
  * is engine x's cost on the stream, with setup.
  */
 const ONLY = arg('only', '');
+/**
+ * `--margin`: the margin stream of `npm run bench:engine` (5,000 users, 10,000 open margin
+ * accounts, a third of the orders on margin with express and auto-repay, interest ticks every
+ * 100,000 commands) instead of the spot one.
+ */
+const MARGIN = process.argv.includes('--margin');
 
 const runGc = (): void => {
   if (typeof gc !== 'function') throw new Error('run with --expose-gc');
@@ -100,7 +106,11 @@ async function main(): Promise<void> {
     const baseline = (await import(pathToFileURL(path.join(dir, 'src/engine/engine.ts')).href)) as {
       Engine: EngineClass;
     };
-    const stream = generateStream({ ...DEFAULT_STREAM, commands: COMMANDS });
+    const stream = generateStream({
+      ...DEFAULT_STREAM,
+      commands: COMMANDS,
+      ...(MARGIN ? { users: 5_000, margin: { share: 1 / 3, interestEvery: 100_000, autoRepay: true } } : {}),
+    });
     const expected = stream.summary.stateHash as string;
     const engines: [string, EngineClass][] = [
       ['baseline', baseline.Engine],
