@@ -84,9 +84,9 @@ function longAlice(): { d: Checked; alice: number; bob: number; carol: number } 
 }
 
 /** Twenty trades of 0.001 btc at 23,500 in one command: the mark falls to ⌊(30,000 + 20 × 23,500) ÷ 21⌋. */
-function gap(d: EngineDriver, bob: number, carol: number): ApplyResult {
-  for (let i = 0; i < 20; i++) must(d, order(bob, BUY, 2_350_000, 10));
-  return must(d, order(carol, SELL, 2_350_000, 200, { kind: 'ioc' }));
+function gap(d: EngineDriver, bob: number, carol: number, trades = 20): ApplyResult {
+  for (let i = 0; i < trades; i++) must(d, order(bob, BUY, 2_350_000, 10));
+  return must(d, order(carol, SELL, 2_350_000, trades * 10, { kind: 'ioc' }));
 }
 
 const stateOf = (e: Engine): string => JSON.stringify({ ...e.snapshot(), lastSeq: 0 });
@@ -212,5 +212,99 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     assert.equal(q.fee, 0, 'no fee on a shortfall');
     const usdt = d.engine.margin.account(alice, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'usdt');
     assert.equal((usdt?.borrowed ?? 0) + (usdt?.interest ?? 0), 0, 'nothing owed after the write-off');
+  });
+});
+
+describe('notice, cascades, restore', () => {
+  test('a slow slide: flagged at the notice line (level 2, no liquidation yet), then liquidated at the line', () => {
+    const { d, alice, bob, carol } = longAlice();
+    assert.deepEqual(d.engine.risk.accountRisk(alice, 'btc_usdt'), {
+      markPrice: 3_000_000,
+      riskRateBp: d.engine.risk.accountRisk(alice, 'btc_usdt')?.riskRateBp,
+      unwindPrice: d.engine.risk.accountRisk(alice, 'btc_usdt')?.unwindPrice,
+      notice: false,
+      repayLock: false,
+      level: 1,
+    });
+    const first = d.engine.risk.accountRisk(alice, 'btc_usdt');
+    assert.ok((first?.riskRateBp ?? 0) > 13_000);
+    assert.equal(first?.unwindPrice?.side, 'below');
+    let flaggedAt: number | undefined;
+    for (let p = 2_990_000; p > 1_000_000 && d.engine.liquidations().length === 0; p -= 10_000) {
+      must(d, order(bob, BUY, p, 100));
+      must(d, order(carol, SELL, p, 100, { kind: 'ioc' }));
+      const risk = d.engine.risk.accountRisk(alice, 'btc_usdt');
+      if (flaggedAt === undefined && risk?.notice === true) {
+        flaggedAt = risk.markPrice;
+        assert.equal(risk.level, 2);
+        assert.equal(d.engine.liquidations().length, 0, 'flagged before any liquidation');
+        assert.ok((risk.riskRateBp ?? 0) <= 11_300 && (risk.riskRateBp ?? 0) > 10_800);
+      }
+    }
+    assert.ok(flaggedAt !== undefined, 'the notice line was crossed first');
+    const [rec] = d.engine.liquidations();
+    assert.ok(rec !== undefined);
+    assert.ok(rec.riskRateBp <= 10_800, `started at ${rec.riskRateBp}`);
+    assert.ok(rec.markAtStart <= (first?.unwindPrice?.priceTicks ?? 0));
+    // No bid was left inside the band: it waits, locked (level 3), for liquidity and a tick.
+    assert.equal(d.engine.risk.accountRisk(alice, 'btc_usdt')?.level, 3);
+    must(d, order(bob, BUY, rec.markAtStart, 2000));
+    must(d, { type: 'FireTimers' });
+    assert.equal(rec.status, 'done');
+    assert.equal(d.engine.risk.accountRisk(alice, 'btc_usdt')?.level, 1);
+  });
+
+  test('a cascade: two accounts crossed by one move are liquidated in the same step, lowest risk rate first', () => {
+    const { d, alice, bob, carol } = longAlice();
+    const dave = d.fund('dave', 'usdt', '2000');
+    // Dave holds a little more btc and less usdt: his line (near 23,972) is below alice's (near 24,203); the gap crosses both.
+    must(d, {
+      type: 'MarginTransfer',
+      userId: dave,
+      direction: 'in',
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 1050 * USDT,
+    });
+    must(d, {
+      type: 'Borrow',
+      userId: dave,
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 3000 * USDT,
+      rollOver: false,
+    } as Command);
+    must(d, order(bob, SELL, 3_000_000, 1333));
+    must(d, order(dave, BUY, 3_000_000, 1333, { acctType: 1 }));
+    must(d, order(bob, BUY, 2_340_000, 4000));
+    const r = gap(d, bob, carol, 30); // mark ⌊(2 × 30,000 + 30 × 23,500) ÷ 32⌋ = 23,906
+    const recs = d.engine.liquidations();
+    assert.equal(recs.length, 2);
+    assert.ok(recs.every((x) => x.status === 'done' && x.startMs === d.time));
+    assert.ok((recs[0]?.riskRateBp ?? 0) <= (recs[1]?.riskRateBp ?? 0), 'lowest risk rate first');
+    assert.deepEqual(
+      recs.map((x) => (x.account.kind === 'isolated' ? x.account.userId : 0)).sort(),
+      [alice, dave].sort(),
+    );
+    assert.equal(r.events.filter((e) => e.type === 'OrderAccepted' && e.acctType === 1).length, 2);
+  });
+
+  test('a snapshot taken while a liquidation runs restores to an engine that ends in the same state', () => {
+    const { d, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 500));
+    gap(d, bob, carol);
+    assert.equal(d.engine.liquidations()[0]?.status, 'running');
+    const restored = Engine.restore(d.engine.snapshot());
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    for (const cmd of [order(bob, BUY, 2_340_000, 2000), { type: 'FireTimers' } as Command]) {
+      const seq = d.seq + 1;
+      const time = d.time + 1;
+      must(d, cmd);
+      assert.equal(restored.apply({ ...cmd, seq, time }).result, 'OK');
+    }
+    assert.equal(d.engine.liquidations()[0]?.status, 'done');
+    assert.equal(restored.stateHash(), d.engine.stateHash());
   });
 });

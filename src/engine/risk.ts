@@ -40,7 +40,7 @@ import {
   type LiquidationRecord,
   type LiquidationsSnapshot,
 } from '../margin/liquidation.ts';
-import { riskRateBp, unitPrice, valuateIsolated, type CoinPosition } from '../margin/lines.ts';
+import { riskRateBp, unitPrice, unwindPrice, valuateIsolated, type CoinPosition } from '../margin/lines.ts';
 import { LoanBook } from '../margin/loans.ts';
 import { MarkPrice, type MarkPriceSnapshot } from '../margin/mark-price.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
@@ -89,6 +89,27 @@ export interface RiskView {
   isLocked(userId: number, market: string): boolean;
   /** Liquidation records, oldest first; of one user's accounts when `userId` is given. */
   liquidations(userId?: number): LiquidationRecord[];
+  /** The risk fields of an isolated account for the margin answers; undefined for an unknown market. */
+  accountRisk(userId: number, market: string): IsolatedRisk | undefined;
+}
+
+/**
+ * What `getLeverAssetsInfo` shows of the risk side (issue 15): `riskRate` from `riskRateBp`,
+ * `unwindPrice` from `unwindPrice`, `repayLock`, and `level` (1 normal, 2 flagged at the notice
+ * line, 3 locked for liquidation).
+ */
+export interface IsolatedRisk {
+  /** The market's mark price in ticks; undefined before its first trade. */
+  readonly markPrice: PriceTicks | undefined;
+  /** Assets ÷ debt at the mark price, basis points rounded down; undefined without debt or mark. */
+  readonly riskRateBp: number | undefined;
+  /** The mark at or beyond which the account reaches the liquidation line (1.08); undefined: none. */
+  readonly unwindPrice: { side: 'below' | 'above'; priceTicks: PriceTicks } | undefined;
+  /** Flagged at the notice line (1.13; cleared above 1.15). */
+  readonly notice: boolean;
+  /** Locked by a running liquidation. */
+  readonly repayLock: boolean;
+  readonly level: 1 | 2 | 3;
 }
 
 const NO_CROSSED: Crossed = { liquidate: [], flagged: [], cleared: [] };
@@ -343,6 +364,31 @@ export class Risk implements RiskView {
     return userId === undefined
       ? all
       : all.filter((r) => r.account.kind !== 'system' && r.account.userId === userId);
+  }
+
+  accountRisk(userId: number, market: string): IsolatedRisk | undefined {
+    const m = this.#registry.market(market);
+    if (m === undefined) return undefined;
+    const ref = isolated(userId, m.spec.name);
+    const a = this.#ledger.account(ref);
+    const mark = this.#marks[m.index]?.mark;
+    const repayLock = this.#liquidations.isLocked(ref);
+    const notice = this.#indexes[m.index]?.isFlagged(accountKey(ref)) ?? false;
+    let rate: number | undefined;
+    let unwind: IsolatedRisk['unwindPrice'];
+    if (a !== undefined) {
+      const [base, quote] = this.#positions(a, m);
+      if (mark !== undefined) rate = riskRateBp(valuateIsolated(base, quote, this.#basePrice(m, mark)));
+      unwind = unwindPrice(base, quote, DEFAULT_MARGIN_SETTINGS, this.#perTick(m));
+    }
+    return {
+      markPrice: mark,
+      riskRateBp: rate,
+      unwindPrice: unwind,
+      notice,
+      repayLock,
+      level: repayLock ? 3 : notice ? 2 : 1,
+    };
   }
 
   /** The insurance fund's available balance per coin (every coin, in the registry's order). */
