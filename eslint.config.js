@@ -62,6 +62,28 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The gateways (HTTP, WebSocket, market data) and the other consumers of the venue read a
+    // read-only state and submit through a port (src/sequencer/venue-ports.ts): in a gateway
+    // process the state is a replica and the submit goes over the network. Tests build engines.
+    files: ['src/api/**/*.ts', 'src/chain/**/*.ts', 'src/demo/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/test-*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/engine/engine.ts'],
+              importNames: ['Engine'],
+              message:
+                'adapters read VenueState and submit through SubmitPort (src/sequencer/venue-ports.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   layer(
     'sequencer',
     ['main', ...ADAPTERS],

@@ -81,7 +81,7 @@ import type { Log } from './sequencer/ports.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { MAX_CLOCK_ADVANCE_MS, ManualClock } from './sequencer/manual-clock.ts';
 import { recover } from './sequencer/recovery.ts';
-import { Sequencer } from './sequencer/sequencer.ts';
+import { Sequencer, type AppliedListener } from './sequencer/sequencer.ts';
 import { HistoryFollower } from './store/history-follower.ts';
 import { describeHistoryLocation, historyLocation, openHistoryStore } from './store/history-location.ts';
 import { HistoryWorker } from './store/history-worker.ts';
@@ -334,6 +334,9 @@ async function startLocked(
       log: at('sequencer'),
       snapshotLog,
     });
+    // Consumers built from the live state join the applied feed at the next command.
+    const fromNow = (listener: AppliedListener): void =>
+      sequencer.subscribe(sequencer.appliedSeq + 1, listener);
     const marketData = new MarketData(engine, { now });
     await marketData.seed(history);
     const klines = new LiveKlines();
@@ -375,12 +378,12 @@ async function startLocked(
         })
       : undefined;
     if (metrics !== undefined) {
-      sequencer.onApplied(metrics.onApplied);
+      fromNow(metrics.onApplied);
       if (journal instanceof FileJournal) journal.onFlushed(metrics.onFlushed);
     }
-    sequencer.onApplied((batch) => marketData.apply(batch));
-    sequencer.onApplied(klines.apply);
-    sequencer.onApplied(follower.enqueue);
+    fromNow((batch) => marketData.apply(batch));
+    fromNow(klines.apply);
+    sequencer.subscribe(startState.lastSeq + 1, follower.enqueue);
     sequencer.addPressureSource(follower.overBound);
 
     // Every coin and chain the engine knows (genesis and runtime changes) has its adapter.
@@ -396,7 +399,7 @@ async function startLocked(
       carry: (funds) => chain.carry(funds),
       log: (message) => chainLog.warn(message),
     });
-    sequencer.onApplied(watcher.onApplied);
+    fromNow(watcher.onApplied);
     // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
     await watcher.start();
 
@@ -478,7 +481,7 @@ async function startLocked(
       ),
       { health, detail: false, metrics: options.publicMetrics ? metrics : undefined, log: at('http') },
     );
-    sequencer.onApplied(ws.apply);
+    fromNow(ws.apply);
     const http = await startHttpServer({
       host: options.host,
       port: options.port,
@@ -550,7 +553,7 @@ async function startLocked(
             `${demo.trader.secretKey} (a new key at each start; bourse demo stop ends the demo)`,
         );
         const running = demo;
-        sequencer.onApplied((batch) => {
+        fromNow((batch) => {
           if (batch.some((a) => a.command.type === 'StopDemo' && a.result.result === 'OK')) {
             void running.stop().then(() => demoLog.info('demo market stopped for good; its users stay'));
           }

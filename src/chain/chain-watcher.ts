@@ -13,7 +13,8 @@
  */
 import { chainDepositId, splitAddress, type CoinFunds } from '../domain/chains.ts';
 import type { Command } from '../domain/commands.ts';
-import type { ApplyResult, Engine } from '../engine/engine.ts';
+import type { ApplyResult } from '../engine/engine.ts';
+import type { VenueState } from '../sequencer/venue-ports.ts';
 import type { WithdrawalView } from '../engine/funds.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import type { ChainAdapter } from './chain-port.ts';
@@ -23,7 +24,7 @@ const RETRY_MS = 200;
 
 export interface ChainWatcherOptions {
   /** Read for deposit addresses, deposit records and withdrawals in progress. */
-  readonly engine: Engine;
+  readonly engine: VenueState;
   /** Sequences a command; resolves once it is durable and applied. */
   readonly submit: (command: Command) => Promise<ApplyResult>;
   readonly adapters: readonly ChainAdapter[];

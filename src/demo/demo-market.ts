@@ -11,7 +11,8 @@
 import type { Command, FaucetAllowance, KeyPermissions } from '../domain/commands.ts';
 import { parseDecimal } from '../domain/money.ts';
 import { seededRandom } from '../domain/random.ts';
-import type { ApplyResult, Engine } from '../engine/engine.ts';
+import type { ApplyResult } from '../engine/engine.ts';
+import type { VenueState } from '../sequencer/venue-ports.ts';
 import { Maker, Taker, type BotContext, type BotMarket } from './bots.ts';
 import { DemoClient, RequestBudget } from './demo-client.ts';
 import { PricePath, START_PRICES_USD, startingPrices } from './price-path.ts';
@@ -42,7 +43,7 @@ const DEMO_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, money: tr
 
 /** What the demo needs of the venue: reads, the sequencer, key material, and where the API listens. */
 export interface DemoVenue {
-  readonly engine: Engine;
+  readonly engine: VenueState;
   submit(command: Command): Promise<ApplyResult>;
   /** New key material: the secret (for the bot or the human) and its sealed hash (for the journal). */
   issueKey(): { accessKey: string; secretKey: string; sealedSecret: string };
@@ -57,7 +58,7 @@ export type DemoDecision = { readonly run: true } | { readonly run: false; reado
  * Whether the demo runs: asked for (`--demo`, the default), on a loopback address, and on a
  * data directory that is fresh or whose demo is running (started, not stopped).
  */
-export function decideDemo(engine: Engine, wanted: boolean, loopback: boolean): DemoDecision {
+export function decideDemo(engine: VenueState, wanted: boolean, loopback: boolean): DemoDecision {
   if (!wanted) return { run: false, reason: 'demo off (--demo=false)' };
   if (!loopback) return { run: false, reason: 'no demo: the venue listens beyond loopback' };
   const demo = engine.demo;
@@ -172,7 +173,7 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
 }
 
 /** The markets the bots trade: every trading market whose two coins have a reference price. */
-function botMarkets(engine: Engine): BotMarket[] {
+function botMarkets(engine: VenueState): BotMarket[] {
   return engine
     .markets()
     .filter((m) => m.status === 'trading' && m.base in START_PRICES_USD && m.quote in START_PRICES_USD)
@@ -191,18 +192,18 @@ function botMarkets(engine: Engine): BotMarket[] {
 }
 
 /** The market's last trade price as a number (0 before any trade). */
-function lastPrice(engine: Engine, m: BotMarket): number {
+function lastPrice(engine: VenueState, m: BotMarket): number {
   return engine.lastPrice(m.name) / 10 ** m.priceScale;
 }
 
 /** The faucet: about FAUCET_USD_PER_HOUR of every coin with a reference price, per hour. */
-function allowances(engine: Engine, prices: Readonly<Record<string, number>>): FaucetAllowance[] {
+function allowances(engine: VenueState, prices: Readonly<Record<string, number>>): FaucetAllowance[] {
   return coinsWorth(engine, prices, FAUCET_USD_PER_HOUR).map(([coin, perHour]) => ({ coin, perHour }));
 }
 
 /** About `usd` dollars of each coin (of `only`, or of every priced coin), in coin units, as round numbers. */
 function coinsWorth(
-  engine: Engine,
+  engine: VenueState,
   prices: Readonly<Record<string, number>>,
   usd: number,
   only?: readonly string[],
@@ -220,7 +221,7 @@ function coinsWorth(
 }
 
 /** Coin units as decimal text. */
-function unitsText(engine: Engine, coin: string, units: number): string {
+function unitsText(engine: VenueState, coin: string, units: number): string {
   const decimals = engine.coin(coin)?.unitDecimal ?? 0;
   return (units / 10 ** decimals).toFixed(decimals);
 }

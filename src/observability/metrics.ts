@@ -249,7 +249,7 @@ export class VenueMetrics {
     }
   }
 
-  /** Takes each applied batch (a sequencer `onApplied` listener). */
+  /** Takes each applied batch (an applied-feed listener). */
   readonly onApplied = (batch: readonly MeasuredCommand[]): void => {
     const now = this.#now();
     for (const item of batch) {

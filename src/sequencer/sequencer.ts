@@ -10,6 +10,7 @@ import type { Command, SequencedCommand } from '../domain/commands.ts';
 import type { ApplyResult, Engine } from '../engine/engine.ts';
 import { encodeCommand } from './command-codec.ts';
 import type { Clock, JournalPort, Log, SnapshotPort } from './ports.ts';
+import { FeedPositionError, type AppliedFeed, type SubmitPort } from './venue-ports.ts';
 
 /** Commands appended but not yet applied, beyond which new commands are refused as BUSY. */
 export const DEFAULT_MAX_IN_FLIGHT_COMMANDS = 100_000;
@@ -72,7 +73,7 @@ export class SequencerStoppedError extends Error {
 
 const BUSY: ApplyResult = { result: 'BUSY', message: 'too many commands in flight', events: [] };
 
-export class Sequencer {
+export class Sequencer implements SubmitPort, AppliedFeed {
   readonly #engine: Engine;
   readonly #journal: JournalPort;
   readonly #snapshots: SnapshotPort | undefined;
@@ -158,8 +159,23 @@ export class Sequencer {
     return this.#failed;
   }
 
-  /** Subscribers receive each applied batch in sequence order; a failing one is logged, never fatal. */
-  onApplied(listener: AppliedListener): void {
+  /** The last command applied to the engine (commands after it may be in flight). */
+  get appliedSeq(): number {
+    return this.#engine.lastSeq;
+  }
+
+  /**
+   * Subscribers receive each applied batch in sequence order; a failing one is logged, never
+   * fatal. The sequencer keeps no past: `fromSeq` must be the next command to be applied.
+   */
+  subscribe(fromSeq: number, listener: AppliedListener): void {
+    const next = this.#engine.lastSeq + 1;
+    if (fromSeq !== next) {
+      throw new FeedPositionError(
+        fromSeq,
+        `the sequencer delivers from the next command to apply, seq ${next}`,
+      );
+    }
     this.#listeners.push(listener);
   }
 

@@ -132,7 +132,7 @@ export class HistoryFollower {
     this.#fatalListeners.push(listener);
   }
 
-  /** Takes an applied batch (a sequencer `onApplied` listener). */
+  /** Takes an applied batch (an applied-feed listener). */
   readonly enqueue = (batch: readonly AppliedCommand[]): void => {
     if (this.#failure !== undefined || this.#closing !== undefined) return;
     for (const { command, payload } of batch) {

@@ -64,7 +64,7 @@ export class HistoryWriter {
     return this.#written;
   }
 
-  /** Queues an applied batch (a sequencer `onApplied` listener). */
+  /** Queues an applied batch (an applied-feed listener). */
   readonly enqueue = (batch: readonly AppliedCommand[]): void => {
     for (const { command, result } of batch) {
       this.#queue.push({ seq: command.seq, time: command.time, events: result.events });

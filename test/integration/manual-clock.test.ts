@@ -37,7 +37,7 @@ async function openVenue(dir: string, clock?: { readonly now: () => number }) {
     startTime: recovered.lastTime,
   });
   const klines = new LiveKlines();
-  sequencer.onApplied(klines.apply);
+  sequencer.subscribe(sequencer.appliedSeq + 1, klines.apply);
   const must = async (cmd: Command): Promise<void> => {
     const r = await sequencer.submit(cmd);
     assert.equal(r.result, 'OK', `${cmd.type}: ${r.message ?? ''}`);
@@ -78,7 +78,7 @@ describe('the manual clock', () => {
     assert.equal(v.engine.openOrders(1).length, 1);
 
     const fired: { time: number; type: string }[] = [];
-    v.sequencer.onApplied((batch) => {
+    v.sequencer.subscribe(v.sequencer.appliedSeq + 1, (batch) => {
       for (const a of batch)
         for (const e of a.result.events)
           if (e.type === 'DeadmanFired') fired.push({ time: e.time, type: e.type });
@@ -121,7 +121,9 @@ describe('the manual clock', () => {
     await v.sequencer.close();
     const real = await openVenue(dir, { now: Date.now });
     const times: number[] = [];
-    real.sequencer.onApplied((batch) => times.push(...batch.map((a) => a.command.time)));
+    real.sequencer.subscribe(real.sequencer.appliedSeq + 1, (batch) =>
+      times.push(...batch.map((a) => a.command.time)),
+    );
     await real.must({ type: 'RegisterUser', name: 'bob' });
     assert.deepEqual(times, [ahead]);
     await real.sequencer.close();

@@ -11,6 +11,7 @@ import { SnapshotStore } from '../../src/journal/snapshot-store.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer, type AppliedCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
 import { memoryLog, SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { FeedPositionError, type VenueState } from '../../src/sequencer/venue-ports.ts';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -46,8 +47,8 @@ describe('sequencer', () => {
   test('acknowledges after durability, in sequence, and subscribers see every applied command', async () => {
     const { sequencer, journal } = await open(tempDir());
     const seen: AppliedCommand[] = [];
-    sequencer.onApplied((batch) => seen.push(...batch));
-    sequencer.onApplied(() => {
+    sequencer.subscribe(sequencer.appliedSeq + 1, (batch) => seen.push(...batch));
+    sequencer.subscribe(sequencer.appliedSeq + 1, () => {
       throw new Error('a broken subscriber must not matter');
     });
     const results = await Promise.all([
@@ -67,6 +68,23 @@ describe('sequencer', () => {
     assert.ok(
       seen.every((c, i) => i === 0 || c.command.time >= (seen[i - 1] as AppliedCommand).command.time),
     );
+    await sequencer.close();
+  });
+
+  test('the applied feed is joined at the next command: never with a gap, never twice (issue 18)', async () => {
+    const { sequencer } = await open(tempDir());
+    await sequencer.submit({ type: 'RegisterUser', name: 'alice' });
+    assert.equal(sequencer.appliedSeq, 1);
+    assert.throws(() => sequencer.subscribe(1, () => undefined), FeedPositionError);
+    assert.throws(() => sequencer.subscribe(3, () => undefined), /cannot feed applied commands from seq 3/);
+    const seen: number[] = [];
+    sequencer.subscribe(2, (batch) => seen.push(...batch.map((a) => a.command.seq)));
+    await sequencer.submit({ type: 'RegisterUser', name: 'bob' });
+    assert.deepEqual(seen, [2]);
+    // Readers get the state without the means to change it.
+    const state: VenueState = sequencer.engine;
+    // @ts-expect-error: VenueState has no apply; commands go through a SubmitPort.
+    assert.equal(state.apply, sequencer.engine.apply);
     await sequencer.close();
   });
 
@@ -105,7 +123,7 @@ describe('sequencer', () => {
     } as const;
     await sequencer.submit({ ...order, side: BUY, price: 1_000_000, amount: 100 });
     const fired = new Promise<void>((resolve) =>
-      sequencer.onApplied((batch) => {
+      sequencer.subscribe(sequencer.appliedSeq + 1, (batch) => {
         if (batch.some((c) => c.command.type === 'FireTimers')) resolve();
       }),
     );

@@ -5,7 +5,7 @@
  * docs/sandbox.md describes them.
  */
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
 
@@ -52,7 +52,7 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /** The demo as the operator sees it: started, stopped, its users by name, the faucet's allowances. */
-export function demoStatus(engine: Engine): Record<string, unknown> {
+export function demoStatus(engine: VenueState): Record<string, unknown> {
   const demo = engine.demo;
   return {
     started: demo.started,

@@ -6,7 +6,7 @@
  * engine offers them directly (docs/operations.md, "What the views read").
  */
 import type { UserStatus } from '../../domain/commands.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 
 /** One registered user, as the views list them. */
 export interface UserRecord {
@@ -34,7 +34,7 @@ export interface VenueReader {
 }
 
 /** The reader over the engine's public reads and its snapshot. */
-export function engineReader(engine: Engine): VenueReader {
+export function engineReader(engine: VenueState): VenueReader {
   const record = (userId: number): UserRecord | undefined => {
     const name = engine.userName(userId);
     const r = engine.userRecord(userId);

@@ -3,7 +3,8 @@
  * reply out. Routes never touch node:http, so they can be tested without sockets.
  */
 import type { Command } from '../../domain/commands.ts';
-import type { ApplyResult, Engine } from '../../engine/engine.ts';
+import type { ApplyResult } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import type { HistoryStore } from '../../store/history-store.ts';
 
 /** One query or form parameter, in the order received. */
@@ -50,7 +51,7 @@ export interface Route {
 /** What the API needs from the rest of the venue. */
 export interface VenuePort {
   /** Live state for reads. Everything in it is durable. */
-  readonly engine: Engine;
+  readonly engine: VenueState;
   /** Sequences a command; resolves after it is durable and applied (or BUSY at once). */
   submit(command: Command): Promise<ApplyResult>;
   /** Order history, trades, klines, bills, deposit and withdrawal records. */

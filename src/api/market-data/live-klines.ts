@@ -78,7 +78,7 @@ export class LiveKlines {
     }
   }
 
-  /** Takes one batch of applied commands, in sequence order (an `onApplied` listener). */
+  /** Takes one batch of applied commands, in sequence order (an applied-feed listener). */
   readonly apply = (batch: readonly AppliedItem[]): void => {
     for (const item of batch) {
       for (const e of item.result.events) {

@@ -4,7 +4,7 @@
  * depth (each size and merge step) and trades, each rebuilt at most once per change.
  *
  * How it stays current: `apply(batch)` takes each batch the sequencer applied (wire it with
- * `sequencer.onApplied((batch) => marketData.apply(batch))`) and only bumps version counters and
+ * `feed.subscribe(from, (batch) => marketData.apply(batch))`) and only bumps version counters and
  * updates the 24 h buckets and the trade ring: O(1) per event. Serialization is lazy: a read
  * compares the versions a cached text was built at with the current ones and rebuilds only when
  * they differ, so a burst of 1,000 orders between two reads costs one rebuild, and 50,000 reads
@@ -29,7 +29,7 @@ import {
   type PriceTicks,
 } from '../../domain/money.ts';
 import { quoteUnitsPerTickLot, type MarketSpec } from '../../domain/specs.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { klineBucketStart, type HistoryStore } from '../../store/history-store.ts';
 import { MINUTE_MS, RollingWindow, WINDOW_MINUTES } from './rolling-window.ts';
 
@@ -155,7 +155,7 @@ class MarketState {
 
 /** See the module comment. */
 export class MarketData {
-  readonly #engine: Engine;
+  readonly #engine: VenueState;
   readonly #now: () => number;
   readonly #recentTrades: number;
   readonly #markets = new Map<string, MarketState>();
@@ -167,7 +167,7 @@ export class MarketData {
   #groupMarkets: CachedBytes | undefined;
   #allTicker: { readonly epoch: number; readonly minute: number; readonly bytes: Buffer } | undefined;
 
-  constructor(engine: Engine, options: MarketDataOptions) {
+  constructor(engine: VenueState, options: MarketDataOptions) {
     this.#engine = engine;
     this.#now = options.now;
     this.#recentTrades = Math.max(TRADES_PAGE_SIZE, options.recentTrades ?? DEFAULT_RECENT_TRADES);
@@ -179,7 +179,7 @@ export class MarketData {
     return this.#configVersion;
   }
 
-  /** Takes one batch of applied commands, in sequence order (an `onApplied` listener). */
+  /** Takes one batch of applied commands, in sequence order (an applied-feed listener). */
   apply(batch: readonly AppliedItem[]): void {
     for (const item of batch) this.applyEvents(item.result.events);
   }

@@ -10,7 +10,7 @@
  */
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { MarketSpec } from '../../domain/specs.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { KLINE_INTERVAL_MS, type KlineInterval } from '../../store/history-store.ts';
 
 /** The `length` values `_quick_depth` accepts (ccxt's watchOrderBook limits); the first is the default. */
@@ -78,11 +78,11 @@ export function shown(value: unknown): string {
  * (`ab_cusdt`, `abc_usdt`), the first listed keeps it.
  */
 export class WireMarkets {
-  readonly #engine: Engine;
+  readonly #engine: VenueState;
   #count = -1;
   readonly #byId = new Map<string, string>();
 
-  constructor(engine: Engine) {
+  constructor(engine: VenueState) {
     this.#engine = engine;
   }
 

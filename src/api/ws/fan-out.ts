@@ -32,7 +32,7 @@ import {
   type OrderAccepted,
   type OrderUpdated,
 } from '../../domain/events.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { klineBucketStart, type KlineInterval } from '../../store/history-store.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
 import {
@@ -96,7 +96,7 @@ export interface Subscription {
 
 /** What a topic needs to build its messages. */
 interface Sources {
-  readonly engine: Engine;
+  readonly engine: VenueState;
   readonly marketData: MarketData;
   readonly klines: LiveKlines;
   readonly now: () => number;
@@ -463,7 +463,7 @@ export class FanOut {
     if (topic.size === 0) this.#drop(topic, subscription.channel, subscription.grant);
   }
 
-  /** Takes one batch of applied commands, in sequence order (an `onApplied` listener). */
+  /** Takes one batch of applied commands, in sequence order (an applied-feed listener). */
   readonly apply = (batch: readonly AppliedItem[]): void => {
     let changed = false;
     for (const item of batch) {

@@ -10,7 +10,7 @@
  */
 import { formatUnits } from '../../domain/money.ts';
 import type { MarketSpec } from '../../domain/specs.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import type { KlineRow } from '../../store/history-store.ts';
 import { klineJson } from '../http/public/public-routes.ts';
 import { MAX_DEPTH_SIZE, type MarketData } from '../market-data/market-data.ts';
@@ -51,7 +51,7 @@ export function klineMessage(spec: MarketSpec, rows: readonly KlineRow[], channe
  */
 export function quickDepthMessage(
   md: MarketData,
-  engine: Engine,
+  engine: VenueState,
   spec: MarketSpec,
   wireId: string,
   length: number,

@@ -4,7 +4,7 @@
  * variant), the key's bound IPs and the channel's permission. There is no login step and no
  * `reqTime`: each private subscription carries its own signature.
  */
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { normalizeIp, PERMISSION_FLAGS, type Authenticator, type Permission } from '../auth/authenticate.ts';
 import { verifyWsSignature } from '../auth/signature.ts';
 import { shown, type Parsed, type PrivateChannel } from './channels.ts';
@@ -27,7 +27,7 @@ export const CHANNEL_PERMISSION: Readonly<Record<PrivateChannel['kind'], Permiss
  * protection and a `nonce` missing, stale or already used → as `Authenticator.checkOnce` says.
  */
 export function authorize(
-  engine: Engine,
+  engine: VenueState,
   authenticator: Authenticator,
   message: Readonly<Record<string, unknown>>,
   channel: PrivateChannel,

@@ -8,7 +8,7 @@ import type { AcctType, OrderKind, Side } from '../../domain/commands.ts';
 import type { OrderStatus } from '../../domain/events.ts';
 import { formatUnits, unitsToNumber } from '../../domain/money.ts';
 import type { CoinSpec, MarketSpec } from '../../domain/specs.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { coinBalanceRecord } from '../http/signed/account.ts';
 import { crossAssetsResult } from '../http/signed/margin-views.ts';
 import { orderRecord } from '../http/signed/order-record.ts';
@@ -55,7 +55,7 @@ export interface OrderProgress {
  * the REST order record names (`useZbFee`: the platform coin).
  */
 export function recordArray(
-  engine: Engine,
+  engine: VenueState,
   spec: MarketSpec,
   facts: OrderFacts,
   progress: OrderProgress,
@@ -105,7 +105,7 @@ export function recordSnapshotMessage(marketParam: string, records: readonly str
  * balances of `coins`; `version` is the journal sequence number the balances are as of.
  */
 export function assetMessage(
-  engine: Engine,
+  engine: VenueState,
   userId: number,
   coins: readonly CoinSpec[],
   dataType: 'userAsset' | 'userIncrAsset',

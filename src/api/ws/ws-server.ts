@@ -21,7 +21,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
-import type { Engine } from '../../engine/engine.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { logRefusal } from '../../observability/refusal-levels.ts';
 import type { Log } from '../../sequencer/ports.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
@@ -48,7 +48,7 @@ const CLOSE_GRACE_MS = 1_000;
 const MAX_NO_LENGTH = 64;
 
 export interface WsGatewayDeps {
-  readonly engine: Engine;
+  readonly engine: VenueState;
   readonly marketData: MarketData;
   readonly klines: LiveKlines;
   /** Opens API secrets (shares nothing with the REST authenticator but the sealer). */
@@ -221,7 +221,7 @@ export class WsGateway {
     return this.#fanOut.framesWritten;
   }
 
-  /** Takes each applied batch (an `onApplied` listener, registered after the market data's). */
+  /** Takes each applied batch (an applied-feed listener, registered after the market data's). */
   readonly apply = (batch: readonly AppliedItem[]): void => this.#fanOut.apply(batch);
 
   /** Serves WebSocket upgrades on `server`'s paths (other upgrade requests get 404). */

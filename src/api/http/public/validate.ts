@@ -3,7 +3,7 @@
  * a 3005-coded reply whose message names the parameter.
  */
 import { checkCoinName, splitMarketName, type MarketSpec } from '../../../domain/specs.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import { resultReply } from '../reply.ts';
 import { param, type ApiReply, type ApiRequest } from '../types.ts';
 
@@ -21,7 +21,7 @@ const shown = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)
  * Missing → INVALID_PARAMETER; a retired coin name in it (bchabc_usdt) → RETIRED_COIN_NAME naming
  * the replacement; anything else unknown → UNKNOWN_MARKET. All are code 3005.
  */
-export function checkMarket(engine: Engine, request: ApiRequest, name = 'market'): Checked<MarketSpec> {
+export function checkMarket(engine: VenueState, request: ApiRequest, name = 'market'): Checked<MarketSpec> {
   const text = param(request, name);
   if (text === undefined || text === '') {
     return refuse(

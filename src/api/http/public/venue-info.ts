@@ -4,11 +4,11 @@
  * status, the platform coin's fee discount, the demo market and its faucet, and the clock.
  */
 import { PPM, formatUnitsTrim } from '../../../domain/money.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { Route } from '../types.ts';
 
 export interface VenueInfoDeps {
-  readonly engine: Engine;
+  readonly engine: VenueState;
   /** The venue's clock: `manual` under `--clock=manual`, and its time. */
   readonly clock: { readonly mode: 'real' | 'manual'; now(): number };
 }

@@ -2,7 +2,7 @@
 import type { BillType } from '../../../domain/events.ts';
 import { formatUnits } from '../../../domain/money.ts';
 import type { CoinSpec } from '../../../domain/specs.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { BillRow } from '../../../store/history-store.ts';
 import { echo } from '../../auth/authenticate.ts';
 import type { ApiReply } from '../types.ts';
@@ -47,7 +47,11 @@ function getAccountInfo(ctx: SignedContext): ApiReply {
  * One coin of getAccountInfo's `coins` (and of the WebSocket asset pushes): the coin's names and
  * decimals, and the user's available and frozen balance as decimal text with the coin's decimals.
  */
-export function coinBalanceRecord(engine: Engine, userId: number, coin: CoinSpec): Record<string, unknown> {
+export function coinBalanceRecord(
+  engine: VenueState,
+  userId: number,
+  coin: CoinSpec,
+): Record<string, unknown> {
   const balance = engine.balance(userId, coin.name) ?? { available: 0, frozen: 0 };
   return {
     key: coin.name,

@@ -3,7 +3,7 @@ import { BUY, type AcctType, type OrderKind, type Side } from '../../../domain/c
 import { orderTypeCode, type OrderStatus } from '../../../domain/events.ts';
 import { formatUnitsTrim, unitsToNumber } from '../../../domain/money.ts';
 import type { MarketSpec } from '../../../domain/specs.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 
 /** The fields an order record needs; both the engine's OrderView and history's OrderRow have them. */
 export interface OrderLike {
@@ -48,7 +48,7 @@ export interface OrderRecord {
  * received. An order that paid both ways (the platform-coin balance ran short mid-way) reports the
  * received-coin part; the bills show both. Before any fill `useZbFee` is the order's preference.
  */
-export function orderRecord(engine: Engine, market: MarketSpec, o: OrderLike): OrderRecord {
+export function orderRecord(engine: VenueState, market: MarketSpec, o: OrderLike): OrderRecord {
   const platformCoin = engine.settings.platformCoin;
   const paidInPlatformCoin = o.platformFees > 0 && o.fees === 0;
   const feeCoin = paidInPlatformCoin ? platformCoin : o.side === BUY ? market.base : market.quote;

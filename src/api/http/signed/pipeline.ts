@@ -1,7 +1,8 @@
 /** @module pipeline — what every signed `/api/<method>` request goes through: IP limit, authentication, key limit, the handler, and the turning of refusals and faults into error replies. */
 import type { Command } from '../../../domain/commands.ts';
 import { RESULTS, type ResultName } from '../../../domain/result-codes.ts';
-import type { ApiKeyRecord, ApplyResult, Engine } from '../../../engine/engine.ts';
+import type { ApiKeyRecord, ApplyResult } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import { PERMISSION_FLAGS, type Authenticator, type Permission } from '../../auth/authenticate.ts';
 import type { RateLimiter } from '../../auth/rate-limit.ts';
 import { logRefusal } from '../../../observability/refusal-levels.ts';
@@ -21,7 +22,7 @@ export interface SignedContext {
   readonly key: ApiKeyRecord;
   readonly userId: number;
   readonly venue: VenuePort;
-  readonly engine: Engine;
+  readonly engine: VenueState;
   /** Longest wait for the history store to reach the engine's state before a history read (ms). */
   readonly historyWaitMs: number;
 }

@@ -2,7 +2,7 @@
 import { CLIENT_ORDER_ID } from '../../../domain/commands.ts';
 import { RESULTS, type ResultName } from '../../../domain/result-codes.ts';
 import { checkCoinName, splitMarketName, type CoinSpec, type MarketSpec } from '../../../domain/specs.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import { echo } from '../../auth/authenticate.ts';
 import { param, type ApiReply, type ApiRequest } from '../types.ts';
 
@@ -93,7 +93,7 @@ function lowercase(name: string, text: string): void {
  * Refusals: INVALID_PARAMETER (missing, case, shape), RETIRED_COIN_NAME (naming the replacement),
  * UNKNOWN_COIN, UNKNOWN_MARKET.
  */
-export function marketParam(engine: Engine, request: ApiRequest, name: string): MarketSpec {
+export function marketParam(engine: VenueState, request: ApiRequest, name: string): MarketSpec {
   const text = required(request, name);
   lowercase(name, text);
   const parts = splitMarketName(text);
@@ -109,7 +109,7 @@ export function marketParam(engine: Engine, request: ApiRequest, name: string): 
 }
 
 /** A coin parameter: lowercase, not retired, known. `undefined` when absent. */
-export function coinParam(engine: Engine, request: ApiRequest, name: string): CoinSpec | undefined {
+export function coinParam(engine: VenueState, request: ApiRequest, name: string): CoinSpec | undefined {
   const text = optional(request, name);
   if (text === undefined) return undefined;
   lowercase(name, text);
@@ -124,15 +124,20 @@ export function coinParam(engine: Engine, request: ApiRequest, name: string): Co
  * A coin parameter of the funds endpoints, in any letter case (ccxt sends `BTC`): not retired,
  * known. `undefined` when absent and not `required`.
  */
-export function fundsCoinParam(engine: Engine, request: ApiRequest, name: string, required: true): CoinSpec;
 export function fundsCoinParam(
-  engine: Engine,
+  engine: VenueState,
+  request: ApiRequest,
+  name: string,
+  required: true,
+): CoinSpec;
+export function fundsCoinParam(
+  engine: VenueState,
   request: ApiRequest,
   name: string,
   required: false,
 ): CoinSpec | undefined;
 export function fundsCoinParam(
-  engine: Engine,
+  engine: VenueState,
   request: ApiRequest,
   name: string,
   required: boolean,
