@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const ADAPTERS = ['api', 'journal', 'store', 'cli', 'chain', 'web', 'demo', 'observability'];
+const ADAPTERS = ['api', 'journal', 'store', 'cli', 'chain', 'web', 'demo', 'observability', 'cluster'];
 const layer = (dir, forbidden, message) => ({
   files: [`src/${dir}/**/*.ts`],
   rules: {

@@ -487,27 +487,9 @@ export class JetStreamJournal {
     }
   }
 
-  /** The stream sequence of the message holding journal `seq`, by binary search over the stream. */
-  async #findBatch(seq: number): Promise<{ streamSeq: number; first: number }> {
-    const { state } = await this.#jsm.streams.info(this.stream);
-    if (state.messages === 0)
-      throw new RangeError(`journal read from seq ${seq}: stream ${this.stream} is empty`);
-    let lo = state.first_seq;
-    let hi = state.last_seq;
-    const oldest = await batchAt(this.#jsm, this.stream, lo);
-    if (seq < oldest.first) {
-      throw new RangeError(
-        `journal read from seq ${seq}: the oldest record in stream ${this.stream} is ${oldest.first}`,
-      );
-    }
-    while (lo <= hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const range = await batchAt(this.#jsm, this.stream, mid);
-      if (seq < range.first) hi = mid - 1;
-      else if (seq > range.last) lo = mid + 1;
-      else return { streamSeq: mid, first: range.first };
-    }
-    throw new RangeError(`journal read from seq ${seq}: no message of stream ${this.stream} holds it`);
+  /** The stream sequence of the message holding journal `seq`. */
+  #findBatch(seq: number): Promise<{ streamSeq: number; first: number }> {
+    return findBatch(this.#jsm, this.stream, seq);
   }
 
   #startBatch(seq: number, firstRecordBytes: number): Batch {
@@ -685,6 +667,35 @@ async function batchAt(
   const message = await jsm.streams.getMessage(stream, { seq: streamSeq });
   if (message === null) throw new Error(`stream ${stream} has no message ${streamSeq}`);
   return batchRange(message.header, streamSeq);
+}
+
+/**
+ * The stream sequence of the message holding journal `seq`, and that message's first record, by
+ * binary search over the stream. Throws a RangeError when no message holds it (empty, pruned, ahead).
+ */
+export async function findBatch(
+  jsm: JetStreamManager,
+  stream: string,
+  seq: number,
+): Promise<{ streamSeq: number; first: number }> {
+  const { state } = await jsm.streams.info(stream);
+  if (state.messages === 0) throw new RangeError(`journal read from seq ${seq}: stream ${stream} is empty`);
+  let lo = state.first_seq;
+  let hi = state.last_seq;
+  const oldest = await batchAt(jsm, stream, lo);
+  if (seq < oldest.first) {
+    throw new RangeError(
+      `journal read from seq ${seq}: the oldest record in stream ${stream} is ${oldest.first}`,
+    );
+  }
+  while (lo <= hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const range = await batchAt(jsm, stream, mid);
+    if (seq < range.first) hi = mid - 1;
+    else if (seq > range.last) lo = mid + 1;
+    else return { streamSeq: mid, first: range.first };
+  }
+  throw new RangeError(`journal read from seq ${seq}: no message of stream ${stream} holds it`);
 }
 
 /** The stream, created if absent; an existing one must be able to hold a journal. */
