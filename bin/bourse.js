@@ -1,13 +1,18 @@
 #!/usr/bin/env node
 // The `bourse` command: runs src/cli with Node 24 (the project's own, from node_modules) even
 // when the shell's `node` is older, since the sources are TypeScript that Node 24 runs directly.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const entry = join(root, 'src', 'cli', 'main.ts');
+// `bourse engine` and `bourse gateway` are the scale-out roles (docs/scale-out.md): processes that
+// take the server's flags; every other word is an operator command of src/cli.
+const ROLES = { engine: 'engine-role.ts', gateway: 'gateway-role.ts' };
+const role = Object.hasOwn(ROLES, process.argv[2] ?? '') ? ROLES[process.argv[2]] : undefined;
+const entry = role === undefined ? join(root, 'src', 'cli', 'main.ts') : join(root, 'src', 'cluster', role);
+const args = process.argv.slice(role === undefined ? 2 : 3);
 const major = Number(process.versions.node.split('.')[0]);
 let node = process.execPath;
 if (major < 24) {
@@ -18,5 +23,13 @@ if (major < 24) {
   }
   node = bundled;
 }
-const run = spawnSync(node, [entry, ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(run.status ?? 1);
+if (role === undefined) {
+  const run = spawnSync(node, [entry, ...args], { stdio: 'inherit' });
+  process.exit(run.status ?? 1);
+} else {
+  // A long-running role: a manager's SIGTERM or SIGINT reaches it (a kill -9 of this wrapper
+  // cannot; managers should run `node src/cluster/<role>.ts` directly).
+  const child = spawn(node, [entry, ...args], { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  child.once('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 128)));
+}

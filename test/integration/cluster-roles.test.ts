@@ -7,6 +7,7 @@
  * replicas' state hash is the engine's.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -23,12 +24,14 @@ import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
 
+const GATEWAY_ROLE = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'gateway-role.ts');
 const ENGINE_ROLE = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'engine-role.ts');
 const skip = natsSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-roles-'));
 let nats: NatsServer | undefined;
 let engine: ServerProcess | undefined;
 let history: HistoryStore | undefined;
+let engineFlags: string[] = [];
 const gateways: RunningGateway[] = [];
 
 before(async () => {
@@ -39,13 +42,8 @@ before(async () => {
   writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
   const dataDir = join(root, 'engine');
   const journalUrl = `${nats.url}?stream=ROLES_${process.pid}&subject=roles.journal&monitor=${nats.monitorUrl}`;
-  engine = await startServer(
-    dataDir,
-    ['--journal-url', journalUrl, '--rate-limits=false', '--master-key-file', keyFile],
-    {},
-    [],
-    ENGINE_ROLE,
-  );
+  engineFlags = ['--journal-url', journalUrl, '--rate-limits=false', '--master-key-file', keyFile];
+  engine = await startServer(dataDir, engineFlags, {}, [], ENGINE_ROLE);
   const identity = readVenueIdentity(dataDir);
   assert.ok(identity !== undefined);
   // The engine writes its SQLite history; the gateways read it (PostgreSQL across machines).
@@ -127,5 +125,55 @@ describe('engine and gateways in separate processes (issue 18)', { skip }, () =>
       bids: unknown[];
     };
     assert.deepEqual([depth.asks.length, depth.bids.length], [0, 0]);
+  });
+
+  test('bourse gateway runs as its own process on the engine’s stream; killing it leaves the engine and the other gateways serving', async () => {
+    const server = engine as ServerProcess;
+    const child = spawn(
+      process.execPath,
+      [
+        // The role's own entry: bin/bourse.js runs it in a child of its own, which a kill -9 of
+        // the wrapper would leave running.
+        GATEWAY_ROLE,
+        '--data',
+        join(root, 'engine'),
+        '--port',
+        '0',
+        '--log-format',
+        'json',
+        ...engineFlags,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    const base = await new Promise<string>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        const m = /listening on (http:\/\/[\d.]+:\d+) \(gateway/.exec(output);
+        if (m !== null) resolve(m[1] as string);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`gateway exited (${code}):\n${output}`)));
+    });
+    const carol = await createTrader(server, 'carol', [['usdt', '100000']]);
+    const viaProcess = new ZbClient(base, carol.accessKey, carol.secret);
+    const placed = await viaProcess.call('order', [
+      ['currency', 'btc_usdt'],
+      ['tradeType', '1'],
+      ['price', '29000.00'],
+      ['amount', '0.0100'],
+    ]);
+    assert.equal(placed.code, 1000, JSON.stringify(placed));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    // The order is the engine's, seen by the in-process gateway's replica.
+    const other = new ZbClient(baseOf(gateways[0] as RunningGateway), carol.accessKey, carol.secret);
+    const seen = await other.call('getOrder', [
+      ['currency', 'btc_usdt'],
+      ['id', String(placed.id)],
+    ]);
+    assert.equal(String(seen.id), String(placed.id), JSON.stringify(seen));
   });
 });
