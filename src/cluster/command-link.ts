@@ -53,6 +53,7 @@ export interface CommandServiceOptions {
 
 /** The engine's end: takes commands from the gateways and answers once they are durable and applied. */
 export class CommandService {
+  readonly #nc: NatsConnection;
   readonly #sub: Subscription;
   readonly #target: CommandTarget;
   readonly #log: Log;
@@ -61,6 +62,7 @@ export class CommandService {
   readonly #answers = new Map<string, { readonly at: number; readonly reply: Promise<CommandReply> }>();
 
   constructor(nc: NatsConnection, target: CommandTarget, options: CommandServiceOptions) {
+    this.#nc = nc;
     this.#target = target;
     this.#log = options.log;
     this.#dedupWindowMs = options.dedupWindowMs ?? 120_000;
@@ -110,9 +112,13 @@ export class CommandService {
     }
   }
 
-  /** Stops taking commands (those taken are still answered). */
-  close(): void {
-    this.#sub.unsubscribe();
+  /**
+   * Stops taking commands (those taken are still answered); resolves once the server knows, so a
+   * request sent after it finds no engine here.
+   */
+  async close(): Promise<void> {
+    await this.#sub.drain();
+    await this.#nc.flush();
   }
 }
 
@@ -197,4 +203,44 @@ function parseRequest(data: Uint8Array): CommandRequest {
 
 function encodeReply(reply: CommandReply): Uint8Array {
   return encoder.encode(JSON.stringify(reply));
+}
+
+/** The subject the engine publishes its state hash on (`{ seq, stateHash }`), for the replicas to check theirs. */
+export const STATE_HASH_SUBJECT = 'bourse.state';
+
+/** The engine's side: every `everyMs`, when it has applied commands since, its state hash at its applied seq. */
+export function publishStateHashes(
+  nc: NatsConnection,
+  state: { readonly lastSeq: number; stateHash(): string },
+  everyMs: number,
+  subject = STATE_HASH_SUBJECT,
+): () => void {
+  let published = state.lastSeq;
+  const timer = setInterval(() => {
+    if (state.lastSeq === published || nc.isClosed()) return;
+    // Read in one turn: the hash is the state at exactly this seq.
+    published = state.lastSeq;
+    nc.publish(subject, JSON.stringify({ seq: published, stateHash: state.stateHash() }));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** The gateway's side: hands each published hash to the replica (`expectHash`). */
+export function followStateHashes(
+  nc: NatsConnection,
+  replica: { expectHash(seq: number, stateHash: string): void },
+  subject = STATE_HASH_SUBJECT,
+): Subscription {
+  return nc.subscribe(subject, {
+    callback: (error, msg) => {
+      if (error !== null) return;
+      try {
+        const { seq, stateHash } = JSON.parse(msg.string()) as { seq: unknown; stateHash: unknown };
+        if (typeof seq === 'number' && typeof stateHash === 'string') replica.expectHash(seq, stateHash);
+      } catch {
+        // Not a state hash: ignored.
+      }
+    },
+  });
 }

@@ -13,7 +13,10 @@ import { parseJournalUrl } from '../config/journal-url.ts';
 import { loadOptions } from '../config/options.ts';
 import { startVenue } from '../main.ts';
 import { createLogger } from '../observability/logger.ts';
-import { CommandService } from './command-link.ts';
+import { CommandService, publishStateHashes } from './command-link.ts';
+
+/** How often the engine publishes its state hash for the replicas to check (ms). */
+const STATE_HASH_EVERY_MS = 1_000;
 
 async function main(): Promise<void> {
   let options;
@@ -44,15 +47,17 @@ async function main(): Promise<void> {
     maxReconnectAttempts: -1,
   });
   const service = new CommandService(nc, venue.sequencer, { log: logger.log.child({ component: 'main' }) });
+  const stopHashes = publishStateHashes(nc, venue.sequencer.engine, STATE_HASH_EVERY_MS);
   log.info('engine: taking the gateways’ commands over NATS');
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, `stopping: ${signal}`);
-    service.close();
-    void venue
+    stopHashes();
+    void service
       .close()
+      .then(() => venue.close())
       .then(() => nc.close())
       .finally(() => {
         logger.flushSync();

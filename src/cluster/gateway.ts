@@ -28,7 +28,7 @@ import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import type { Log } from '../sequencer/ports.ts';
 import type { HistoryStore } from '../store/history-store.ts';
-import { RemoteSubmit, type RemoteSubmitOptions } from './command-link.ts';
+import { followStateHashes, RemoteSubmit, type RemoteSubmitOptions } from './command-link.ts';
 import { StreamReplica } from './stream-replica.ts';
 
 export interface GatewayOptions {
@@ -90,6 +90,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       maxReconnectAttempts: -1,
     });
     const submit = new RemoteSubmit(nc, replica, options.commands);
+    // The engine's state hashes: a replica that differs stops (the role exits) rather than serve it.
+    followStateHashes(nc, replica);
     const state = replica.state;
     const sealer = createSecretSealer(options.masterKey);
     const venue: VenuePort = {

@@ -51,6 +51,9 @@ export class StreamReplica implements AppliedFeed {
   #stop: (() => void) | undefined;
   #following: Promise<void> = Promise.resolve();
   readonly #fatalListeners: ((error: Error) => void)[] = [];
+  /** The leader's state hashes at seqs the replica has not reached yet, by seq. */
+  readonly #expected = new Map<number, string>();
+  #hashesChecked = 0;
 
   private constructor(nc: NatsConnection, engine: Engine, log: Log) {
     this.#nc = nc;
@@ -105,6 +108,32 @@ export class StreamReplica implements AppliedFeed {
     this.#fatalListeners.push(listener);
   }
 
+  /**
+   * The leader's state hash at `seq`: the replica compares its own when it reaches that seq and
+   * stops (onFatal) on a difference, since it would serve a state the leader does not have. A
+   * seq already passed is not checked (the replica keeps no past states).
+   */
+  expectHash(seq: number, stateHash: string): void {
+    if (seq === this.#engine.lastSeq) this.#check(seq, stateHash);
+    else if (seq > this.#engine.lastSeq) this.#expected.set(seq, stateHash);
+  }
+
+  /** How many of the leader's hashes the replica has matched. */
+  get hashesChecked(): number {
+    return this.#hashesChecked;
+  }
+
+  #check(seq: number, stateHash: string): void {
+    const own = this.#engine.stateHash();
+    if (own !== stateHash) {
+      this.#fail(
+        new Error(`replica state at seq ${seq} differs from the leader's (hash ${own}, leader ${stateHash})`),
+      );
+      return;
+    }
+    this.#hashesChecked++;
+  }
+
   /** Resolves once the replica has applied `seq` (at once if it has); rejects if it stops first. */
   whenApplied(seq: number): Promise<void> {
     if (this.#engine.lastSeq >= seq) return Promise.resolve();
@@ -141,6 +170,7 @@ export class StreamReplica implements AppliedFeed {
         }
       } catch (error) {
         this.#fail(error as Error);
+        messages.stop();
       }
     })();
   }
@@ -157,6 +187,12 @@ export class StreamReplica implements AppliedFeed {
         throw new Error(`replica: engine invariant broken at seq ${record.seq}: ${(error as Error).message}`);
       }
       batch.push({ command, result, payload: record.payload });
+      const expected = this.#expected.get(record.seq);
+      if (expected !== undefined) {
+        this.#expected.delete(record.seq);
+        this.#check(record.seq, expected);
+        if (this.#failure !== undefined) throw this.#failure;
+      }
     }
     if (batch.length === 0) return;
     for (const listener of this.#listeners) {

@@ -154,8 +154,22 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     assert.equal(fromGenesis.state.stateHash(), leader.engine.stateHash());
     assert.equal(fromSnapshot.state.stateHash(), leader.engine.stateHash());
 
+    // The leader's hash at a seq ahead is checked when the replica gets there; a wrong one stops it.
+    const ahead = leader.engine.lastSeq + 1;
+    fromGenesis.expectHash(leader.engine.lastSeq, leader.engine.stateHash());
+    assert.equal(fromGenesis.hashesChecked, 1);
+    const stopped = new Promise<Error>((resolve) => fromSnapshot.onFatal(resolve));
+    fromSnapshot.expectHash(ahead, 'not-the-leaders-hash');
+    await remote.submit({ type: 'RegisterUser', name: 'checked' });
+    assert.match(
+      (await stopped).message,
+      new RegExp(`replica state at seq ${ahead} differs from the leader's`),
+    );
+    await assert.rejects(fromSnapshot.whenApplied(ahead + 10), /differs/);
+    assert.equal(fromGenesis.failure, undefined);
+
     for (const r of [replica, fromGenesis, fromSnapshot]) await r.close();
-    leader.service.close();
+    await leader.service.close();
     await leader.sequencer.close();
   });
 
@@ -163,7 +177,7 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     const leader = await startLeader('failover');
     const replica = await replicaOf(leader);
     const nc = await nats();
-    leader.service.close();
+    await leader.service.close();
     const remote = new RemoteSubmit(nc, replica, {
       subject: leader.commands,
       noEngineTimeoutMs: 5_000,
@@ -181,7 +195,7 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     assert.equal(leader.engine.lastSeq, 1);
     assert.equal(replica.state.userId('patient'), result.userId);
 
-    service.close();
+    await service.close();
     const impatient = new RemoteSubmit(nc, replica, { subject: leader.commands, noEngineTimeoutMs: 100 });
     await assert.rejects(impatient.submit({ type: 'RegisterUser', name: 'nobody' }), SequencerStoppedError);
     assert.equal(leader.engine.lastSeq, 1);
@@ -204,7 +218,7 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
       assert.match(reply.message, /./);
     }
     assert.equal(leader.engine.lastSeq, 1);
-    leader.service.close();
+    await leader.service.close();
     await leader.sequencer.close();
   });
 });

@@ -115,6 +115,10 @@ describe('engine and gateways in separate processes (issue 18)', { skip }, () =>
     assert.equal(pushed.data[0].price, '30000.00');
     await ws.close();
 
+    // The engine publishes its state hash every second; each replica checks its own against it.
+    while (a.replica.hashesChecked === 0 || b.replica.hashesChecked === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const state = await admin(server.adminBase, server.token, '/admin/state', []);
     for (const g of [a, b]) {
       await g.replica.whenApplied(state.lastSeq as number);
