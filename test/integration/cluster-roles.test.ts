@@ -21,6 +21,7 @@ import { historyLocation, openHistoryStore } from '../../src/store/history-locat
 import type { HistoryStore } from '../../src/store/history-store.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
+import { ccxtErrors, connect as ccxtZb } from '../fixtures/ccxt-client.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
 
@@ -179,5 +180,45 @@ describe('engine and gateways in separate processes (issue 18)', { skip }, () =>
       ['id', String(placed.id)],
     ]);
     assert.equal(String(seen.id), String(placed.id), JSON.stringify(seen));
+  });
+
+  test('ccxt’s zb adapter, unchanged, trades through either gateway', async () => {
+    /* eslint-disable @typescript-eslint/no-explicit-any -- ccxt's results are untyped */
+    const [a, b] = gateways as [RunningGateway, RunningGateway];
+    const server = engine as ServerProcess;
+    const dora = await createTrader(server, 'dora', [['usdt', '100000']]);
+    const eve = await createTrader(server, 'eve', [['btc', '10']]);
+    const doraA = ccxtZb(baseOf(a), dora.accessKey, dora.secret);
+    const eveB = ccxtZb(baseOf(b), eve.accessKey, eve.secret);
+    const markets = await doraA.loadMarkets();
+    assert.equal(markets['BTC/USDT'].id, 'btc_usdt');
+    await eveB.loadMarkets();
+    assert.equal((await doraA.fetchBalance()).USDT.free, 100000);
+
+    const ask = await eveB.createOrder('BTC/USDT', 'limit', 'sell', 0.5, 31000);
+    await a.replica.whenApplied(b.replica.appliedSeq);
+    const book = await doraA.fetchOrderBook('BTC/USDT');
+    assert.deepEqual(book.asks[0], [31000, 0.5]);
+    await assert.rejects(
+      doraA.createOrder('BTC/USDT', 'limit', 'buy', 0.1, 31000, { postOnly: true }),
+      (e: Error) => e instanceof ccxtErrors.InvalidOrder,
+    );
+    const bid = await doraA.createOrder('BTC/USDT', 'limit', 'buy', 0.2, 31000);
+    const filled = await doraA.fetchOrder(bid.id, 'BTC/USDT');
+    assert.equal(filled.status, 'closed');
+    assert.equal(filled.filled, 0.2);
+    await b.replica.whenApplied(a.replica.appliedSeq);
+    const rest = await eveB.fetchOrder(ask.id, 'BTC/USDT');
+    assert.equal(rest.filled, 0.2);
+    await eveB.cancelOrder(ask.id, 'BTC/USDT');
+    await assert.rejects(
+      eveB.cancelOrder(ask.id, 'BTC/USDT'),
+      (e: Error) => e instanceof ccxtErrors.OrderNotFound,
+    );
+    const balance = await eveB.fetchBalance();
+    assert.equal(balance.BTC.free, 9.8);
+    assert.equal(balance.BTC.used, 0);
+    const ticker: any = await doraA.fetchTicker('BTC/USDT');
+    assert.equal(ticker.last, 31000);
   });
 });
