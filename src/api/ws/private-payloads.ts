@@ -130,7 +130,7 @@ export const CROSS_KEY = 'cross';
  * does not know (never expected).
  */
 export function marginAssetMessage(
-  engine: Engine,
+  engine: VenueState,
   userId: number,
   account: string,
   coins: ReadonlySet<string>,
@@ -169,7 +169,7 @@ export function marginAssetMessage(
  * `dataType` "userCrossAsset", `channel` and `version` (the journal sequence it is as of). Sent
  * on subscribe and whenever a balance of the cross account changes.
  */
-export function crossAssetMessage(engine: Engine, userId: number): string {
+export function crossAssetMessage(engine: VenueState, userId: number): string {
   return JSON.stringify({
     ...crossAssetsResult(engine, userId),
     dataType: 'userCrossAsset',

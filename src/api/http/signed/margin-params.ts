@@ -20,7 +20,7 @@
 import type { AcctType } from '../../../domain/commands.ts';
 import { parseDecimal, type CoinUnits, type RatePpm } from '../../../domain/money.ts';
 import type { CoinSpec, MarketSpec } from '../../../domain/specs.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import {
   checkLoanAmount,
   checkRate,
@@ -38,7 +38,7 @@ import { choiceParam, fundsCoinParam, optional, PLAIN_INTEGER, refuse, required 
  * A margin `marketName` (or another parameter holding one) in any form clients send: `BTC/USDT`,
  * `btcusdt`, `btc_usdt`, any letter case. UNKNOWN_MARKET for an unknown, malformed or ambiguous name.
  */
-export function marginMarketParam(engine: Engine, request: ApiRequest, name = 'marketName'): MarketSpec {
+export function marginMarketParam(engine: VenueState, request: ApiRequest, name = 'marketName'): MarketSpec {
   const text = required(request, name);
   const parsed = parseMarginMarketName(text, engine.markets());
   if (!parsed.ok) refuse(parsed.result, `${name}: ${parsed.message}`);
@@ -47,7 +47,7 @@ export function marginMarketParam(engine: Engine, request: ApiRequest, name = 'm
 
 /** A margin `marketName` when given, else `undefined`. */
 export function optionalMarginMarketParam(
-  engine: Engine,
+  engine: VenueState,
   request: ApiRequest,
   name = 'marketName',
 ): MarketSpec | undefined {
@@ -55,7 +55,7 @@ export function optionalMarginMarketParam(
 }
 
 /** The coin of a margin call, in any letter case (ccxt sends `USDT`); required. */
-export function marginCoinParam(engine: Engine, request: ApiRequest, name = 'coin'): CoinSpec {
+export function marginCoinParam(engine: VenueState, request: ApiRequest, name = 'coin'): CoinSpec {
   return fundsCoinParam(engine, request, name, true);
 }
 
@@ -96,7 +96,7 @@ export function loanAmountParam(
 }
 
 /** The coin's lending settings, the engine's (MARGIN_NOT_OPEN when lending of the coin is not open). */
-export function lendingSettingsOf(engine: Engine, coin: CoinSpec): LendingSettings {
+export function lendingSettingsOf(engine: VenueState, coin: CoinSpec): LendingSettings {
   const open = checkLendingOpen(engine.margin.lendingSettings(coin.name), coin.name);
   if (!open.ok) refuse(open.result, open.message);
   return open.settings;

@@ -13,7 +13,7 @@
 import { CROSS_ACCOUNT, ISOLATED_ACCOUNT } from '../../../domain/commands.ts';
 import type { CoinSpec } from '../../../domain/specs.ts';
 import type { MarginAccountView, MarginCoinView } from '../../../engine/margin.ts';
-import type { Engine } from '../../../engine/engine.ts';
+import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { LoanRecord, RepaymentRecord, LoanStatus } from '../../../margin/loans.ts';
 import { LOAN_STATUS } from '../../../margin/loans.ts';
 import { ratio, unitPrice, unwindPrice, type CoinPosition, type Ratio } from '../../../margin/lines.ts';
@@ -64,7 +64,7 @@ const coinView = (c: CoinSpec): CoinView => ({
 });
 
 /** The value of `units` of `coin` in whole units of `target` at the markets' last prices, if any. */
-function priceConverter(engine: Engine): Converter {
+function priceConverter(engine: VenueState): Converter {
   /** Whole `quote` per smallest unit of `coin` through the market `<coin>_<quote>`. */
   const direct = (coin: string, quote: string): Ratio | undefined => {
     const market = engine.market(`${coin}_${quote}`);
@@ -166,7 +166,7 @@ function getCrossAssets(ctx: SignedContext): ApiReply {
 }
 
 /** getCrossAssets' `result` for a user (also the push_user_cross_asset payload). */
-export function crossAssetsResult(engine: Engine, userId: number): CrossAssetsWire {
+export function crossAssetsResult(engine: VenueState, userId: number): CrossAssetsWire {
   const account: MarginAccountView | undefined = engine.margin.account(userId, CROSS_ACCOUNT, '');
   const coins = engine.coins().map((coin) => {
     const c = account?.coins.find((x) => x.coin === coin.name);
@@ -215,7 +215,7 @@ function recordOf(ctx: SignedContext, loan: LoanRecord): ReturnType<typeof loanR
 const newestFirst = (a: { id: number }, b: { id: number }): number => b.id - a.id;
 
 /** Every loan record borrowed by the user's margin accounts, newest first. */
-function borrowedBy(engine: Engine, userId: number): LoanRecord[] {
+function borrowedBy(engine: VenueState, userId: number): LoanRecord[] {
   return engine.margin
     .accountsOf(userId)
     .flatMap((a) => engine.margin.loansOf(userId, a.acctType, a.market))
