@@ -78,6 +78,10 @@ test('the data directory and every file in it are the owner’s only; a loose on
   const again = await startServer(dataDir);
   try {
     assertOwnerOnly(modes());
+    // The log is asynchronous: listen.json may be seen before the line reaches the pipe.
+    const deadline = Date.now() + 10_000;
+    while (!/readable by the owner only/.test(again.output()) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     assert.match(again.output(), /readable by the owner only/);
   } finally {
     assert.equal(await again.stop(), 0);
