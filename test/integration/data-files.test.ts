@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { offlineCommands } from '../../src/cli/offline.ts';
+import { until } from '../fixtures/until.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { admin, createTrader } from '../fixtures/zb-client.ts';
 
@@ -79,9 +80,9 @@ test('the data directory and every file in it are the owner’s only; a loose on
   try {
     assertOwnerOnly(modes());
     // The log is asynchronous: listen.json may be seen before the line reaches the pipe.
-    const deadline = Date.now() + 10_000;
-    while (!/readable by the owner only/.test(again.output()) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await until('the tightening in the log', () =>
+      /readable by the owner only/.test(again.output()) ? true : undefined,
+    );
     assert.match(again.output(), /readable by the owner only/);
   } finally {
     assert.equal(await again.stop(), 0);
