@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { FileJournal } from '../../src/journal/file-journal.ts';
 import { encodeCommand } from '../../src/sequencer/command-codec.ts';
 import { startServer } from '../fixtures/server-process.ts';
+import { untilTrue } from '../fixtures/until.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const root = mkdtempSync(join(tmpdir(), 'bourse-stop-start-'));
@@ -56,19 +56,11 @@ function startChild(data: string): {
   };
 }
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (check()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 test('SIGTERM during the start-up replay stops the venue cleanly once it has started', async () => {
   const data = await longJournal('once', 30_000);
   const server = startChild(data);
   // The admin listener opens before the replay: the venue is starting, its handlers not yet those of a running one.
-  await until('the start-up', () => server.output().includes('"component":"admin"'));
+  await untilTrue('the start-up', () => server.output().includes('"component":"admin"'), 60_000);
   server.kill('SIGTERM');
   assert.equal(await server.exited, 0, server.output());
   assert.match(server.output(), /"msg":"stopping: SIGTERM, once the start-up has finished"/);
@@ -82,9 +74,13 @@ test('SIGTERM during the start-up replay stops the venue cleanly once it has sta
 test('a second SIGTERM during the start-up ends the process at once', async () => {
   const data = await longJournal('twice', 30_000);
   const server = startChild(data);
-  await until('the start-up', () => server.output().includes('"component":"admin"'));
+  await untilTrue('the start-up', () => server.output().includes('"component":"admin"'), 60_000);
   server.kill('SIGTERM');
-  await until('the first stop line', () => server.output().includes('once the start-up has finished'));
+  await untilTrue(
+    'the first stop line',
+    () => server.output().includes('once the start-up has finished'),
+    60_000,
+  );
   server.kill('SIGTERM');
   assert.equal(await server.exited, 1, server.output());
   assert.match(server.output(), /"msg":"stopping at once: SIGTERM again"/);

@@ -8,6 +8,7 @@ import { TrustedProxies } from './client-ip.ts';
 import { connectionGroup, DEFAULT_CONNECTION_LIMITS } from './connection-guard.ts';
 import { TestVenue, BROWSER_UA } from './public/test-venue.ts';
 import { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './server.ts';
+import { untilTrue } from '../../../test/fixtures/until.ts';
 
 /** Opens a TCP connection from `localAddress` (any 127.0.0.x is this host's loopback on Linux). */
 function open(port: number, localAddress: string): Promise<Socket> {
@@ -43,12 +44,6 @@ function get(port: number, path: string, localAddress: string): Promise<{ status
   });
 }
 
-/** Waits until `condition` holds, polling (the server sees connections a moment after clients do). */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(condition(), what);
-}
-
 async function publicServer(
   options: Partial<HttpServerOptions> = {},
 ): Promise<{ venue: TestVenue; server: RunningHttpServer }> {
@@ -74,9 +69,10 @@ describe('connection limits on the public listener', () => {
         sockets.push(...(await Promise.all(batch)));
       }
       assert.equal(sockets.length, attackers.length * attempts, 'thousands of connections were made');
-      await until(
-        () => server.guard.refusedPerIp === attackers.length * (attempts - perIp),
+      await untilTrue(
         'every connection beyond the per-address limit was refused',
+        () => server.guard.refusedPerIp === attackers.length * (attempts - perIp),
+        5_000,
       );
       for (const address of attackers) assert.equal(server.guard.count(address), perIp, address);
 
@@ -88,7 +84,7 @@ describe('connection limits on the public listener', () => {
       await assert.rejects(get(server.port, '/data/v1/markets', '127.0.0.2'));
       // Closing idle connections frees their address's places.
       for (const s of sockets.splice(0, 10)) s.destroy();
-      await until(() => server.guard.count('127.0.0.2') < perIp, 'places freed');
+      await untilTrue('places freed', () => server.guard.count('127.0.0.2') < perIp, 5_000);
       assert.equal((await get(server.port, '/data/v1/markets', '127.0.0.2')).status, 200);
     } finally {
       for (const s of sockets) s.destroy();
@@ -107,11 +103,11 @@ describe('connection limits on the public listener', () => {
       // The proxy holds five connections (its clients are many); another address two.
       for (let i = 0; i < 5; i++) sockets.push(await open(server.port, '127.0.0.8'));
       sockets.push(await open(server.port, '127.0.0.2'));
-      await until(() => server.guard.count('127.0.0.2') === 1, 'counted');
+      await untilTrue('counted', () => server.guard.count('127.0.0.2') === 1, 5_000);
       // The seventh connection overall is dropped by the total.
       const seventh = await open(server.port, '127.0.0.3');
       await closed(seventh);
-      await until(() => server.guard.droppedTotal === 1, 'dropped by the total');
+      await untilTrue('dropped by the total', () => server.guard.droppedTotal === 1, 5_000);
       assert.equal(server.guard.refusedPerIp, 0);
     } finally {
       for (const s of sockets) s.destroy();
@@ -139,12 +135,16 @@ describe('connection limits on the public listener', () => {
     const clients: WebSocket[] = [];
     try {
       for (let i = 0; i < 3; i++) clients.push(await dial('127.0.0.2'));
-      await until(() => ws.gateway.connections === 3, 'three subscribers connected');
+      await untilTrue('three subscribers connected', () => ws.gateway.connections === 3, 5_000);
       await assert.rejects(dial('127.0.0.2'));
       await assert.rejects(get(server.port, '/', '127.0.0.2'), 'plain HTTP from that address too');
       clients.push(await dial('127.0.0.3'));
       clients.shift()?.terminate();
-      await until(() => server.guard.count('127.0.0.2') === 2, 'a closed WebSocket frees its place');
+      await untilTrue(
+        'a closed WebSocket frees its place',
+        () => server.guard.count('127.0.0.2') === 2,
+        5_000,
+      );
       clients.push(await dial('127.0.0.2'));
     } finally {
       for (const c of clients) c.terminate();
