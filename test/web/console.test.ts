@@ -8,18 +8,13 @@
  * test-output/browser/ (gitignored); docs/img/console-*.png are copies of some.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import { ensureChromium, launchChromium } from '../fixtures/chromium.ts';
-import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { ensureWebBuilt } from '../fixtures/web-build.ts';
+import type { Page } from 'playwright-core';
+import { browserSkip, openBrowserVenue, SCREENSHOTS, type BrowserVenue } from '../fixtures/browser-venue.ts';
+import type { ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const OUTPUT = join(ROOT, 'test-output', 'browser');
 /** A TRC20 address outside the venue. */
 const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
 const FUND_PASSWORD = 'fund-pass-1';
@@ -30,26 +25,16 @@ const PAGER_USERS = 30;
 /** A user name no venue accepts, and no page may run. */
 const HOSTILE = `<img src=x onerror="document.title='pwned'">`;
 
-const browser = ensureChromium();
-const skip =
-  'missing' in browser && process.env['CI'] !== 'true'
-    ? `browser tests skipped: ${browser.missing} (under CI=true they must run)`
-    : false;
-if ('missing' in browser && process.env['CI'] === 'true')
-  throw new Error(`browser tests must run under CI: ${browser.missing}`);
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-describe('the operator console', { skip }, () => {
+describe('the operator console', { skip: browserSkip }, () => {
   let root: string;
   let server: ServerProcess;
-  let context: BrowserContext;
-  let profile: string;
+  let venue: BrowserVenue | undefined;
   let page: Page;
   let whale: ZbClient;
-  /** Console errors, page errors and failed requests, over the whole session. */
-  const problems: string[] = [];
+  let problems: string[];
 
   const must = async (path: string, form: [string, string][]): Promise<Json> => {
     const r = await admin(server.adminBase, server.token, path, form);
@@ -61,42 +46,30 @@ describe('the operator console', { skip }, () => {
   };
 
   before(async () => {
-    ensureWebBuilt();
-    mkdirSync(OUTPUT, { recursive: true });
-    root = mkdtempSync(join(tmpdir(), 'bourse-console-'));
-    server = await startServer(join(root, 'data'), ['--demo']);
-    whale = await createTrader(server, 'whale', [['usdt', '40000']], 'asset,entrust,money');
-    await must('/admin/fund-password/set', [
-      ['user', 'whale'],
-      ['password', FUND_PASSWORD],
-    ]);
-    for (const step of ['add', 'verify']) {
-      await must(`/admin/withdraw-addresses/${step}`, [
+    venue = await openBrowserVenue('console', async (started) => {
+      server = started;
+      whale = await createTrader(server, 'whale', [['usdt', '40000']], 'asset,entrust,money');
+      await must('/admin/fund-password/set', [
         ['user', 'whale'],
-        ['coin', 'usdt'],
-        ['address', EXTERNAL_TRC20],
+        ['password', FUND_PASSWORD],
       ]);
-    }
-    // Enough users for two pages of the users view (25 a page).
-    for (let i = 1; i <= PAGER_USERS; i++) {
-      await must('/admin/users/create', [['name', `pager-${String(i).padStart(2, '0')}`]]);
-    }
-    ({ context, dir: profile } = await launchChromium((browser as { path: string }).path));
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+      for (const step of ['add', 'verify']) {
+        await must(`/admin/withdraw-addresses/${step}`, [
+          ['user', 'whale'],
+          ['coin', 'usdt'],
+          ['address', EXTERNAL_TRC20],
+        ]);
+      }
+      // Enough users for two pages of the users view (25 a page).
+      for (let i = 1; i <= PAGER_USERS; i++) {
+        await must('/admin/users/create', [['name', `pager-${String(i).padStart(2, '0')}`]]);
+      }
     });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) =>
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`),
-    );
+    ({ root, page, problems } = venue);
   });
 
   after(async () => {
-    await context?.close();
-    await server?.stop();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    if (root !== undefined) rmSync(root, { recursive: true, force: true });
+    await venue?.close();
   });
 
   test('loads with no console error; a wrong token is refused; the dashboard shows solvency', async () => {
@@ -143,7 +116,7 @@ describe('the operator console', { skip }, () => {
     );
     assert.equal(stored, server.token, 'the token is kept in the session');
     assert.equal(await page.evaluate(() => (globalThis as Json).localStorage.length as number), 0);
-    await page.screenshot({ path: join(OUTPUT, 'console-dashboard.png'), fullPage: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-dashboard.png'), fullPage: true });
     assert.deepEqual(problems, []);
   });
 
@@ -173,7 +146,7 @@ describe('the operator console', { skip }, () => {
       names,
       Array.from({ length: 10 }, (_, i) => `pager-1${i}`),
     );
-    await page.screenshot({ path: join(OUTPUT, 'console-users.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-users.png') });
     await page.fill('#user-search', 'nobody-here');
     await page.click('#users-search button[type="submit"]');
     await page.waitForSelector('#users-table.empty');
@@ -215,7 +188,7 @@ describe('the operator console', { skip }, () => {
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /whale.*15000.*submitted/);
     await row.locator('button.approve').click();
-    await page.screenshot({ path: join(OUTPUT, 'console-approve.png'), fullPage: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-approve.png'), fullPage: true });
     await row.locator('button.yes').click();
     await notice(new RegExp(`Withdrawal ${id} approved: now (approved|sending|sent)`));
     // Still in progress (on chain), no longer waiting for the operator.
@@ -270,7 +243,7 @@ describe('the operator console', { skip }, () => {
       ['USDT', '24999', '0'].join(''),
     );
     assert.match((await page.textContent('#user-keys')) ?? '', /asset, entrust, money/);
-    await page.screenshot({ path: join(OUTPUT, 'console-user.png'), fullPage: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-user.png'), fullPage: true });
     assert.deepEqual(problems, []);
   });
 
@@ -292,7 +265,7 @@ describe('the operator console', { skip }, () => {
     await row.locator('.status.halted').waitFor();
     const refused = await order();
     assert.equal(refused.code, 1009, JSON.stringify(refused));
-    await page.screenshot({ path: join(OUTPUT, 'console-markets.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-markets.png') });
 
     await row.locator('button.resume').click();
     await row.locator('button.yes').click();
@@ -359,7 +332,7 @@ describe('the operator console', { skip }, () => {
     assert.equal(await page.textContent('#audit-table tbody tr:first-child code'), `name=${HOSTILE}`);
     assert.equal(await page.locator('#audit-table img').count(), 0);
     assert.notEqual(await page.title(), 'pwned');
-    await page.screenshot({ path: join(OUTPUT, 'console-audit.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-audit.png') });
     // Signing out forgets the token.
     await page.click('#sign-out');
     await page.waitForSelector('#sign-in');

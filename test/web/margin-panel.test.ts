@@ -8,26 +8,18 @@
  * screenshot goes to test-output/browser/page-margin.png (docs/img/trading-page-margin.png is a copy).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import { ensureChromium, launchChromium } from '../fixtures/chromium.ts';
-import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { ensureWebBuilt } from '../fixtures/web-build.ts';
+import type { Page } from 'playwright-core';
+import {
+  browserSkip,
+  demoTraderKey,
+  openBrowserVenue,
+  SCREENSHOTS,
+  type BrowserVenue,
+} from '../fixtures/browser-venue.ts';
+import type { ServerProcess } from '../fixtures/server-process.ts';
 import { admin } from '../fixtures/zb-client.ts';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const OUTPUT = join(ROOT, 'test-output', 'browser');
-
-const browser = ensureChromium();
-const skip =
-  'missing' in browser && process.env['CI'] !== 'true'
-    ? `browser tests skipped: ${browser.missing} (under CI=true they must run)`
-    : false;
-if ('missing' in browser && process.env['CI'] === 'true')
-  throw new Error(`browser tests must run under CI: ${browser.missing}`);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type PageGlobal = any;
@@ -35,14 +27,12 @@ type PageGlobal = any;
 const cellText = (page: Page, selector: string): Promise<string> =>
   page.locator(selector).innerText({ timeout: 10_000 });
 
-describe('the trading page: the margin tab', { skip }, () => {
-  let root: string;
+describe('the trading page: the margin tab', { skip: browserSkip }, () => {
   let server: ServerProcess;
-  let context: BrowserContext;
-  let profile: string;
+  let venue: BrowserVenue | undefined;
   let page: Page;
   let key: { accessKey: string; secretKey: string };
-  const problems: string[] = [];
+  let problems: string[];
 
   const operator = async (path: string, form: [string, string][]): Promise<Record<string, unknown>> => {
     const r = await admin(server.adminBase, server.token, path, form);
@@ -51,40 +41,26 @@ describe('the trading page: the margin tab', { skip }, () => {
   };
 
   before(async () => {
-    ensureWebBuilt();
-    mkdirSync(OUTPUT, { recursive: true });
-    root = mkdtempSync(join(tmpdir(), 'bourse-margin-page-'));
-    server = await startServer(join(root, 'data'), ['--demo']);
-    const deadline = Date.now() + 30_000;
-    while (!/API key \S+ and secret \S+/.test(server.output()) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    await operator('/admin/lending/fund', [
-      ['coin', 'usdt'],
-      ['amount', '100000'],
-      ['rate', '0.05'],
-      ['days', '10'],
-    ]);
-    const created = await operator('/admin/keys/create', [
-      ['user', 'demo-trader'],
-      ['perms', 'asset,entrust,lever'],
-    ]);
-    key = { accessKey: created.accessKey as string, secretKey: created.secretKey as string };
-    ({ context, dir: profile } = await launchChromium((browser as { path: string }).path));
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    venue = await openBrowserVenue('margin-page', async (started) => {
+      server = started;
+      await demoTraderKey(server);
+      await operator('/admin/lending/fund', [
+        ['coin', 'usdt'],
+        ['amount', '100000'],
+        ['rate', '0.05'],
+        ['days', '10'],
+      ]);
+      const created = await operator('/admin/keys/create', [
+        ['user', 'demo-trader'],
+        ['perms', 'asset,entrust,lever'],
+      ]);
+      key = { accessKey: created.accessKey as string, secretKey: created.secretKey as string };
     });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) =>
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`),
-    );
+    ({ page, problems } = venue);
   });
 
   after(async () => {
-    await context?.close();
-    await server?.stop();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    if (root !== undefined) rmSync(root, { recursive: true, force: true });
+    await venue?.close();
   });
 
   test('transfer, borrow, a margin order from the form, repay', async () => {
@@ -162,7 +138,7 @@ describe('the trading page: the margin tab', { skip }, () => {
           )?.textContent,
         ) > 0,
     );
-    await page.screenshot({ path: join(OUTPUT, 'page-margin.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'page-margin.png') });
 
     await page.click('#account-tabs button[data-tab="open"]');
     await row.locator('button.cancel').click();

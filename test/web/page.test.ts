@@ -7,33 +7,27 @@
  * test-output/browser/ (gitignored).
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { signedQuery } from '../../src/api/auth/sign-request.ts';
-import { ensureChromium, launchChromium } from '../fixtures/chromium.ts';
-import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { ensureWebBuilt } from '../fixtures/web-build.ts';
+import {
+  browserSkip,
+  demoTraderKey,
+  openBrowserVenue,
+  SCREENSHOTS,
+  type BrowserVenue,
+} from '../fixtures/browser-venue.ts';
+import type { ServerProcess } from '../fixtures/server-process.ts';
 import { createTrader, TEST_USER_AGENT, type ZbClient } from '../fixtures/zb-client.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const OUTPUT = join(ROOT, 'test-output', 'browser');
 /** Orders per second the load test aims at, in batches of 20 (orderMoreV2). */
 const LOAD_ORDERS_PER_SECOND = 1_000;
 const LOAD_SECONDS = 10;
 const BATCH = 20;
 /** Sanity bound only: a single task blocking the page for this long means it froze. */
 const MAX_LONG_TASK_MS = 2_000;
-
-const browser = ensureChromium();
-const skip =
-  'missing' in browser && process.env['CI'] !== 'true'
-    ? `browser tests skipped: ${browser.missing} (under CI=true they must run)`
-    : false;
-if ('missing' in browser && process.env['CI'] === 'true')
-  throw new Error(`browser tests must run under CI: ${browser.missing}`);
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -93,44 +87,22 @@ interface Measured {
   readonly framesPerSecond: number;
 }
 
-describe('the trading page', { skip }, () => {
-  let root: string;
+describe('the trading page', { skip: browserSkip }, () => {
   let server: ServerProcess;
-  let context: BrowserContext;
-  let profile: string;
+  let venue: BrowserVenue | undefined;
   let page: Page;
   let trader: { accessKey: string; secret: string };
-  /** Console errors, page errors and failed requests, over the whole session. */
-  const problems: string[] = [];
+  let problems: string[];
 
   before(async () => {
-    ensureWebBuilt();
-    mkdirSync(OUTPUT, { recursive: true });
-    root = mkdtempSync(join(tmpdir(), 'bourse-page-'));
-    server = await startServer(join(root, 'data'), ['--demo']);
-    const deadline = Date.now() + 30_000;
-    let key: RegExpExecArray | null = null;
-    while ((key = /API key (\S+) and secret (\S+)/.exec(server.output())) === null && Date.now() < deadline)
-      await sleep(100);
-    assert.ok(key, `the demo trader's key is printed:\n${server.output()}`);
-    trader = { accessKey: key[1] as string, secret: key[2] as string };
-    ({ context, dir: profile } = await launchChromium((browser as { path: string }).path));
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('requestfailed', (r) =>
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`),
-    );
+    venue = await openBrowserVenue('page');
+    ({ server, page, problems } = venue);
+    trader = await demoTraderKey(server);
     await page.addInitScript(measureInPage);
   });
 
   after(async () => {
-    await context?.close();
-    await server?.stop();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    if (root !== undefined) rmSync(root, { recursive: true, force: true });
+    await venue?.close();
   });
 
   test('loads with no console error; the chart, book and trades fill from the demo', async () => {
@@ -144,7 +116,7 @@ describe('the trading page', { skip }, () => {
       await page.waitForFunction(chartHasCandles);
     }
     await sleep(1_000);
-    await page.screenshot({ path: join(OUTPUT, 'page-live.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'page-live.png') });
     assert.deepEqual(problems, []);
   });
 
@@ -179,7 +151,7 @@ describe('the trading page', { skip }, () => {
     assert.match((await row.textContent()) ?? '', new RegExp(`PostOnly.*${price.replace('.', '\\.')}`));
     const level = page.locator('#bids .row', { has: page.locator(`span:text-is("${price}")`) });
     await level.waitFor();
-    await page.screenshot({ path: join(OUTPUT, 'page-order.png') });
+    await page.screenshot({ path: join(SCREENSHOTS, 'page-order.png') });
 
     await row.locator('button.cancel').click();
     await row.waitFor({ state: 'detached' });
@@ -229,7 +201,7 @@ describe('the trading page', { skip }, () => {
         }),
       );
       if (i === Math.floor((LOAD_SECONDS * perSecond) / 2))
-        await page.screenshot({ path: join(OUTPUT, 'page-load.png') });
+        await page.screenshot({ path: join(SCREENSHOTS, 'page-load.png') });
     }
     await Promise.all(inFlight);
     const seconds = (performance.now() - started) / 1_000;
@@ -241,7 +213,7 @@ describe('the trading page', { skip }, () => {
       ...measured,
       machine: 'shared 2-core machine, headless Chromium, server and demo in the same machine',
     };
-    writeFileSync(join(OUTPUT, 'long-tasks.json'), `${JSON.stringify(figures, null, 2)}\n`);
+    writeFileSync(join(SCREENSHOTS, 'long-tasks.json'), `${JSON.stringify(figures, null, 2)}\n`);
     t.diagnostic(`load: ${JSON.stringify(figures)}`);
     assert.ok(
       figures.ordersPerSecond > LOAD_ORDERS_PER_SECOND / 2,
