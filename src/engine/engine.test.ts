@@ -387,6 +387,24 @@ describe('configuration commands', () => {
   });
 });
 
+describe("the operator's reads", () => {
+  test('spot holdings per coin and resting orders per market, read without a snapshot', () => {
+    const { d, alice, bob } = tradingDay();
+    d.apply(place(alice, BUY, 3_000_000, 2_000)); // takes 0.2 of order 1
+    const holdings = d.engine.spotHoldings();
+    for (const coin of d.engine.coins()) {
+      const sum = { available: 0n, frozen: 0n };
+      for (const user of [alice, bob]) {
+        const b = d.engine.balance(user, coin.name);
+        sum.available += BigInt(b?.available ?? 0);
+        sum.frozen += BigInt(b?.frozen ?? 0);
+      }
+      assert.deepEqual(holdings.get(coin.name), sum, coin.name);
+    }
+    assert.deepEqual([...d.engine.openOrdersByMarket()], [['btc_usdt', 3]]);
+  });
+});
+
 describe('snapshots and hashes', () => {
   test('restore gives the same state hash, and the restored engine continues identically', () => {
     const { d, alice, bob } = tradingDay();

@@ -321,6 +321,27 @@ export class Engine {
     return { bids: m.book.depth(BUY, limit), asks: m.book.depth(SELL, limit) };
   }
 
+  /** Per coin: Σ over spot accounts of the available and frozen balances, in the coin's units. */
+  spotHoldings(): Map<string, { available: bigint; frozen: bigint }> {
+    const coins = this.#registry.coinCount;
+    const { available, frozen } = this.#ledger.spotHoldings(coins);
+    return new Map(
+      this.#registry
+        .coinStates()
+        .map((c) => [
+          c.spec.name,
+          { available: available[c.index] as bigint, frozen: frozen[c.index] as bigint },
+        ]),
+    );
+  }
+
+  /** Resting orders per market name (a market without any is absent). */
+  openOrdersByMarket(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const m of this.#registry.marketStates()) if (m.book.size > 0) counts.set(m.spec.name, m.book.size);
+    return counts;
+  }
+
   /** Number of resting orders over all markets. */
   get openOrderCount(): number {
     return this.#matching.openOrderCount;

@@ -286,6 +286,19 @@ export class Ledger {
     return totals;
   }
 
+  /** Per coin index: Σ available and Σ frozen over the spot accounts, as bigints. */
+  spotHoldings(coins: number): { available: bigint[]; frozen: bigint[] } {
+    const available = new Array<bigint>(coins).fill(0n);
+    const frozen = new Array<bigint>(coins).fill(0n);
+    for (const a of this.#spot.values()) {
+      for (let i = 0; i < coins; i++) {
+        available[i] = (available[i] as bigint) + BigInt(a.available[i] ?? 0);
+        frozen[i] = (frozen[i] as bigint) + BigInt(a.frozen[i] ?? 0);
+      }
+    }
+    return { available, frozen };
+  }
+
   /**
    * Checks every account: balances and debts safe and not negative, spot accounts owe nothing,
    * frozen equal to `holds(account)` (per coin index), and, per coin, everything held (users and

@@ -1,9 +1,9 @@
 /**
  * @module venue-reader — what the operator's views read from the venue that the engine's public
  * reads do not give one by one: every user, per-coin sums split into available and frozen, and
- * resting orders per market. `engineReader` answers them from `Engine.snapshot()` (a copy of the
- * whole state a call: fine for an operator's occasional look, not for a hot path) until the
- * engine offers them directly (docs/operations.md, "What the views read").
+ * resting orders per market. `engineReader` answers them from the engine's own reads (records by
+ * id, per-coin sums, book sizes): nothing copies the state (docs/operations.md, "What the views
+ * read").
  */
 import type { UserStatus } from '../../domain/commands.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
@@ -33,7 +33,7 @@ export interface VenueReader {
   openOrdersByMarket(): Map<string, number>;
 }
 
-/** The reader over the engine's public reads and its snapshot. */
+/** The reader over the engine's public reads. */
 export function engineReader(engine: VenueState): VenueReader {
   const record = (userId: number): UserRecord | undefined => {
     const name = engine.userName(userId);
@@ -48,24 +48,7 @@ export function engineReader(engine: VenueState): VenueReader {
         .sort((a, b) => a - b)
         .map((userId) => record(userId) as UserRecord),
     user: (userId) => record(userId),
-    holdings: () => {
-      const s = engine.snapshot();
-      return new Map(
-        s.coins.map((c, i) => {
-          let available = 0n;
-          let frozen = 0n;
-          for (const u of s.users) {
-            available += BigInt(u[3][i] ?? 0);
-            frozen += BigInt(u[4][i] ?? 0);
-          }
-          return [c.name, { available, frozen }];
-        }),
-      );
-    },
-    openOrdersByMarket: () => {
-      const counts = new Map<string, number>();
-      for (const o of engine.snapshot().orders) counts.set(o[2], (counts.get(o[2]) ?? 0) + 1);
-      return counts;
-    },
+    holdings: () => engine.spotHoldings(),
+    openOrdersByMarket: () => engine.openOrdersByMarket(),
   };
 }
