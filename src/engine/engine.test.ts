@@ -1,28 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineDriver, UNLIMITED_WITHDRAWALS } from '../../test/fixtures/engine-driver.ts';
-import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
+import { EngineDriver, limitOrder, UNLIMITED_WITHDRAWALS } from '../../test/fixtures/engine-driver.ts';
+import { BUY, SELL, type Command } from '../domain/commands.ts';
 import type { EngineEvent } from '../domain/events.ts';
 import { Engine } from './engine.ts';
-
-const place = (
-  userId: number,
-  side: 0 | 1,
-  price: number,
-  amount: number,
-  extra: Partial<PlaceOrder> = {},
-): Command => ({
-  type: 'PlaceOrder',
-  userId,
-  market: 'btc_usdt',
-  side,
-  kind: 'limit',
-  price,
-  amount,
-  acctType: 0,
-  clientOrderId: '',
-  ...extra,
-});
 
 /** The state without the sequence position, which every command advances. */
 const stateOf = (e: Engine): string => JSON.stringify({ ...e.snapshot(), lastSeq: 0 });
@@ -34,9 +15,9 @@ function tradingDay(): { d: EngineDriver; alice: number; bob: number } {
   const alice = d.fund('alice', 'usdt', '100000');
   const bob = d.fund('bob', 'btc', '3');
   d.fund('alice', 'zb', '1000');
-  d.apply(place(bob, SELL, 3_000_000, 5_000)); // order 1: 0.5 @ 30000
-  d.apply(place(bob, SELL, 3_010_000, 5_000)); // order 2: 0.5 @ 30100
-  d.apply(place(alice, BUY, 2_990_000, 10_000)); // order 3: 1 @ 29900
+  d.apply(limitOrder(bob, SELL, 3_000_000, 5_000)); // order 1: 0.5 @ 30000
+  d.apply(limitOrder(bob, SELL, 3_010_000, 5_000)); // order 2: 0.5 @ 30100
+  d.apply(limitOrder(alice, BUY, 2_990_000, 10_000)); // order 3: 1 @ 29900
   return { d, alice, bob };
 }
 
@@ -44,23 +25,23 @@ describe('refusals', () => {
   test('every refused command returns its result, emits nothing and changes nothing', () => {
     const { d, alice, bob } = tradingDay();
     const refusals: [Command, string][] = [
-      [place(alice, BUY, 3_000_000, 1_000_000), 'INSUFFICIENT_BALANCE'],
-      [place(alice, BUY, 0, 100), 'INVALID_PRICE'],
-      [place(alice, BUY, 3_000_000, 0), 'INVALID_AMOUNT'],
-      [place(alice, BUY, 1.5, 100), 'INVALID_PRICE'],
-      [place(alice, BUY, 100, 1), 'BELOW_MIN_SIZE'],
-      [place(alice, BUY, 3_000_000, 100, { market: 'foo_bar' }), 'UNKNOWN_MARKET'],
+      [limitOrder(alice, BUY, 3_000_000, 1_000_000), 'INSUFFICIENT_BALANCE'],
+      [limitOrder(alice, BUY, 0, 100), 'INVALID_PRICE'],
+      [limitOrder(alice, BUY, 3_000_000, 0), 'INVALID_AMOUNT'],
+      [limitOrder(alice, BUY, 1.5, 100), 'INVALID_PRICE'],
+      [limitOrder(alice, BUY, 100, 1), 'BELOW_MIN_SIZE'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { market: 'foo_bar' }), 'UNKNOWN_MARKET'],
       // Margin accounts never funded hold nothing (src/engine/margin.test.ts trades on margin).
-      [place(alice, BUY, 3_000_000, 100, { acctType: 1 }), 'INSUFFICIENT_BALANCE'],
-      [place(alice, BUY, 3_000_000, 100, { acctType: 2 }), 'INSUFFICIENT_BALANCE'],
-      [place(alice, BUY, 3_000_000, 100, { acctType: 7 as 0 }), 'INVALID_PARAMETER'],
-      [place(alice, BUY, 3_000_000, 100, { kind: 'postOnly' }), 'POST_ONLY_WOULD_TAKE'],
-      [place(alice, BUY, 3_000_000, 100, { kind: 'market' as 'limit' }), 'INVALID_PARAMETER'],
-      [place(alice, 2 as 0, 3_000_000, 100), 'INVALID_PARAMETER'],
-      [place(alice, BUY, 3_000_000, 100, { clientOrderId: 'a!' }), 'INVALID_PARAMETER'],
-      [place(alice, BUY, 3_000_000, 100, { clientOrderId: 'abc' }), 'INVALID_PARAMETER'],
-      [place(99, BUY, 3_000_000, 100), 'USER_NOT_FOUND'],
-      [place(alice, BUY, 2 ** 40, 2 ** 20), 'VALUE_OUT_OF_RANGE'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { acctType: 1 }), 'INSUFFICIENT_BALANCE'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { acctType: 2 }), 'INSUFFICIENT_BALANCE'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { acctType: 7 as 0 }), 'INVALID_PARAMETER'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { kind: 'postOnly' }), 'POST_ONLY_WOULD_TAKE'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { kind: 'market' as 'limit' }), 'INVALID_PARAMETER'],
+      [limitOrder(alice, 2 as 0, 3_000_000, 100), 'INVALID_PARAMETER'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { clientOrderId: 'a!' }), 'INVALID_PARAMETER'],
+      [limitOrder(alice, BUY, 3_000_000, 100, { clientOrderId: 'abc' }), 'INVALID_PARAMETER'],
+      [limitOrder(99, BUY, 3_000_000, 100), 'USER_NOT_FOUND'],
+      [limitOrder(alice, BUY, 2 ** 40, 2 ** 20), 'VALUE_OUT_OF_RANGE'],
       [
         { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 1, clientOrderId: '' },
         'ORDER_NOT_FOUND',
@@ -149,7 +130,7 @@ describe('refusals', () => {
   test('a halted market refuses orders but allows cancels', () => {
     const { d, alice } = tradingDay();
     assert.equal(d.apply({ type: 'SetMarketStatus', market: 'btc_usdt', status: 'halted' }).result, 'OK');
-    assert.equal(d.apply(place(alice, BUY, 2_980_000, 100)).result, 'MARKET_HALTED');
+    assert.equal(d.apply(limitOrder(alice, BUY, 2_980_000, 100)).result, 'MARKET_HALTED');
     const r = d.apply({
       type: 'CancelOrder',
       userId: alice,
@@ -168,7 +149,7 @@ describe('refusals', () => {
 describe('matching and events', () => {
   test('a crossing order emits events in the documented order', () => {
     const { d, alice } = tradingDay();
-    const r = d.apply(place(alice, BUY, 3_010_000, 7_000));
+    const r = d.apply(limitOrder(alice, BUY, 3_010_000, 7_000));
     assert.equal(r.result, 'OK');
     assert.deepEqual(types(r.events), [
       'OrderAccepted',
@@ -204,7 +185,7 @@ describe('matching and events', () => {
 
   test('a resting order with no fill emits only acceptance and the freeze', () => {
     const { d, alice } = tradingDay();
-    const r = d.apply(place(alice, BUY, 2_000_000, 100));
+    const r = d.apply(limitOrder(alice, BUY, 2_000_000, 100));
     assert.deepEqual(types(r.events), ['OrderAccepted', 'BalanceChanged']);
     assert.equal(d.engine.openOrder(r.orderId as number)?.status, 0);
   });
@@ -260,22 +241,22 @@ describe('refusals carry the numbers a user needs (issue 13)', () => {
     const { d, alice, bob } = tradingDay();
     const cases: [Command, string, string][] = [
       [
-        place(alice, BUY, 2_000_000, 9, { market: 'eth_usdt' }),
+        limitOrder(alice, BUY, 2_000_000, 9, { market: 'eth_usdt' }),
         'BELOW_MIN_AMOUNT',
         "amount 0.0009 eth is below the market's minimum amount of 0.001 eth",
       ],
       [
-        place(alice, BUY, 100, 1),
+        limitOrder(alice, BUY, 100, 1),
         'BELOW_MIN_SIZE',
         "order total 0.0001 usdt is below the market's minimum total of 5 usdt",
       ],
       [
-        place(alice, BUY, 3_000_000, 1_000_000),
+        limitOrder(alice, BUY, 3_000_000, 1_000_000),
         'INSUFFICIENT_BALANCE',
         'insufficient balance: available 70100 usdt, required 3000000 usdt',
       ],
       [
-        place(bob, SELL, 3_000_000, 20_001),
+        limitOrder(bob, SELL, 3_000_000, 20_001),
         'INSUFFICIENT_BALANCE',
         'insufficient balance: available 2 btc, required 2.0001 btc',
       ],
@@ -390,7 +371,7 @@ describe('configuration commands', () => {
 describe("the operator's reads", () => {
   test('spot holdings per coin and resting orders per market, read without a snapshot', () => {
     const { d, alice, bob } = tradingDay();
-    d.apply(place(alice, BUY, 3_000_000, 2_000)); // takes 0.2 of order 1
+    d.apply(limitOrder(alice, BUY, 3_000_000, 2_000)); // takes 0.2 of order 1
     const holdings = d.engine.spotHoldings();
     for (const coin of d.engine.coins()) {
       const sum = { available: 0n, frozen: 0n };
@@ -409,13 +390,13 @@ describe('snapshots and hashes', () => {
   test('restore gives the same state hash, and the restored engine continues identically', () => {
     const { d, alice, bob } = tradingDay();
     d.apply({ type: 'SetFeePreference', userId: alice, usePlatformCoin: true });
-    d.apply(place(alice, BUY, 3_000_000, 2_000, { clientOrderId: 'buy1' }));
+    d.apply(limitOrder(alice, BUY, 3_000_000, 2_000, { clientOrderId: 'buy1' }));
     d.apply({ type: 'CancelAllOrdersAfter', userId: bob, market: 'btc_usdt' });
     d.payOut(bob, 'btc', 'bc1qexternal', 100_000, { complete: false });
     const restored = Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot())));
     assert.equal(restored.stateHash(), d.engine.stateHash());
     const next: Command[] = [
-      place(alice, BUY, 3_010_000, 4_000),
+      limitOrder(alice, BUY, 3_010_000, 4_000),
       { type: 'CancelOrder', userId: alice, market: 'btc_usdt', orderId: 0, clientOrderId: 'buy1' },
       { type: 'FireTimers' },
     ];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
-import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
+import { EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
+import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { HOUR_MS, DAY_MS } from '../margin/movement.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
 import { Engine, type ApplyResult } from './engine.ts';
@@ -24,25 +24,6 @@ class Checked extends EngineDriver {
     return this.apply(cmd);
   }
 }
-
-const order = (
-  userId: number,
-  side: 0 | 1,
-  price: number,
-  amount: number,
-  extra: Partial<PlaceOrder> = {},
-): Command => ({
-  type: 'PlaceOrder',
-  userId,
-  market: 'btc_usdt',
-  side,
-  kind: 'limit',
-  price,
-  amount,
-  acctType: 0,
-  clientOrderId: '',
-  ...extra,
-});
 
 const transferIn = (userId: number, coin: string, amount: number, acctType: 1 | 2 = 1): Command => ({
   type: 'MarginTransfer',
@@ -368,9 +349,9 @@ describe('interest by timers', () => {
 describe('margin orders', () => {
   test('express borrows what a buy needs beyond the balance; auto-repay pays from what a sale brings in', () => {
     const { d, alice, bob } = venue();
-    d.apply(order(bob, SELL, 3_000_000, 500)); // bob asks 0.05 btc @ 30000
+    d.apply(limitOrder(bob, SELL, 3_000_000, 500)); // bob asks 0.05 btc @ 30000
     d.apply(transferIn(alice, 'usdt', 1000 * USDT));
-    const buy = order(alice, BUY, 3_000_000, 500, { acctType: 1 }); // 0.05 btc = 1,500 usdt
+    const buy = limitOrder(alice, BUY, 3_000_000, 500, { acctType: 1 }); // 0.05 btc = 1,500 usdt
     const short = d.apply(buy);
     assert.equal(short.result, 'INSUFFICIENT_BALANCE');
     const r = d.apply({ ...buy, express: true } as Command);
@@ -389,7 +370,8 @@ describe('margin orders', () => {
     // Over the limit: express refuses, nothing changes.
     const before = stateOf(d.engine);
     assert.equal(
-      d.apply({ ...order(alice, BUY, 3_000_000, 5_000, { acctType: 1 }), express: true } as Command).result,
+      d.apply({ ...limitOrder(alice, BUY, 3_000_000, 5_000, { acctType: 1 }), express: true } as Command)
+        .result,
       'OVER_BORROW_LIMIT',
     );
     assert.equal(stateOf(d.engine), before);
@@ -404,8 +386,8 @@ describe('margin orders', () => {
       }).result,
       'OK',
     );
-    d.apply(order(bob, BUY, 3_100_000, 499)); // bob bids 0.0499 @ 31000
-    const sell = d.apply(order(alice, SELL, 3_100_000, 499, { acctType: 1 }));
+    d.apply(limitOrder(bob, BUY, 3_100_000, 499)); // bob bids 0.0499 @ 31000
+    const sell = d.apply(limitOrder(alice, SELL, 3_100_000, 499, { acctType: 1 }));
     assert.equal(sell.result, 'OK');
     usdt = coinOf(d, alice, 'usdt');
     assert.equal(usdt?.borrowed, 0);
@@ -417,9 +399,9 @@ describe('margin orders', () => {
 
   test('the express default (setExpressState) and a cross account order', () => {
     const { d, alice, bob } = venue();
-    d.apply(order(bob, SELL, 3_000_000, 10_000));
+    d.apply(limitOrder(bob, SELL, 3_000_000, 10_000));
     d.apply(transferIn(alice, 'usdt', 1000 * USDT, 2));
-    const buy = order(alice, BUY, 3_000_000, 500, { acctType: 2 });
+    const buy = limitOrder(alice, BUY, 3_000_000, 500, { acctType: 2 });
     assert.equal(d.apply(buy).result, 'INSUFFICIENT_BALANCE');
     d.apply({ type: 'SetMarginPreferences', userId: alice, acctType: 2, market: '', express: true });
     assert.equal(d.apply(buy).result, 'OK');
@@ -432,7 +414,7 @@ describe('margin orders', () => {
   test('a resting margin order holds its margin account frozen; cancelling releases it there', () => {
     const { d, alice } = venue();
     d.apply(transferIn(alice, 'usdt', 1000 * USDT));
-    const r = d.apply(order(alice, BUY, 2_000_000, 100, { acctType: 1 }));
+    const r = d.apply(limitOrder(alice, BUY, 2_000_000, 100, { acctType: 1 }));
     assert.equal(coinOf(d, alice, 'usdt')?.frozen, 200 * USDT);
     d.apply({
       type: 'CancelOrder',
@@ -449,9 +431,9 @@ describe('margin orders', () => {
 describe('margin state in snapshots', () => {
   test('a snapshot with loans round-trips as version 4, restores the same hash and continues identically', () => {
     const { d, alice, bob } = venue();
-    d.apply(order(bob, SELL, 3_000_000, 10_000));
+    d.apply(limitOrder(bob, SELL, 3_000_000, 10_000));
     d.apply(transferIn(alice, 'usdt', 1000 * USDT));
-    d.apply({ ...order(alice, BUY, 3_000_000, 500, { acctType: 1 }), express: true } as Command);
+    d.apply({ ...limitOrder(alice, BUY, 3_000_000, 500, { acctType: 1 }), express: true } as Command);
     d.apply({
       type: 'PlaceLoanOffer',
       userId: bob,
@@ -470,7 +452,7 @@ describe('margin state in snapshots', () => {
     });
     d.apply({ type: 'RepayLoan', userId: alice, loanId: 1, amount: 1 });
     // A margin order resting in the snapshot: restored with its account (accounts load first).
-    const resting = d.apply(order(alice, SELL, 4_000_000, 100, { acctType: 1 }));
+    const resting = d.apply(limitOrder(alice, SELL, 4_000_000, 100, { acctType: 1 }));
     assert.equal(resting.result, 'OK');
     const s = d.engine.snapshot();
     assert.equal(s.version, SNAPSHOT_VERSION_MARGIN);

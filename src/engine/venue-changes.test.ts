@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
+import { EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
 import type { CoinFunds } from '../domain/chains.ts';
 import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
 import type { CoinSpec, MarketSpec } from '../domain/specs.ts';
@@ -46,17 +46,8 @@ const SOL_USDT: MarketSpec = {
   status: 'trading',
 };
 
-const place = (userId: number, market: string, side: 0 | 1, price: number, amount: number): PlaceOrder => ({
-  type: 'PlaceOrder',
-  userId,
-  market,
-  side,
-  kind: 'limit',
-  price,
-  amount,
-  acctType: 0,
-  clientOrderId: '',
-});
+const place = (userId: number, market: string, side: 0 | 1, price: number, amount: number): PlaceOrder =>
+  limitOrder(userId, side, price, amount, { market });
 
 /** The state without the sequence position, which every command advances. */
 const stateOf = (e: Engine): string => JSON.stringify({ ...e.snapshot(), lastSeq: 0 });
