@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runCli } from '../../src/cli/bourse.ts';
-import { offlineCommands } from '../../src/cli/offline.ts';
+import { runBourseJson } from '../fixtures/cli.ts';
 import { ccxtErrors, connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 
@@ -42,16 +41,8 @@ let secret = '';
  * Runs `bourse <args> --json` against the server, which the CLI finds from the data directory
  * alone; returns the exit code and the parsed output.
  */
-async function bourse(...args: string[]): Promise<{ code: number; out: Record<string, any>; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    [...args, '--json', '--data', dataDir],
-    { out: (l) => (out += l), err: (l) => (err += l), readSecret: () => Promise.resolve(secret) },
-    offlineCommands,
-  );
-  return { code, out: out === '' ? {} : JSON.parse(out), err };
-}
+const bourse = (...args: string[]): ReturnType<typeof runBourseJson> =>
+  runBourseJson([...args, '--data', dataDir], { readSecret: () => Promise.resolve(secret) });
 
 /** Runs a CLI command that must succeed. */
 async function must(...args: string[]): Promise<Record<string, any>> {

@@ -12,8 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runCli } from '../../src/cli/bourse.ts';
-import { offlineCommands } from '../../src/cli/offline.ts';
+import { bourseJson, runBourse, type CliRun } from '../fixtures/cli.ts';
 import { ccxtErrors, connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
@@ -27,24 +26,7 @@ const dataDir = join(root, 'data');
 const env = { BOURSE_DATA: dataDir };
 let server: ServerProcess;
 
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    argv,
-    { out: (l) => (out += `${l}\n`), err: (l) => (err += `${l}\n`) },
-    offlineCommands,
-    env,
-  );
-  return { code, out, err };
-}
-
-/** The CLI with --json, parsed; asserts exit 0. */
-async function json(argv: string[]): Promise<Record<string, unknown>> {
-  const r = await cli([...argv, '--json']);
-  assert.equal(r.code, 0, `${argv.join(' ')}: ${r.err}${r.out}`);
-  return JSON.parse(r.out) as Record<string, unknown>;
-}
+const cli = (argv: string[]): Promise<CliRun> => runBourse(argv, { env });
 
 async function publicGet(path: string): Promise<any> {
   const response = await fetch(`${server.base}${path}`, { headers: { 'user-agent': TEST_USER_AGENT } });
@@ -91,7 +73,7 @@ describe('runtime changes against the real server', () => {
     assert.match(coin.out, /^coin sol \(Solana, 8 decimals\): deposits on, withdrawals on, daily limit 1000/);
     assert.match(coin.out, /SOL\s+SOL\s+no\s+2\s+0\.01\s+0\.1\s+on\s+on/);
 
-    const { stateHash: before } = await json(['state']);
+    const { stateHash: before } = await bourseJson(['state'], env);
     const refusals: [string[], RegExp][] = [
       [['coin', 'add', 'sol', '--unit-decimal', '8'], /coin sol exists/],
       [
@@ -155,25 +137,28 @@ describe('runtime changes against the real server', () => {
       assert.equal(r.code, 1, `${argv.join(' ')} was not refused: ${r.out}`);
       assert.match(r.err, message);
     }
-    assert.equal((await json(['state'])).stateHash, before, 'a refusal changed the state');
+    assert.equal((await bourseJson(['state'], env)).stateHash, before, 'a refusal changed the state');
 
-    const market = await json([
-      'market',
-      'add',
-      'sol_usdt',
-      '--price-scale',
-      '2',
-      '--amount-scale',
-      '2',
-      '--min-amount',
-      '0.01',
-      '--min-size',
-      '1',
-      '--maker-fee',
-      '-0.0005',
-      '--taker-fee',
-      '0.001',
-    ]);
+    const market = await bourseJson(
+      [
+        'market',
+        'add',
+        'sol_usdt',
+        '--price-scale',
+        '2',
+        '--amount-scale',
+        '2',
+        '--min-amount',
+        '0.01',
+        '--min-size',
+        '1',
+        '--maker-fee',
+        '-0.0005',
+        '--taker-fee',
+        '0.001',
+      ],
+      env,
+    );
     assert.deepEqual(market, {
       market: 'sol_usdt',
       base: 'sol',
@@ -208,7 +193,7 @@ describe('runtime changes against the real server', () => {
     alice = await trader('alice', [['usdt', '10000']]);
     bob = await trader('bob', [['sol', '100']]);
     // The chain watcher learned the coin's chain: a deposit on it is credited at 2 confirmations.
-    const address = await json(['address', 'create', 'bob', 'sol']);
+    const address = await bourseJson(['address', 'create', 'bob', 'sol'], env);
     assert.equal(address.chain, 'SOL');
     assert.equal((await cli(['chain', 'deposit', String(address.address), '3', '--chain', 'SOL'])).code, 0);
     assert.equal((await cli(['chain', 'mine', '2'])).code, 0);
@@ -257,7 +242,7 @@ describe('runtime changes against the real server', () => {
       (e: Error) => e instanceof ccxtErrors.ExchangeNotAvailable && /frozen/.test(e.message),
     );
     assert.ok((await alice.fetchBalance()).USDT.free > 0);
-    const users = await json(['user', 'list', '--search', 'alice']);
+    const users = await bourseJson(['user', 'list', '--search', 'alice'], env);
     const row = (users.users as Record<string, unknown>[])[0];
     assert.equal(row?.status, 'frozen');
     assert.equal(typeof row?.created, 'number');
@@ -285,7 +270,7 @@ describe('runtime changes against the real server', () => {
   });
 
   test('a replay from the journal reproduces every runtime change exactly; so does a restart', async () => {
-    const keys = (await json(['key', 'list', '--user', 'bob'])).keys as Record<string, unknown>[];
+    const keys = (await bourseJson(['key', 'list', '--user', 'bob'], env)).keys as Record<string, unknown>[];
     assert.equal((await cli(['key', 'rotate', String(keys[0]?.accessKey)])).code, 0);
     assert.equal((await cli(['user', 'withdraw-limit', 'bob', 'sol', '5'])).code, 0);
     const change = ['coin', 'change', 'sol', '--chain', 'SOL', '--withdraw-fee', '0.02', '--deposit', 'off'];
@@ -293,9 +278,9 @@ describe('runtime changes against the real server', () => {
     assert.deepEqual((await publicGet('/api/getFeeInfo')).result.SOL, [
       { chainName: 'SOL', fee: 0.02, mainChainName: 'SOL', canDeposit: false, canWithdraw: true },
     ]);
-    const snapshot = await json(['snapshot']);
+    const snapshot = await bourseJson(['snapshot'], env);
     assert.match(String(snapshot.path), /snapshot/);
-    const { stateHash: running, lastSeq } = await json(['state']);
+    const { stateHash: running, lastSeq } = await bourseJson(['state'], env);
     assert.equal(await server.stop(), 0);
 
     const verified = await cli(['verify', '--json']);
@@ -306,7 +291,7 @@ describe('runtime changes against the real server', () => {
     assert.equal(report.replayed, lastSeq, 'the replay ran from genesis over the whole journal');
 
     server = await startServer(dataDir);
-    const restarted = await json(['state']);
+    const restarted = await bourseJson(['state'], env);
     assert.deepEqual([restarted.stateHash, restarted.lastSeq], [running, lastSeq]);
     assert.equal((await publicGet('/data/v1/markets')).sol_usdt.priceScale, 2);
   });

@@ -14,13 +14,12 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { ListenError } from '../../src/api/http/listen-probe.ts';
-import { runCli } from '../../src/cli/bourse.ts';
-import { offlineCommands } from '../../src/cli/offline.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
 import { CONSOLE_SCOPE, StaticSite } from '../../src/api/http/static-site.ts';
 import { startVenue, WEB_DIST, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { runBourse, type CliRun } from '../fixtures/cli.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const roots: string[] = [];
@@ -74,20 +73,7 @@ function post(where: { url: string } | { socket: string }, path: string, token?:
   });
 }
 
-async function cli(
-  argv: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    argv,
-    { out: (l) => (out += `${l}\n`), err: (l) => (err += `${l}\n`) },
-    offlineCommands,
-    env,
-  );
-  return { code, out, err };
-}
+const cli = (argv: string[], env: Record<string, string>): Promise<CliRun> => runBourse(argv, { env });
 
 const tokenOf = (venue: RunningVenue): string =>
   readFileSync(join(venue.options.dataDir, 'admin.token'), 'utf8').trim();

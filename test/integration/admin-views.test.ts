@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AUDIT_FILE } from '../../src/api/admin/audit-log.ts';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
-import { runCli } from '../../src/cli/bourse.ts';
-import { offlineCommands } from '../../src/cli/offline.ts';
 import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
 import { BUY, SELL } from '../../src/domain/commands.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { bourseJson, runBourse, type CliRun } from '../fixtures/cli.ts';
 
 const roots: string[] = [];
 after(() => {
@@ -38,27 +37,7 @@ function options(root: string): ServerOptions {
   };
 }
 
-async function cli(
-  argv: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    argv,
-    { out: (l) => (out += `${l}\n`), err: (l) => (err += `${l}\n`) },
-    offlineCommands,
-    env,
-  );
-  return { code, out, err };
-}
-
-/** The CLI with --json, parsed; asserts exit 0. */
-async function json(argv: string[], env: Record<string, string>): Promise<Record<string, unknown>> {
-  const r = await cli([...argv, '--json'], env);
-  assert.equal(r.code, 0, `${argv.join(' ')}: ${r.err}${r.out}`);
-  return JSON.parse(r.out) as Record<string, unknown>;
-}
+const cli = (argv: string[], env: Record<string, string>): Promise<CliRun> => runBourse(argv, { env });
 
 /** A trade-API request from this machine (counted by the per-IP limit before anything else). */
 function tradeApi(venue: RunningVenue): Promise<number> {
@@ -103,7 +82,7 @@ describe('the operator views, through the CLI and the admin API', () => {
         secret = /secret key: (\S+)/.exec(r.out)?.[1] ?? secret;
       }
       assert.ok(secret.length > 10);
-      const address = await json(['address', 'create', 'bob', 'usdt', '--chain', 'ERC20'], env);
+      const address = await bourseJson(['address', 'create', 'bob', 'usdt', '--chain', 'ERC20'], env);
       actions.push(['address', 'create', 'bob', 'usdt', '--chain', 'ERC20']);
       const deposit = ['chain', 'deposit', String(address.address), '100', '--chain', 'ERC20'];
       assert.equal((await cli(deposit, env)).code, 0);
@@ -152,7 +131,7 @@ describe('the operator views, through the CLI and the admin API', () => {
       assert.match(users.out, /\n +1 +alice +\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ +active +0 +2\n/);
       assert.match(users.out, /\n +2 +bob +\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ +active +1 +0\n/);
       assert.match(users.out, /users 1–2 of 2\n$/);
-      const page = await json(['user', 'list', '--limit', '1', '--offset', '1'], env);
+      const page = await bourseJson(['user', 'list', '--limit', '1', '--offset', '1'], env);
       assert.deepEqual(
         (page.users as { name: string }[]).map((u) => u.name),
         ['bob'],
@@ -162,7 +141,9 @@ describe('the operator views, through the CLI and the admin API', () => {
         /users 1–1 of 2 \(--offset 1 for more\)/,
       );
       assert.deepEqual(
-        ((await json(['user', 'list', '--search', 'BO'], env)).users as { id: number }[]).map((u) => u.id),
+        ((await bourseJson(['user', 'list', '--search', 'BO'], env)).users as { id: number }[]).map(
+          (u) => u.id,
+        ),
         [2],
       );
       const bob = await cli(['user', 'show', 'bob'], env);
@@ -175,12 +156,12 @@ describe('the operator views, through the CLI and the admin API', () => {
         bob.out,
         /API keys \(1\):\naccess key +permissions +bound IPs +replay protection\n\S+ +asset,entrust +10\.0\.0\.7 +no/,
       );
-      const alice = await json(['user', 'show', '1'], env);
+      const alice = await bourseJson(['user', 'show', '1'], env);
       assert.equal((alice.openOrders as { total: number }).total, 2);
-      assert.ok(!JSON.stringify(await json(['user', 'show', 'bob'], env)).includes('sealed'));
+      assert.ok(!JSON.stringify(await bourseJson(['user', 'show', 'bob'], env)).includes('sealed'));
 
       // Solvency: alice's 30 usdt are an operator credit, not on the chain; bob's 100 are.
-      const solvency = await json(['solvency', 'usdt'], env);
+      const solvency = await bourseJson(['solvency', 'usdt'], env);
       assert.deepEqual((solvency.coins as Record<string, unknown>[])[0], {
         coin: 'usdt',
         // bob paid alice 10.5 for 0.0005 btc; she paid a 0.2 % maker fee on it.
@@ -206,7 +187,7 @@ describe('the operator views, through the CLI and the admin API', () => {
       // Markets and the venue.
       const markets = await cli(['markets', 'btc_usdt'], env);
       assert.match(markets.out, /\nbtc_usdt +trading +0\.002 +0\.002 +20000 +21000 +21000 +0\.0005 +2\n/);
-      const status = await json(['status'], env);
+      const status = await bourseJson(['status'], env);
       assert.equal(status.ready, true);
       assert.equal((status.journal as { lastSeq: number }).lastSeq, venue.sequencer.lastSeq);
       assert.match(
@@ -227,7 +208,7 @@ describe('the operator views, through the CLI and the admin API', () => {
       assert.match((await cli(['limits'], env)).out, /^no locks\n$/);
 
       // Bad input: refused with the reason, exit 1, nothing changed (the state hash stays).
-      const before = await json(['state'], env);
+      const before = await bourseJson(['state'], env);
       const refusals: [string[], RegExp][] = [
         [['user', 'show', 'nobody'], /refused \(3004\): no user named or numbered 'nobody'/],
         [['markets', 'doge_usdt'], /refused \(3005\): unknown market 'doge_usdt'/],
@@ -242,10 +223,10 @@ describe('the operator views, through the CLI and the admin API', () => {
         assert.match(r.err, message);
       }
       actions.push(['limits', 'lift', '10.1.2.3']);
-      assert.deepEqual(await json(['state'], env), before);
+      assert.deepEqual(await bourseJson(['state'], env), before);
 
       // The audit log: each action, newest first, the secret of the key never in it.
-      const audit = await json(['audit', '--limit', '100'], env);
+      const audit = await bourseJson(['audit', '--limit', '100'], env);
       const entries = (
         audit.entries as { action: string; code: number; params: Record<string, unknown> }[]
       ).reverse();
@@ -281,7 +262,7 @@ describe('the operator views, through the CLI and the admin API', () => {
     venue = await startVenue(options(root), SILENT_LOG);
     try {
       assert.equal((await cli(['user', 'create', 'carol'], env)).code, 0);
-      const audit = await json(['audit', '--limit', '1'], env);
+      const audit = await bourseJson(['audit', '--limit', '1'], env);
       assert.equal(audit.total, 12);
       assert.equal((audit.entries as { id: number; action: string }[])[0]?.id, 12);
     } finally {
