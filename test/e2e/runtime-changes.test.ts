@@ -28,6 +28,15 @@ let server: ServerProcess;
 
 const cli = (argv: string[]): Promise<CliRun> => runBourse(argv, { env });
 
+/** `market add <name>` at the settings every market here shares, then `extra`. */
+const marketAdd = (name: string, ...extra: string[]): string[] => [
+  'market',
+  'add',
+  name,
+  ...['--price-scale', '2', '--amount-scale', '2', '--min-amount', '0.01', '--min-size', '1'],
+  ...extra,
+];
+
 async function publicGet(path: string): Promise<any> {
   const response = await fetch(`${server.base}${path}`, { headers: { 'user-agent': TEST_USER_AGENT } });
   return response.json();
@@ -77,57 +86,11 @@ describe('runtime changes against the real server', () => {
     const refusals: [string[], RegExp][] = [
       [['coin', 'add', 'sol', '--unit-decimal', '8'], /coin sol exists/],
       [
-        [
-          'market',
-          'add',
-          'sol_usdt',
-          '--price-scale',
-          '2',
-          '--amount-scale',
-          '2',
-          '--min-amount',
-          '0.01',
-          '--min-size',
-          '1',
-          '--maker-fee',
-          '-0.002',
-          '--taker-fee',
-          '0.001',
-        ],
+        marketAdd('sol_usdt', '--maker-fee', '-0.002', '--taker-fee', '0.001'),
         /rebate .* may not exceed the taker fee/,
       ],
-      [
-        [
-          'market',
-          'add',
-          'doge_usdt',
-          '--price-scale',
-          '2',
-          '--amount-scale',
-          '2',
-          '--min-amount',
-          '0.01',
-          '--min-size',
-          '1',
-        ],
-        /unknown coin 'doge'/,
-      ],
-      [
-        [
-          'market',
-          'add',
-          'btc_usdt',
-          '--price-scale',
-          '2',
-          '--amount-scale',
-          '2',
-          '--min-amount',
-          '0.01',
-          '--min-size',
-          '1',
-        ],
-        /market btc_usdt exists/,
-      ],
+      [marketAdd('doge_usdt'), /unknown coin 'doge'/],
+      [marketAdd('btc_usdt'), /market btc_usdt exists/],
       [['market', 'change', 'sol_usdt', '--taker-fee', '0.001'], /unknown market 'sol_usdt'/],
       [['user', 'freeze', 'nobody'], /no user named 'nobody'/],
       [['coin', 'change', 'sol', '--chain', 'SOL', '--withdraw-fee', '0.000000001'], /at most 8 decimals/],
@@ -140,23 +103,7 @@ describe('runtime changes against the real server', () => {
     assert.equal((await bourseJson(['state'], env)).stateHash, before, 'a refusal changed the state');
 
     const market = await bourseJson(
-      [
-        'market',
-        'add',
-        'sol_usdt',
-        '--price-scale',
-        '2',
-        '--amount-scale',
-        '2',
-        '--min-amount',
-        '0.01',
-        '--min-size',
-        '1',
-        '--maker-fee',
-        '-0.0005',
-        '--taker-fee',
-        '0.001',
-      ],
+      marketAdd('sol_usdt', '--maker-fee', '-0.0005', '--taker-fee', '0.001'),
       env,
     );
     assert.deepEqual(market, {
