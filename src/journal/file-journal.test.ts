@@ -167,13 +167,17 @@ describe('FileJournal', () => {
     journal.onDurable((durableSeq) => watermarks.push(durableSeq));
     for (let seq = 1; seq <= 95; seq++) journal.append(seq, payloadOf(seq));
     await journal.whenDurable(95);
-    // The first full batch leaves at once; the other nine (the last one open) wait for it, then
-    // go together in one pwritev and one fdatasync.
-    assert.deepEqual(watermarks, [10, 95]);
-    assert.deepEqual(
-      { batches: journal.stats.batches, writes: journal.stats.writes, fsyncs: journal.stats.fsyncs },
-      { batches: 10, writes: 2, fsyncs: 2 },
-    );
+    // The first full batch leaves at once; the eight full ones behind it wait for its write, then
+    // go together in one pwritev and one fdatasync. The last, open batch (91–95) closes at the
+    // turn's end: with them, or in a flush of its own when the first write finished before that
+    // turn ended (the thread pool's timing, which a loaded machine changes).
+    const { batches, writes, fsyncs } = journal.stats;
+    assert.equal(batches, 10);
+    assert.equal(fsyncs, writes);
+    assert.ok(writes === 2 || writes === 3, `writes: ${writes}`);
+    assert.equal(watermarks[0], 10);
+    assert.equal(watermarks.at(-1), 95);
+    assert.ok(watermarks.length <= writes);
     await journal.close();
     assert.deepEqual(FileJournal.verify(journal.dir).records, 95);
   });
