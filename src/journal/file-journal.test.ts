@@ -170,12 +170,17 @@ describe('FileJournal', () => {
     // The first full batch leaves at once; the eight full ones behind it wait for its write, then
     // go together in one pwritev and one fdatasync. The last, open batch (91–95) closes at the
     // turn's end: with them, or in a flush of its own when the first write finished before that
-    // turn ended (the thread pool's timing, which a loaded machine changes).
+    // turn ended (the thread pool's timing, which a loaded machine changes; failed twice so).
     const { batches, writes, fsyncs } = journal.stats;
     assert.equal(batches, 10);
     assert.equal(fsyncs, writes);
     assert.ok(writes === 2 || writes === 3, `writes: ${writes}`);
-    assert.equal(watermarks[0], 10);
+    // Each flush's records become durable together: the watermark stops only at a batch's end
+    // (two flushes that finish in one turn report once).
+    assert.ok(
+      watermarks.every((w) => w % 10 === 0 || w === 95),
+      `watermarks: ${watermarks.join(', ')}`,
+    );
     assert.equal(watermarks.at(-1), 95);
     assert.ok(watermarks.length <= writes);
     await journal.close();
