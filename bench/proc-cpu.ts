@@ -2,7 +2,7 @@
  * @module proc-cpu — CPU time of processes from /proc (Linux), for benchmarks that report what
  * each process of a deployment costs: user + system time of every thread of a process
  * (`/proc/<pid>/stat` fields 14 and 15, in clock ticks), and the PostgreSQL backends serving
- * one database (found by their process title, `postgres: <user> <database> …`).
+ * one database (found by their process title, `postgres: [<cluster>: ]<user> <database> …`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -29,7 +29,10 @@ export function postgresBackends(database: string): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       const title = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.split(' ')[2] === database) pids.push(Number(name));
+      // `postgres: [<cluster>: ]<user> <database> <host>(<port>) <state>`, NUL-padded.
+      if (title.startsWith('postgres: ') && title.replaceAll('\0', ' ').split(' ').includes(database)) {
+        pids.push(Number(name));
+      }
     } catch {
       // Gone meanwhile, or not ours to read.
     }
