@@ -42,6 +42,13 @@ async function main(): Promise<void> {
     port: options.port,
     trustedProxies: options.trustedProxies,
     reqTimeWindowMs: options.reqTimeWindowMs,
+    limits: {
+      maxConnections: options.maxConnections,
+      maxConnectionsPerIp: options.maxConnectionsPerIp,
+      headersTimeoutMs: options.headersTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+    },
     log: logger.log,
   });
   log.info(

@@ -17,7 +17,7 @@ import { FailoverWsClient } from '../fixtures/failover-ws-client.ts';
 import { natsSkipReason } from '../fixtures/nats-server.ts';
 import { pgSkipReason } from '../fixtures/postgres.ts';
 import { redisSkipReason } from '../fixtures/redis-server.ts';
-import type { RoleProcess } from '../fixtures/role-process.ts';
+import { startRole, type RoleProcess } from '../fixtures/role-process.ts';
 import { untilTrue, until } from '../fixtures/until.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { createTrader, ZbClient } from '../fixtures/zb-client.ts';
@@ -128,6 +128,28 @@ describe('the cluster in separate processes (issue 18)', { skip }, () => {
         `B allowed a request within the second: ${JSON.stringify(atB)}`,
       );
       assert.ok(attempt < 5, 'five bursts each took more than a second');
+    }
+  });
+
+  test('a gateway takes the server’s connection limits (--max-connections-per-ip)', async () => {
+    const narrow = await startRole('gateway', [...c().gatewayFlags, '--max-connections-per-ip', '2']);
+    try {
+      const open = [
+        await WsTestClient.connect(wsOf(narrow.ready)),
+        await WsTestClient.connect(wsOf(narrow.ready)),
+      ];
+      const third = await WsTestClient.connect(wsOf(narrow.ready)).catch((error: unknown) => error as Error);
+      if (third instanceof WsTestClient) {
+        const closed = await Promise.race([
+          third.closed.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 5_000)),
+        ]);
+        assert.ok(closed, 'the third connection from one address is closed at once');
+      }
+      for (const ws of open) assert.equal(ws.ws.readyState, ws.ws.OPEN);
+      for (const ws of open) await ws.close();
+    } finally {
+      await narrow.stop();
     }
   });
 
