@@ -26,8 +26,9 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { runLoad } from './http-load.ts';
+import { signedOrderPaths, type Keys } from './order-paths.ts';
 import { startServer } from '../test/fixtures/server-process.ts';
-import { admin, createTrader, signedQuery, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
+import { admin, createTrader, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
 
 const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? 100);
 const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? 10);
@@ -243,23 +244,7 @@ async function orderLoad(server: Server): Promise<(seconds?: number) => Load> {
     await createTrader(server, 'buyer', [['usdt', '5000000000']]),
     await createTrader(server, 'seller', [['btc', '1000000']]),
   ];
-  // The signature does not cover reqTime, so each side's request is signed once; each run sends
-  // the two with its start time as reqTime. autocannon then sends prebuilt requests, as it does
-  // to the hello-world server: rebuilding each request (setupRequest) cost it a further 6–7%
-  // of the orders' rate on these two cores.
-  const paths = keys.map(({ accessKey, secret }, side) =>
-    `/api/order?${signedQuery(
-      'order',
-      [
-        ['currency', 'btc_usdt'],
-        ['tradeType', side === 0 ? '1' : '0'],
-        ['price', '30000.00'],
-        ['amount', '0.0100'],
-      ],
-      accessKey,
-      secret,
-    )}`.replace(/&reqTime=\d+$/, '&reqTime='),
-  );
+  const paths = signedOrderPaths(keys[0] as Keys, keys[1] as Keys);
   return (seconds = SECONDS) => ({
     paths: paths.map((path) => `${path}${Date.now()}`),
     expectBody: '"code":1000',

@@ -18,11 +18,25 @@
  * (from /proc/stat), are reported with the figures. Medians of per-second samples; the last line
  * is one JSON object.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { signedSubscription, WsTestClient } from '../test/fixtures/ws-client.ts';
+import {
+  child,
+  machineBusyMicros,
+  median,
+  nextMessage,
+  percentile,
+  perSecond,
+  round,
+  seedBook,
+  sleep,
+  startClients as startClientProcesses,
+  TradeProbe,
+  waitReady,
+  type Clients,
+} from './ws-harness.ts';
 import { createTrader } from '../test/fixtures/zb-client.ts';
 
 const CONNECTIONS = Number(process.env['WS_BENCH_CONNECTIONS'] ?? 1000);
@@ -48,114 +62,14 @@ interface ServerStats {
   readonly dropped: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (xs: readonly number[]): number => percentile(xs, 0.5);
-function percentile(xs: readonly number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] as number;
-}
-const round = (x: number, digits = 1): number => Number(x.toFixed(digits));
-
-/** Waits for the first IPC message of `type` from `child`. */
-function nextMessage<T>(child: ChildProcess, type: string, timeoutMs = 120_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no '${type}' from child in time`)), timeoutMs);
-    const onMessage = (message: { type: string }): void => {
-      if (message.type !== type) return;
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      resolve(message as T);
-    };
-    child.on('message', onMessage);
+/** WS_BENCH_CONNECTIONS connections in WS_BENCH_WORKERS processes, each on CHANNELS. */
+const startClients = (host: string, port: number, sample = true): Clients =>
+  startClientProcesses(host, port, {
+    connections: CONNECTIONS,
+    workers: WORKERS,
+    channels: CHANNELS,
+    sampleEvery: sample ? SAMPLE_EVERY_CONNECTION : 0,
   });
-}
-
-function child(
-  file: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv = {},
-  execArgv: readonly string[] = [],
-): ChildProcess {
-  const c = fork(join(import.meta.dirname, file), args, {
-    env: { ...process.env, ...env },
-    execArgv: [...execArgv],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  c.on('error', () => undefined);
-  return c;
-}
-
-interface Clients {
-  readonly workers: ChildProcess[];
-  frames(): number;
-  ready(): number;
-  /** CPU time the client processes used since they started (µs). */
-  cpuMicros(): number;
-}
-
-/** CPU time all processes on the machine used, from /proc/stat (µs, summed over cores). */
-function machineBusyMicros(): number {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  // user nice system idle iowait irq softirq steal …: busy is all but idle and iowait, in 1/100 s.
-  const busy = fields.reduce((sum, v, i) => (i === 3 || i === 4 ? sum : sum + v), 0);
-  return busy * 10_000;
-}
-
-function startClients(host: string, port: number, sample = true): Clients {
-  const counts: { frames: number; ready: number; cpuMicros: number }[] = [];
-  const workers = Array.from({ length: WORKERS }, (_, i) => {
-    const n = Math.floor(CONNECTIONS / WORKERS) + (i < CONNECTIONS % WORKERS ? 1 : 0);
-    const w = child('ws-client-worker.ts', [
-      host,
-      String(port),
-      '/websocket',
-      String(n),
-      String(sample ? SAMPLE_EVERY_CONNECTION : 0),
-      JSON.stringify(CHANNELS),
-    ]);
-    counts[i] = { frames: 0, ready: 0, cpuMicros: 0 };
-    w.on('message', (m: { type: string; frames: number; ready: number; cpuMicros: number }) => {
-      if (m.type === 'count') counts[i] = m;
-    });
-    return w;
-  });
-  return {
-    workers,
-    frames: () => counts.reduce((sum, c) => sum + c.frames, 0),
-    ready: () => counts.reduce((sum, c) => sum + c.ready, 0),
-    cpuMicros: () => counts.reduce((sum, c) => sum + c.cpuMicros, 0),
-  };
-}
-
-async function waitReady(clients: Clients): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (clients.ready() < CONNECTIONS) {
-    if (Date.now() > deadline)
-      throw new Error(`only ${clients.ready()} of ${CONNECTIONS} connections subscribed`);
-    await sleep(250);
-  }
-}
-
-/** Per-second deltas of `read()` over `seconds`. */
-async function perSecond(seconds: number, read: () => number): Promise<number[]> {
-  const out: number[] = [];
-  let last = read();
-  let at = performance.now();
-  for (let i = 0; i < seconds; i++) {
-    await sleep(1000 - ((performance.now() - at) % 1000));
-    const now = performance.now();
-    const value = read();
-    out.push(((value - last) * 1000) / (now - at));
-    last = value;
-    at = now;
-  }
-  return out;
-}
 
 /** The same clients against ws-baseline-child.ts, for BASELINE_SECONDS. */
 async function baselineRun(): Promise<{ messagesPerSecond: number; lagP99Ms: number; cpuShare: number }> {
@@ -219,54 +133,13 @@ async function main(): Promise<void> {
       ['usdt', '100000000'],
       ['btc', '10000'],
     ]);
-    // A resting book of 50 levels a side around the traded price, so that depth messages are full size.
-    for (const [side, first, step] of [
-      ['1', 29_950, -1],
-      ['0', 30_050, 1],
-    ] as const) {
-      for (let batch = 0; batch < 50; batch += 20) {
-        const pairs = Array.from(
-          { length: Math.min(20, 50 - batch) },
-          (_, i) => `[${first + step * (batch + i)}.00,0.5000]`,
-        );
-        const r = await maker.call('orderMoreV2', [
-          ['market', 'btc_usdt'],
-          ['tradeParams', `[${pairs.join(',')}]`],
-          ['tradeType', side],
-        ]);
-        if (r.code !== 1000) throw new Error(`book setup refused: ${JSON.stringify(r)}`);
-      }
-    }
-
-    // The probe: each fill's trade id → the time the sequencer stamped on it, and the private pushes' latency.
-    const tradeTime = new Map<number, number>();
-    const privateLatency: number[] = [];
-    let windowStart = Infinity;
-    const probe = await WsTestClient.connect(`${base.replace('http', 'ws')}/websocket`);
-    probe.ws.removeAllListeners('message');
-    probe.ws.on('message', (data: Buffer) => {
-      const arrived = performance.timeOrigin + performance.now();
-      const m = JSON.parse(data.toString()) as { dataType?: string; record?: number[] };
-      if (m.dataType !== 'userIncrRecord' || m.record === undefined) return;
-      const tid = m.record[13] as number;
-      const time = m.record[16] as number;
-      if (tid > 0 && !tradeTime.has(tid)) {
-        tradeTime.set(tid, time);
-        if (time >= windowStart) privateLatency.push(arrived - time);
-      }
-    });
-    for (const trader of [buyer, seller]) {
-      probe.send(
-        signedSubscription('push_user_incr_record', trader.accessKey, trader.secret, {
-          market: 'btcusdtdefault',
-        }),
-      );
-    }
+    await seedBook(maker);
+    const probe = await TradeProbe.open(`${base.replace('http', 'ws')}/websocket`, [buyer, seller]);
 
     // Baseline: the same connections and subscriptions, no orders.
     const clients = startClients(url.hostname, Number(url.port));
     processes.push(...clients.workers);
-    await waitReady(clients);
+    await waitReady(clients, CONNECTIONS);
     console.log(`${clients.ready()} connections subscribed`);
     const orders = child('ws-orders-worker.ts', [
       base,
@@ -288,7 +161,8 @@ async function main(): Promise<void> {
     await sleep(WARMUP_SECONDS * 1000);
     server.send({ type: 'reset' });
     orders.send({ type: 'measure' });
-    windowStart = Date.now();
+    probe.windowStart = Date.now();
+    const windowStart = probe.windowStart;
     const cpuAtStart = {
       machine: machineBusyMicros(),
       clients: clients.cpuMicros(),
@@ -321,18 +195,8 @@ async function main(): Promise<void> {
     const replies = await repliesReply;
     orders.send({ type: 'stop' });
 
-    const publicLatency: number[] = [];
-    for (const w of clients.workers) {
-      const reply = nextMessage<{ samples: number[] }>(w, 'samples');
-      w.send({ type: 'samples' });
-      const { samples } = await reply;
-      for (let i = 0; i < samples.length; i += 2) {
-        const time = tradeTime.get(samples[i] as number);
-        if (time !== undefined && time >= windowStart && time <= windowEnd) {
-          publicLatency.push((samples[i + 1] as number) - time);
-        }
-      }
-    }
+    const publicLatency = await probe.publicLatencies(clients.workers, windowStart, windowEnd);
+    const privateLatency = probe.privateLatency;
     const figures = {
       bench: 'ws',
       connections: CONNECTIONS,

@@ -7,9 +7,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-// `bourse engine` and `bourse gateway` are the scale-out roles (docs/scale-out.md): processes that
+// `bourse engine`, `bourse gateway` and `bourse history` are the scale-out roles (docs/scale-out.md): processes that
 // take the server's flags; every other word is an operator command of src/cli.
-const ROLES = { engine: 'engine-role.ts', gateway: 'gateway-role.ts' };
+const ROLES = { engine: 'engine-role.ts', gateway: 'gateway-role.ts', history: 'history-role.ts' };
 const role = Object.hasOwn(ROLES, process.argv[2] ?? '') ? ROLES[process.argv[2]] : undefined;
 const entry = role === undefined ? join(root, 'src', 'cli', 'main.ts') : join(root, 'src', 'cluster', role);
 const args = process.argv.slice(role === undefined ? 2 : 3);

@@ -81,7 +81,8 @@ import type { Log } from './sequencer/ports.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { MAX_CLOCK_ADVANCE_MS, ManualClock } from './sequencer/manual-clock.ts';
 import { recover } from './sequencer/recovery.ts';
-import { Sequencer, type AppliedListener } from './sequencer/sequencer.ts';
+import { Sequencer, type AppliedCommand, type AppliedListener } from './sequencer/sequencer.ts';
+import { HistoryCheckpointWatch, type HistoryProgress } from './store/history-checkpoint-watch.ts';
 import { HistoryFollower } from './store/history-follower.ts';
 import { describeHistoryLocation, historyLocation, openHistoryStore } from './store/history-location.ts';
 import { HistoryWorker } from './store/history-worker.ts';
@@ -248,22 +249,23 @@ async function startLocked(
       { store: describeHistoryLocation(historyPlace) },
       `history store: ${describeHistoryLocation(historyPlace)}`,
     );
-    // Writes go through a worker thread with its own connection; reads stay on `history`.
-    const historyWrites = new HistoryWorker(historyPlace);
-    const writer = new HistoryWriter(historyWrites, (message) => historyLog.warn(message));
+    // Writes go through a worker thread with its own connection; reads stay on `history`. With
+    // --write-history=false a `bourse history` process writes the store and this one only reads it.
+    const historyWrites = options.writeHistory ? new HistoryWorker(historyPlace) : undefined;
+    const writer = historyWrites && new HistoryWriter(historyWrites, (message) => historyLog.warn(message));
     const historyAt = await history.checkpoint();
 
     const started = Date.now();
     // History behind the newest snapshot (a new or lost database) needs the journal from genesis.
     const newestSnapshot = snapshots.list()[0]?.lastSeq ?? 0;
     const journalComplete = journal.firstSeq <= 1 || journal.durableSeq === 0;
-    const rebuildHistory = historyAt < newestSnapshot && journalComplete;
+    const rebuildHistory = writer !== undefined && historyAt < newestSnapshot && journalComplete;
     if (rebuildHistory) {
       historyLog.warn(
         { historySeq: historyAt, snapshotSeq: newestSnapshot },
         `history store at seq ${historyAt}, behind the snapshot at ${newestSnapshot}: replaying from genesis`,
       );
-    } else if (historyAt < newestSnapshot) {
+    } else if (writer !== undefined && historyAt < newestSnapshot) {
       historyLog.error(
         { historySeq: historyAt, snapshotSeq: newestSnapshot },
         `history store at seq ${historyAt}, but the journal before the snapshot at ${newestSnapshot} was pruned: that history is lost`,
@@ -286,24 +288,36 @@ async function startLocked(
         health.replayProgress(done, total);
         showReplay(done, total);
       },
-      onReplayed: async (batch) => {
-        writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
-        if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
-      },
+      ...(writer === undefined
+        ? {}
+        : {
+            onReplayed: async (batch: readonly AppliedCommand[]) => {
+              writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
+              if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
+            },
+          }),
     });
-    await writer.drain();
+    await writer?.drain();
     // From here on the history follows the journal's bytes on its own engine replica.
-    await historyWrites.close();
+    await historyWrites?.close();
     engine.assertInvariants();
     recoveryLog.info(
       { seq: engine.lastSeq, snapshotSeq, replayed, historySeq: historyAt, ms: Date.now() - started },
       `recovered at seq ${engine.lastSeq} in ${Date.now() - started} ms`,
     );
     const startState = engine.snapshot();
-    const follower = new HistoryFollower(
-      { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
-      historyLog,
-    );
+    const follower: HistoryProgress = options.writeHistory
+      ? new HistoryFollower(
+          { store: historyPlace, snapshot: startState, stateHash: engine.stateHash(startState) },
+          historyLog,
+        )
+      : new HistoryCheckpointWatch(history, historyAt, historyLog);
+    if (!options.writeHistory) {
+      historyLog.info(
+        { historySeq: historyAt },
+        `history store: written by a \`bourse history\` process (--write-history=false), at seq ${historyAt}`,
+      );
+    }
 
     // Venue time: the wall clock, or under --clock=manual one that moves only when advanced, from
     // where the journal left off. Rate limits, reqTime checks and timeouts stay on the wall clock.
@@ -383,8 +397,10 @@ async function startLocked(
     }
     fromNow((batch) => marketData.apply(batch));
     fromNow(klines.apply);
-    sequencer.subscribe(startState.lastSeq + 1, follower.enqueue);
-    sequencer.addPressureSource(follower.overBound);
+    if (follower instanceof HistoryFollower) {
+      sequencer.subscribe(startState.lastSeq + 1, follower.enqueue);
+      sequencer.addPressureSource(follower.overBound);
+    }
 
     // Every coin and chain the engine knows (genesis and runtime changes) has its adapter.
     const chainLog = at('chain');

@@ -9,27 +9,15 @@
  */
 import { loadMasterKey } from '../api/auth/secret-sealing.ts';
 import { openRateLimiter } from '../config/adapters.ts';
-import { dataPaths } from '../config/data-dir.ts';
-import { parseJournalUrl } from '../config/journal-url.ts';
-import { loadOptions } from '../config/options.ts';
-import { readVenueIdentity } from '../config/venue-identity.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
-import { createLogger } from '../observability/logger.ts';
 import { historyLocation, openHistoryStore } from '../store/history-location.ts';
+import { followerSetup, runRole, runUntilStopped } from './follower-process.ts';
 import { startGateway } from './gateway.ts';
 
 async function main(): Promise<void> {
-  const options = loadOptions(process.argv.slice(2), process.env);
-  if (options.journalUrl === undefined)
-    throw new Error('bourse gateway needs --journal-url nats://… (its replica follows that stream)');
-  const location = parseJournalUrl(options.journalUrl);
-  const paths = dataPaths(options.dataDir);
-  const identity = readVenueIdentity(paths.root);
-  if (identity === undefined) {
-    throw new Error(`${paths.root} holds no venue.json: copy it from the engine's data directory`);
-  }
-  const logger = createLogger({ level: options.logLevel, format: options.logFormat });
+  const setup = followerSetup('gateway', 'its replica follows that stream');
+  const { options, location, paths, identity, logger } = setup;
   const log = logger.log.child({ component: 'main' });
   const masterKey = loadMasterKey({
     keyFile: options.masterKeyFile,
@@ -54,37 +42,24 @@ async function main(): Promise<void> {
     port: options.port,
     trustedProxies: options.trustedProxies,
     reqTimeWindowMs: options.reqTimeWindowMs,
+    limits: {
+      maxConnections: options.maxConnections,
+      maxConnectionsPerIp: options.maxConnectionsPerIp,
+      headersTimeoutMs: options.headersTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+      keepAliveTimeoutMs: options.keepAliveTimeoutMs,
+    },
     log: logger.log,
   });
   log.info(
     { seq: gateway.replica.appliedSeq },
     `listening on http://${gateway.http.host}:${gateway.http.port} (gateway; replica at seq ${gateway.replica.appliedSeq})`,
   );
-  gateway.replica.onFatal((error) => {
-    log.fatal({ reason: error.message }, `stopping: the replica stopped: ${error.message}`);
-    logger.flushSync();
-    process.exit(1);
+  runUntilStopped(setup, log, gateway.replica, async () => {
+    await gateway.close();
+    await history.close();
+    await rateLimiter?.close();
   });
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    log.info({ signal }, `stopping: ${signal}`);
-    void gateway
-      .close()
-      .then(() => history.close())
-      .then(() => rateLimiter?.close())
-      .finally(() => {
-        logger.flushSync();
-        process.exit(0);
-      });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
 }
 
-if (import.meta.main) {
-  await main().catch((error: unknown) => {
-    console.error(`bourse gateway: cannot start: ${(error as Error).message}`);
-    process.exit(1);
-  });
-}
+if (import.meta.main) await runRole('gateway', main);

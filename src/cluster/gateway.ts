@@ -14,6 +14,7 @@ import { Authenticator } from '../api/auth/authenticate.ts';
 import type { RateLimiter } from '../api/auth/rate-limit.ts';
 import { createSecretSealer, masterKeyId } from '../api/auth/secret-sealing.ts';
 import { TrustedProxies } from '../api/http/client-ip.ts';
+import type { ConnectionLimits } from '../api/http/connection-guard.ts';
 import { publicRoutes } from '../api/http/public/public-routes.ts';
 import { venueInfoRoutes } from '../api/http/public/venue-info.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from '../api/http/server.ts';
@@ -51,6 +52,8 @@ export interface GatewayOptions {
   readonly port: number;
   readonly trustedProxies?: readonly string[];
   readonly reqTimeWindowMs?: number;
+  /** The public listener's connection limits (the server's `--max-connections…` flags); defaults otherwise. */
+  readonly limits?: Partial<ConnectionLimits>;
   readonly log: Log;
 }
 
@@ -140,6 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       port: options.port,
       handler: createRequestHandler(routes, { strictUserAgent: false, log: at('http'), trustedProxies }),
       trustedProxies,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     });
     ws.attach(http.server);
     const connection = nc;

@@ -32,6 +32,11 @@ export interface StreamReplicaOptions {
   /** The replica's engine at its starting point (genesis or a snapshot); the replica owns it from here. */
   readonly engine: Engine;
   readonly log: Log;
+  /**
+   * A subscriber from the replica's first record on, joined before it follows the stream (the
+   * history role writes from there); others join later with `subscribe`.
+   */
+  readonly listener?: AppliedListener;
 }
 
 /** A waiter for a sequence number to be applied. */
@@ -72,6 +77,7 @@ export class StreamReplica implements AppliedFeed {
     });
     try {
       const replica = new StreamReplica(nc, options.engine, options.log);
+      if (options.listener !== undefined) replica.#listeners.push(options.listener);
       await replica.#follow(stream, subject);
       return replica;
     } catch (error) {

@@ -171,6 +171,19 @@ export async function openJournal(
 export type VenueRateLimiter = MemoryRateLimiter | RedisRateLimiter;
 
 /**
+ * `--limits-url` split into Redis's own URL and the key prefix its `?prefix=` names (several
+ * venues, or test runs, on one Redis); without it the limiter's default, `bourse:limits:`.
+ */
+export function limitsLocation(limitsUrl: string): { readonly url: string; readonly prefix?: string } {
+  const u = new URL(limitsUrl);
+  const prefix = u.searchParams.get('prefix');
+  if (prefix === null) return { url: limitsUrl };
+  if (prefix === '') throw new StartRefusedError(`--limits-url: ?prefix= names no prefix`);
+  u.searchParams.delete('prefix');
+  return { url: u.toString(), prefix };
+}
+
+/**
  * The rate limiter the options ask for: none with `--rate-limits=false`, Redis with
  * `--limits-url`, else in memory. Locks are logged (warn) by the gateway that set them; a spell
  * of deciding without Redis is logged when it starts (error) and ends (info).
@@ -192,10 +205,12 @@ export async function openRateLimiter(
   if (options.limitsUrl === undefined) {
     return new MemoryRateLimiter(settings);
   }
+  const { url, prefix } = limitsLocation(options.limitsUrl);
   const where = redactRedisUrl(options.limitsUrl);
   const redis = await RedisRateLimiter.open({
     ...settings,
-    url: options.limitsUrl,
+    url,
+    ...(prefix === undefined ? {} : { prefix }),
     onDegraded: (problem) => {
       if (problem === undefined) log.info({ limits: where }, `rate limits: Redis at ${where} answers again`);
       else

@@ -48,6 +48,11 @@ export interface ServerOptions {
    */
   readonly historyUrl: string | undefined;
   /**
+   * Whether this process writes the history store from its applied commands (the default), or
+   * only reads it while a `bourse history` process writes it from the stream (docs/scale-out.md).
+   */
+  readonly writeHistory: boolean;
+  /**
    * The journal on a NATS JetStream stream (nats://host:port[,host:port…][?stream=NAME&monitor=
    * http://host:8222[,…]]); none: the file journal in the data directory (docs/scale-out.md).
    */
@@ -109,6 +114,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   keyRequestsPerSecond: 60,
   rateLimits: true,
   historyUrl: undefined,
+  writeHistory: true,
   journalUrl: undefined,
   limitsUrl: undefined,
   maxConnections: 10_000,
@@ -300,6 +306,13 @@ const SETTINGS: readonly Setting[] = [
     kind: 'string',
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL (postgres://user@host:port/db[?schema=name]); none: SQLite in --data',
+  },
+  {
+    key: 'writeHistory',
+    flag: '--write-history',
+    env: 'BOURSE_WRITE_HISTORY',
+    kind: 'bool',
+    help: '--write-history=false: only read the history store, which a `bourse history` process writes from the stream',
   },
   {
     key: 'journalUrl',

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
-import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { admin, createTrader, tradeRounds, ZbClient } from '../fixtures/zb-client.ts';
 
 const skip = natsSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-journal-copy-'));
@@ -51,27 +51,13 @@ async function state(server: ServerProcess): Promise<{ lastSeq: number; stateHas
   return { lastSeq: r.lastSeq as number, stateHash: r.stateHash as string };
 }
 
-async function trade(server: ServerProcess, a: ZbClient, b: ZbClient, rounds: number): Promise<void> {
+/** Rounds of crossing orders through `server`'s public API. */
+function trade(server: ServerProcess, a: ZbClient, b: ZbClient, rounds: number): Promise<void> {
   const [alice, bob] = [a, b].map((c) => new ZbClient(server.base, c.accessKey, c.secret)) as [
     ZbClient,
     ZbClient,
   ];
-  for (let i = 0; i < rounds; i++) {
-    const sell = await bob.call('order', [
-      ['currency', 'btc_usdt'],
-      ['tradeType', '0'],
-      ['price', String(30000 + (i % 7))],
-      ['amount', '0.01'],
-    ]);
-    assert.equal(sell.code, 1000, JSON.stringify(sell));
-    const buy = await alice.call('order', [
-      ['currency', 'btc_usdt'],
-      ['tradeType', '1'],
-      ['price', String(30000 + (i % 5))],
-      ['amount', '0.015'],
-    ]);
-    assert.equal(buy.code, 1000, JSON.stringify(buy));
-  }
+  return tradeRounds(alice, bob, rounds);
 }
 
 describe('bourse journal copy', { skip }, () => {

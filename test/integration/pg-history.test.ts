@@ -11,19 +11,15 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { offlineCommands } from '../../src/cli/offline.ts';
-import { createTestDatabase, pgSkipReason, type TestDatabase } from '../fixtures/postgres.ts';
+import {
+  createTestDatabase,
+  dumpHistory,
+  HISTORY_TABLES,
+  pgSkipReason,
+  type TestDatabase,
+} from '../fixtures/postgres.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
-
-const TABLES: Record<string, string> = {
-  orders: 'id',
-  trades: 'id',
-  klines: 'market, "interval", start',
-  bills: 'id',
-  deposits: 'id',
-  withdrawals: 'id',
-  withdrawal_steps: 'id',
-};
 
 const skip = await pgSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-pg-history-'));
@@ -32,31 +28,15 @@ let db: TestDatabase | undefined;
 let url = '';
 const quiet = { out: (): void => undefined, err: (): void => undefined };
 
-/** Every row of every history table, as plain objects with numbers, in key order. */
-async function dumpPg(schema: string): Promise<Record<string, unknown[]>> {
-  const client = new pg.Client({
-    connectionString: (db as TestDatabase).url,
-    types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) },
-  });
-  await client.connect();
-  try {
-    const out: Record<string, unknown[]> = {};
-    for (const [table, key] of Object.entries(TABLES)) {
-      out[table] = (await client.query(`SELECT * FROM ${schema}.${table} ORDER BY ${key}`)).rows.map((r) => ({
-        ...r,
-      }));
-    }
-    return out;
-  } finally {
-    await client.end();
-  }
-}
+/** Every row of every history table in `schema` of the test's database. */
+const dumpPg = (schema: string): Promise<Record<string, unknown[]>> =>
+  dumpHistory((db as TestDatabase).url, schema);
 
 function dumpSqlite(path: string): Record<string, unknown[]> {
   const sqlite = new DatabaseSync(path, { readOnly: true });
   try {
     return Object.fromEntries(
-      Object.entries(TABLES).map(([table, key]) => [
+      Object.entries(HISTORY_TABLES).map(([table, key]) => [
         table,
         sqlite
           .prepare(`SELECT * FROM ${table} ORDER BY ${key}`)

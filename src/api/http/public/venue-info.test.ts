@@ -18,6 +18,7 @@ test('venueInfo: fee rates, status, the platform discount, the demo and the cloc
   assert.equal(plain.platformFeeDiscount, '0.25');
   assert.equal(plain.demo, null);
   assert.deepEqual(plain.clock, { mode: 'manual', time: 1_700_000_000_000 });
+  assert.equal(plain.seq, 0);
 
   engine.apply({ type: 'StartDemo', faucet: [{ coin: 'usdt', perHour: 10_000_000_000 }], seq: 1, time: 1 });
   assert.deepEqual(venueInfo({ engine, clock }).demo, { stopped: false, faucet: { usdt: '10000' } });

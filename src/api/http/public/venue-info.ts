@@ -20,7 +20,9 @@ const rate = (ppm: number): string => formatUnitsTrim(ppm, Math.log10(PPM));
  * `{"markets":{"btc_usdt":{"makerFee":"0.002","takerFee":"0.002","status":"trading"},…},
  *   "platformCoin":"zb","platformFeeDiscount":"0.25",
  *   "demo":{"stopped":false,"faucet":{"usdt":"10000",…}} (null without the demo),
- *   "clock":{"mode":"real","time":<ms>}}`.
+ *   "clock":{"mode":"real","time":<ms>},"seq":<n>}`. `seq` is the last command this server has
+ * applied: on a gateway, its replica's (docs/scale-out.md), so a client or a probe sees how far
+ * behind the engine it is.
  */
 export function venueInfo(deps: VenueInfoDeps): Record<string, unknown> {
   const { engine } = deps;
@@ -44,6 +46,7 @@ export function venueInfo(deps: VenueInfoDeps): Record<string, unknown> {
         }
       : null,
     clock: { mode: deps.clock.mode, time: deps.clock.now() },
+    seq: engine.lastSeq,
   };
 }
 
