@@ -16,7 +16,7 @@
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Engine } from '../engine/engine.ts';
-import { batchRange, batchRecords, findBatch } from '../journal/jetstream-journal.ts';
+import { batchRange, batchRecords, batchTags, findBatch } from '../journal/jetstream-journal.ts';
 import { decodeCommand } from '../sequencer/command-codec.ts';
 import type { Log } from '../sequencer/ports.ts';
 import type { AppliedCommand, AppliedListener } from '../sequencer/sequencer.ts';
@@ -172,7 +172,7 @@ export class StreamReplica implements AppliedFeed {
               `stream ${stream} message ${m.seq} starts at seq ${first}, after ${this.#engine.lastSeq}: records are missing`,
             );
           }
-          this.#apply(m.data, first, last);
+          this.#apply(m.data, first, last, batchTags(m.headers, first));
         }
       } catch (error) {
         this.#fail(error as Error);
@@ -181,9 +181,9 @@ export class StreamReplica implements AppliedFeed {
     })();
   }
 
-  #apply(data: Uint8Array, first: number, last: number): void {
+  #apply(data: Uint8Array, first: number, last: number, tags: ReadonlyMap<number, string>): void {
     const batch: AppliedCommand[] = [];
-    for (const record of batchRecords(data, first, last)) {
+    for (const record of batchRecords(data, first, last, tags)) {
       if (record.seq <= this.#engine.lastSeq) continue;
       const command = decodeCommand(record.seq, record.payload);
       let result;
@@ -192,7 +192,11 @@ export class StreamReplica implements AppliedFeed {
       } catch (error) {
         throw new Error(`replica: engine invariant broken at seq ${record.seq}: ${(error as Error).message}`);
       }
-      batch.push({ command, result, payload: record.payload });
+      batch.push(
+        record.tag === undefined
+          ? { command, result, payload: record.payload }
+          : { command, result, payload: record.payload, requestId: record.tag },
+      );
       const expected = this.#expected.get(record.seq);
       if (expected !== undefined) {
         this.#expected.delete(record.seq);

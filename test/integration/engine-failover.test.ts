@@ -1,0 +1,73 @@
+/**
+ * Issue 18, hot standby and failover: a leader and a standby (`bourse engine` processes,
+ * src/cluster/engine-role.ts) and two gateways on a private nats-server with `sync_interval:
+ * always`. The leader is killed with SIGKILL while orders flow through both gateways: the standby
+ * takes over and serves, every acknowledged order is in the journal once, no request is journaled
+ * twice, money is conserved and every replica holds the new leader's state. Then a leader is
+ * paused (SIGSTOP) past its lease: a new standby takes over, and the old leader, resumed, is
+ * refused by the journal and steps down. Takeover times are the benchmark's
+ * (bench/cluster-failover.bench.ts), not asserted here.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { natsSkipReason } from '../fixtures/nats-server.ts';
+import { startFailoverCluster, whenLeading, type FailoverCluster } from '../fixtures/failover-cluster.ts';
+
+const skip = natsSkipReason();
+let cluster: FailoverCluster | undefined;
+
+before(async () => {
+  if (skip === false) cluster = await startFailoverCluster();
+});
+after(async () => {
+  await cluster?.close();
+});
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('hot standby and failover (issue 18)', { skip }, () => {
+  test('kill -9 of the leader under load: the standby takes over; acknowledged orders once, money conserved', async () => {
+    const c = cluster as FailoverCluster;
+    const old = c.leader();
+    const standby = await c.addStandby();
+    const load = c.load();
+    await pause(800);
+    const killedAt = performance.now();
+    await old.kill();
+    await whenLeading(standby);
+    await pause(1_000);
+    const report = await load.stop();
+    const after = report.acknowledged.filter((a) => a.sentAt > killedAt);
+    assert.ok(after.length > 0, 'orders sent after the kill were acknowledged by the new leader');
+    assert.deepEqual(report.other, []);
+    const { seq, requestIds } = await c.check([report]);
+    assert.ok(requestIds >= report.acknowledged.length);
+    console.log(
+      `failover: ${report.acknowledged.length} orders acknowledged (${after.length} sent after the kill), ` +
+        `${report.notAccepted} NOT_ACCEPTED, first reply to an order sent after the kill ` +
+        `${Math.round(Math.min(...after.map((a) => a.at)) - killedAt)} ms after it; journal at seq ${seq}`,
+    );
+  });
+
+  test('a leader paused past its lease is replaced; resumed, its appends are refused and it steps down', async () => {
+    const c = cluster as FailoverCluster;
+    const old = c.leader();
+    const standby = await c.addStandby();
+    const load = c.load(1);
+    await pause(300);
+    old.pause();
+    await whenLeading(standby);
+    await pause(500);
+    old.resume();
+    const code = await old.exited;
+    const report = await load.stop();
+    assert.equal(code, 1, old.output());
+    const said = old.output();
+    assert.match(said, /stepping down|deposed/);
+    assert.deepEqual(report.other, []);
+    await c.check([report]);
+    console.log(
+      `pause: the old leader said: ${/"msg":"(stepping down[^"]*|stopping: journal failed[^"]*)"/.exec(said)?.[1]}`,
+    );
+  });
+});
