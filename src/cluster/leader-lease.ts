@@ -4,7 +4,8 @@
  *
  * The bucket (`<stream>_LEASE`, file storage, the stream's replicas) keeps one key, `leader`, and
  * expires every revision `ttlMs` after it was written (the bucket's max_age). The leader holds
- * the lease by writing the key again every `ttlMs / 5`, each write a compare-and-set on the
+ * the lease by writing the key again every `ttlMs / 4` (at least every 300 ms: see
+ * MIN_RENEW_EVERY_MS), each write a compare-and-set on the
  * revision it wrote last; a standby polls to create the key, which succeeds only once it is
  * absent, i.e. once the leader has not written it for `ttlMs` (measured by the NATS server; about
  * ±10 ms on 2.10). No timing of our own decides who leads.
@@ -25,6 +26,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 export const DEFAULT_LEASE_TTL_MS = 1_000;
 /** How often a standby tries to take a free lease (ms). */
 export const LEASE_POLL_MS = 50;
+/**
+ * Shortest spacing of the leader's renewals (ms). nats-server 2.10 checks a stream's max_age when
+ * its oldest message is due, and when the message then oldest has less than 250 ms left it checks
+ * again only a second later: a lease renewed every 200 ms was dropped up to ~0.75 s late in about
+ * one failover in ten (bench/README.md, "Cluster failover"). At a check the key has either lapsed
+ * or been renewed a whole number of spacings after the message that was due, so spacings of at
+ * least 250 ms (300 with room for timer jitter) keep it out of that case.
+ */
+const MIN_RENEW_EVERY_MS = 300;
 const KEY = 'leader';
 
 export interface LeaseOptions {
@@ -117,7 +127,10 @@ export class LeaderLease {
       return false;
     }
     this.#validUntil = sent + this.ttlMs;
-    this.#renewing = setInterval(() => this.#renew(), Math.max(10, Math.floor(this.ttlMs / 5)));
+    this.#renewing = setInterval(
+      () => this.#renew(),
+      Math.max(MIN_RENEW_EVERY_MS, Math.floor(this.ttlMs / 4)),
+    );
     return true;
   }
 

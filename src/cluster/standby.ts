@@ -6,10 +6,11 @@
  * collected. It takes no commands. `stop` hands the engine over to the venue that takes over
  * (src/main.ts, `startFrom`), which replays only what the stream holds after it.
  *
- * Its data directory holds a copy of the leader's `venue.json` (and `admin.token`, for the same
- * admin token after a takeover); its history store is its own (SQLite there) or the shared one
- * (`--history-url`). The replica starts from the directory's newest snapshot when the history
- * store holds up to it, else from genesis.
+ * `start` resolves once the replica has caught up with the stream's end. Its data directory
+ * holds a copy of the leader's `venue.json` (and `admin.token`, for the same admin token after a
+ * takeover); its history store is its own (SQLite there) or the shared one (`--history-url`).
+ * The replica starts from the directory's newest snapshot when the history store holds up to it,
+ * else from genesis.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { acquireDataLock, type DataLock } from '../config/data-lock.ts';
@@ -103,6 +104,8 @@ export class Standby {
       replica.subscribe(next, options.onApplied);
       replica.onFatal(options.onFatal);
       const hashes = followStateHashes(options.nc, replica);
+      // Standing by means ready to take over: at the stream's end, not still replaying it.
+      await replica.whenCaughtUp();
       return new Standby(replica, engine, follower, hashes, lock);
     } catch (error) {
       await lock.release();

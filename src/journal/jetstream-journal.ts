@@ -782,6 +782,12 @@ async function batchAt(
   return batchRange(message.header, streamSeq);
 }
 
+/** The journal sequence number of the stream's last record (0 when it holds none). */
+export async function lastJournalSeq(jsm: JetStreamManager, stream: string): Promise<number> {
+  const { state } = await jsm.streams.info(stream);
+  return state.messages === 0 ? 0 : (await batchAt(jsm, stream, state.last_seq)).last;
+}
+
 /**
  * The stream sequence of the message holding journal `seq`, and that message's first record, by
  * binary search over the stream. Throws a RangeError when no message holds it (empty, pruned, ahead).
