@@ -59,13 +59,14 @@ export interface CommandTarget {
   readonly appliedSeq: number;
 }
 
-/** A request id read from the journal with its command's seq, time and result. */
+/** A request id read from the journal with its command's seq, time and result (when known). */
 export interface JournaledAnswer {
   readonly id: string;
   readonly seq: number;
   /** The command's time (ms): the answer is kept for the window from then. */
   readonly at: number;
-  readonly result: ApplyResult;
+  /** Undefined for an id read without its command's result (recent-ids.ts): answered "already applied". */
+  readonly result: ApplyResult | undefined;
 }
 
 /**
@@ -97,6 +98,16 @@ export class JournaledAnswers {
       this.#answers.delete(id);
     }
   };
+
+  /**
+   * Ids known to be journaled, without their results (read from the stream's headers before the
+   * replica's or the replay's start); an id the applied batches bring keeps its result.
+   */
+  addJournaled(ids: Iterable<{ readonly id: string; readonly seq: number; readonly at: number }>): void {
+    for (const { id, seq, at } of ids) {
+      if (!this.#answers.has(id)) this.#answers.set(id, { id, seq, at, result: undefined });
+    }
+  }
 
   get size(): number {
     return this.#answers.size;
@@ -132,7 +143,15 @@ export class CommandService {
     this.#log = options.log;
     this.#dedupWindowMs = options.dedupWindowMs ?? DEDUP_WINDOW_MS;
     for (const { id, seq, at, result } of options.journaled ?? []) {
-      this.#answers.set(id, { at, reply: Promise.resolve({ ok: true, seq, result }) });
+      const reply: CommandReply =
+        result === undefined
+          ? {
+              ok: false,
+              stopped: false,
+              message: `the command was already applied (seq ${seq}) and its result is not known here: check its effect`,
+            }
+          : { ok: true, seq, result };
+      this.#answers.set(id, { at, reply: Promise.resolve(reply) });
     }
     this.#sub = nc.subscribe(options.subject ?? COMMAND_SUBJECT, {
       callback: (error, msg) => {

@@ -26,6 +26,7 @@ import { startVenue, type RunningVenue } from '../main.ts';
 import { createLogger } from '../observability/logger.ts';
 import { CommandService, JournaledAnswers, publishStateHashes } from './command-link.ts';
 import { DEFAULT_LEASE_TTL_MS, LeaderLease } from './leader-lease.ts';
+import { RECENT_IDS_MS, readRecentIds } from './recent-ids.ts';
 import { Standby } from './standby.ts';
 
 /** How often the engine publishes its state hash for the replicas to check (ms). */
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
       stream: location.stream,
       subject: location.subject,
       nc,
-      onApplied: answers.add,
+      answers,
       onFatal: (error) => die(`stopping: the standby cannot follow the stream: ${error.message}`),
       log: logger.log,
     }).catch((error: unknown) => die(`bourse engine: cannot stand by: ${(error as Error).message}`));
@@ -132,6 +133,16 @@ async function main(): Promise<void> {
       `taking over: the lease of stream ${location.stream} lapsed; this engine leads from seq ${standby.replica.appliedSeq}`,
     );
     startFrom = await standby.stop();
+  }
+  if (startFrom === undefined) {
+    // Leading from a snapshot: the ids journaled just before it, which the replay does not bring.
+    answers.addJournaled(
+      await readRecentIds(nc, {
+        stream: location.stream,
+        subject: location.subject,
+        sinceMs: Date.now() - RECENT_IDS_MS,
+      }),
+    );
   }
   lease.onLost((reason) => {
     if (stopping) return;

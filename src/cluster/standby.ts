@@ -21,10 +21,10 @@ import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import type { Log } from '../sequencer/ports.ts';
-import type { AppliedListener } from '../sequencer/sequencer.ts';
 import { HistoryFollower } from '../store/history-follower.ts';
 import { historyLocation, openHistoryStore } from '../store/history-location.ts';
-import { followStateHashes } from './command-link.ts';
+import { followStateHashes, type JournaledAnswers } from './command-link.ts';
+import { RECENT_IDS_MS, readRecentIds } from './recent-ids.ts';
 import { StreamReplica } from './stream-replica.ts';
 
 export interface StandbyOptions {
@@ -35,8 +35,8 @@ export interface StandbyOptions {
   readonly subject: string;
   /** For the leader's state hashes. */
   readonly nc: NatsConnection;
-  /** Receives every applied batch (the request ids a new leader must know). */
-  readonly onApplied: AppliedListener;
+  /** Collects the request ids a new leader must know: the recent ones, then every applied batch's. */
+  readonly answers: JournaledAnswers;
   /** Called once if the standby cannot go on (its replica or history failed). */
   readonly onFatal: (error: Error) => void;
   readonly log: Log;
@@ -92,6 +92,14 @@ export class Standby {
         options.log.child({ component: 'history' }),
       );
       follower.onFatal(options.onFatal);
+      // Ids journaled just before the replica's start: a gateway may still send them again.
+      options.answers.addJournaled(
+        await readRecentIds(options.nc, {
+          stream: options.stream,
+          subject: options.subject,
+          sinceMs: Date.now() - RECENT_IDS_MS,
+        }),
+      );
       const replica = await StreamReplica.open({
         servers: options.servers,
         stream: options.stream,
@@ -101,7 +109,7 @@ export class Standby {
       });
       const next = replica.appliedSeq + 1;
       replica.subscribe(next, follower.enqueue);
-      replica.subscribe(next, options.onApplied);
+      replica.subscribe(next, options.answers.add);
       replica.onFatal(options.onFatal);
       const hashes = followStateHashes(options.nc, replica);
       // Standing by means ready to take over: at the stream's end, not still replaying it.

@@ -13,6 +13,7 @@ import {
   JournaledAnswers,
   RemoteSubmit,
 } from '../../src/cluster/command-link.ts';
+import { readRecentIds } from '../../src/cluster/recent-ids.ts';
 import { StreamReplica } from '../../src/cluster/stream-replica.ts';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { BUY, SELL, type Command } from '../../src/domain/commands.ts';
@@ -234,13 +235,38 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     const again = JSON.parse((await nc.request(leader.commands, body, { timeout: 5_000 })).string());
     assert.deepEqual(again, first);
     assert.equal(leader.engine.lastSeq, 1);
+    // An engine that starts from a snapshot reads the recent ids from the headers alone: a request
+    // sent again is answered "already applied" (NOT_ACCEPTED at the gateway), not applied again.
+    const recent = await readRecentIds(nc, {
+      stream: leader.stream,
+      subject: leader.subject,
+      sinceMs: Date.now() - 30_000,
+    });
+    assert.deepEqual(
+      recent.map((r) => [r.id, r.seq]),
+      [['req-takeover', 1]],
+    );
+    const fromHeaders = new JournaledAnswers();
+    fromHeaders.addJournaled(recent);
+    service.abandon();
+    const third = new CommandService(await nats(), leader.sequencer, {
+      subject: leader.commands,
+      journaled: fromHeaders.values(),
+      log: SILENT_LOG,
+    });
+    await third.ready();
+    const known = JSON.parse((await nc.request(leader.commands, body, { timeout: 5_000 })).string());
+    assert.equal(known.ok, false);
+    assert.equal(known.stopped, false);
+    assert.match(known.message, /already applied \(seq 1\).*check its effect/);
+    assert.equal(leader.engine.lastSeq, 1);
     // An id that cannot travel in the journal is refused before anything is applied.
     const bad = JSON.stringify({ id: 'has space', command: { type: 'RegisterUser', name: 'x' } });
     const refused = JSON.parse((await nc.request(leader.commands, bad, { timeout: 5_000 })).string());
     assert.equal(refused.ok, false);
     assert.match(refused.message, /id 1 to 64 of/);
     assert.equal(leader.engine.lastSeq, 1);
-    await service.close();
+    await third.close();
     await replica.close();
     await leader.sequencer.close();
   });
