@@ -4,9 +4,11 @@
  * always`. The leader is killed with SIGKILL while orders flow through both gateways: the standby
  * takes over and serves, every acknowledged order is in the journal once, no request is journaled
  * twice, money is conserved and every replica holds the new leader's state. Then a leader is
- * paused (SIGSTOP) past its lease: a new standby takes over, and the old leader, resumed, is
- * refused by the journal and steps down. Takeover times are the benchmark's
- * (bench/cluster-failover.bench.ts), not asserted here.
+ * paused (SIGSTOP) past its lease: a new standby takes over (fencing the stream), and the old
+ * leader, resumed, steps down (its lease is gone; an append it made would be refused by the
+ * fence, src/journal/jetstream-journal.test.ts) and exits 1; the journal check shows nothing of
+ * it after the fence. Takeover times are the benchmark's (bench/cluster-failover.bench.ts), not
+ * asserted here.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -40,7 +42,7 @@ describe('hot standby and failover (issue 18)', { skip }, () => {
     );
   });
 
-  test('a leader paused past its lease is replaced; resumed, its appends are refused and it steps down', async () => {
+  test('a leader paused past its lease is replaced; resumed, it steps down and exits, and the stream holds nothing of it after the fence', async () => {
     const c = cluster as FailoverCluster;
     const old = c.leader();
     const standby = await c.addStandby();
