@@ -30,6 +30,11 @@ import { StreamReplica } from './stream-replica.ts';
 export interface StandbyOptions {
   readonly dataDir: string;
   readonly historyUrl: string | undefined;
+  /**
+   * Whether this engine writes the history store (true unless another process, the `bourse
+   * history` role, writes it): the standby then keeps it current while it stands by.
+   */
+  readonly writeHistory: boolean;
   readonly servers: readonly string[];
   readonly stream: string;
   readonly subject: string;
@@ -47,14 +52,14 @@ const STANDBY_LOCK_ADVICE = 'stop it first (one engine per data directory: give 
 export class Standby {
   readonly replica: StreamReplica;
   readonly #engine: Engine;
-  readonly #follower: HistoryFollower;
+  readonly #follower: HistoryFollower | undefined;
   readonly #hashes: Subscription;
   readonly #lock: DataLock;
 
   private constructor(
     replica: StreamReplica,
     engine: Engine,
-    follower: HistoryFollower,
+    follower: HistoryFollower | undefined,
     hashes: Subscription,
     lock: DataLock,
   ) {
@@ -77,21 +82,27 @@ export class Standby {
     const lock = await acquireDataLock(paths.root, 'standby', STANDBY_LOCK_ADVICE);
     try {
       const place = historyLocation(options.historyUrl, paths.history);
-      const history = await openHistoryStore(place, (m) => options.log.warn(m));
-      const historyAt = await history.checkpoint();
-      await history.close();
+      let historyAt = Infinity;
+      if (options.writeHistory) {
+        const history = await openHistoryStore(place, (m) => options.log.warn(m));
+        historyAt = await history.checkpoint();
+        await history.close();
+      }
       // The follower writes from the replica's start: the store must not miss what lies before it.
       const newest = new SnapshotStore(paths.snapshots).latestValid();
       const engine =
         newest !== undefined && newest.lastSeq <= historyAt
           ? Engine.restore(newest.state as EngineSnapshot)
           : new Engine(identity.genesis);
-      const start = engine.snapshot();
-      const follower = new HistoryFollower(
-        { store: place, snapshot: start, stateHash: engine.stateHash(start) },
-        options.log.child({ component: 'history' }),
-      );
-      follower.onFatal(options.onFatal);
+      let follower: HistoryFollower | undefined;
+      if (options.writeHistory) {
+        const start = engine.snapshot();
+        follower = new HistoryFollower(
+          { store: place, snapshot: start, stateHash: engine.stateHash(start) },
+          options.log.child({ component: 'history' }),
+        );
+        follower.onFatal(options.onFatal);
+      }
       // Ids journaled just before the replica's start: a gateway may still send them again.
       options.answers.addJournaled(
         await readRecentIds(options.nc, {
@@ -108,7 +119,7 @@ export class Standby {
         log: options.log.child({ component: 'replica' }),
       });
       const next = replica.appliedSeq + 1;
-      replica.subscribe(next, follower.enqueue);
+      if (follower !== undefined) replica.subscribe(next, follower.enqueue);
       replica.subscribe(next, options.answers.add);
       replica.onFatal(options.onFatal);
       const hashes = followStateHashes(options.nc, replica);
@@ -128,7 +139,7 @@ export class Standby {
   async stop(): Promise<Engine> {
     this.#hashes.unsubscribe();
     await this.replica.close();
-    await this.#follower.close();
+    await this.#follower?.close();
     await this.#lock.release();
     return this.#engine;
   }
