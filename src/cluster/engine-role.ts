@@ -87,12 +87,15 @@ async function main(): Promise<void> {
   let venue: RunningVenue | undefined;
   let service: CommandService | undefined = undefined;
   const standingBy = new AbortController();
+  /** While standing by: stopped on a signal, so that its history is written up to its seq. */
+  let standbyNow: Standby | undefined;
   const stop = (signal: string): void => {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, `stopping: ${signal}`);
     standingBy.abort();
     void (async () => {
+      await standbyNow?.stop().catch(() => undefined);
       await service?.close();
       await venue?.close();
       // Freed at once: a standby takes over without waiting for the lease to lapse.
@@ -119,6 +122,7 @@ async function main(): Promise<void> {
       onFatal: (error) => die(`stopping: the standby cannot follow the stream: ${error.message}`),
       log: logger.log,
     }).catch((error: unknown) => die(`bourse engine: cannot stand by: ${(error as Error).message}`));
+    standbyNow = standby;
     const leader = await lease.current();
     log.info(
       { leader: leader?.holder, seq: standby.replica.appliedSeq, leaseTtlMs: lease.ttlMs },
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
       { seq: standby.replica.appliedSeq, holder: lease.holder },
       `taking over: the lease of stream ${location.stream} lapsed; this engine leads from seq ${standby.replica.appliedSeq}`,
     );
+    standbyNow = undefined;
     startFrom = await standby.stop();
   }
   if (startFrom === undefined) {
