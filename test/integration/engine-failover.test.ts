@@ -11,6 +11,8 @@
  * asserted here.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { natsSkipReason } from '../fixtures/nats-server.ts';
 import {
@@ -63,4 +65,25 @@ describe('hot standby and failover (issue 18)', { skip }, () => {
       `pause: the old leader said: ${/"msg":"(stepping down[^"]*|stopping: journal failed[^"]*)"/.exec(said)?.[1]}`,
     );
   });
+});
+
+test('bourse engine refuses a lease it cannot keep, before it connects to anything', () => {
+  const role = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'engine-role.ts');
+  for (const bad of ['5', 'soon', '1.5']) {
+    const run = spawnSync(
+      process.execPath,
+      [role, '--journal-url', 'nats://127.0.0.1:1', '--lease-ttl-ms', bad],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(
+      run.stderr,
+      new RegExp(
+        `--lease-ttl-ms must be an integer of at least 100 \\(ms\\), not ${bad.replace('.', '\\.')}`,
+      ),
+    );
+  }
 });
