@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     const standby = await Standby.start({
       dataDir: options.dataDir,
       historyUrl: options.historyUrl,
-      writeHistory: true,
+      writeHistory: options.writeHistory,
       servers: location.servers,
       stream: location.stream,
       subject: location.subject,
