@@ -69,6 +69,7 @@ import {
 } from './config/options.ts';
 import { StartRefusedError } from './config/start-refusal.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
+import type { Engine } from './engine/engine.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
 import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
@@ -138,6 +139,13 @@ async function refuseBusyAddresses(options: ServerOptions): Promise<void> {
 export interface VenueHooks {
   /** Writes the log's queued lines (called before a fatal exit). */
   readonly flushLog?: () => void;
+  /**
+   * The engine to start from instead of the newest snapshot: a hot standby's replica, at or
+   * behind the journal's end (src/cluster/engine-role.ts). Its history store must hold up to it.
+   */
+  readonly startFrom?: Engine;
+  /** Also receives the commands replayed at start-up (the request ids a new leader must know). */
+  readonly onReplayed?: (batch: readonly AppliedCommand[]) => void;
 }
 
 /**
@@ -283,15 +291,18 @@ async function startLocked(
       journal,
       snapshots,
       ignoreSnapshots: rebuildHistory,
+      ...(hooks.startFrom === undefined || rebuildHistory ? {} : { from: hooks.startFrom }),
       log: recoveryLog,
       progress: (done, total) => {
         health.replayProgress(done, total);
         showReplay(done, total);
       },
-      ...(writer === undefined
+      ...(writer === undefined && hooks.onReplayed === undefined
         ? {}
         : {
             onReplayed: async (batch: readonly AppliedCommand[]) => {
+              hooks.onReplayed?.(batch);
+              if (writer === undefined) return;
               writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
               if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
             },

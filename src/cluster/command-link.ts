@@ -1,31 +1,45 @@
 /**
  * @module command-link — commands from gateway processes to the engine's, over NATS request/reply
- * (docs/scale-out.md, "Roles").
+ * (docs/scale-out.md, "Roles" and "Hot standby and failover").
  *
- * The engine answers on `<subject>` (a queue group: only the leader subscribes) once the command
- * is durable and applied: `{ ok: true, seq, result }` with the engine's ApplyResult and the seq the
- * engine had applied by then (this command's or later). The gateway's RemoteSubmit then waits for
- * its own replica to reach that seq, so a read after the reply sees the command (read your writes).
+ * The leading engine answers on `<subject>` once the command is durable and applied:
+ * `{ ok: true, seq, result }` with the engine's ApplyResult and the seq the engine had applied by
+ * then (this command's or later). The gateway's RemoteSubmit then waits for its own replica to
+ * reach that seq, so a read after the reply sees the command (read your writes).
  *
- * Applied once or refused, never twice: a request that reached no engine (NATS answers "no
- * responders": the leader is gone and the standby has not subscribed yet) cannot have been
- * applied, so RemoteSubmit sends it again, with the same id, until its deadline. A request that
- * reached an engine but got no answer in time may or may not have been journaled: it is answered
- * NOT_ACCEPTED (1009, "check its effect"), never sent again. The engine also remembers each id it
- * answered for `dedupWindowMs`, so a request delivered twice is applied once.
+ * Applied once, or NOT_ACCEPTED: every request carries an id, journaled with its command (the
+ * JetStream journal keeps it in the message's `Bourse-Ids` header). An engine remembers the ids
+ * it answered and the ids it read from the stream (as a standby, and in its recovery) for
+ * `dedupWindowMs`, and answers a request it has seen with the first answer, never applying it
+ * again. So RemoteSubmit may send a request again, with the same id, whenever it got no answer:
+ * no engine subscribed (a failover: "no responders"), no answer within `attemptTimeoutMs` (the
+ * leader died or paused with it), or an engine that has stopped (a deposed leader). Past
+ * `timeoutMs` the command is NOT_ACCEPTED (1009, "check its effect").
+ *
+ * A plain subscription, not a queue group: a leader paused (SIGSTOP, a frozen VM) stays
+ * subscribed until NATS notices it is gone (its ping interval, 2 minutes by default), and would
+ * take half of a queue group's requests meanwhile. Every engine that believes it leads receives
+ * every request; only the one that holds the journal can apply it (a deposed one's appends are
+ * refused, it answers "stopped" and stops).
  */
 import { randomUUID } from 'node:crypto';
-import { RequestError, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import {
+  RequestError,
+  TimeoutError,
+  type Msg,
+  type NatsConnection,
+  type Subscription,
+} from '@nats-io/transport-node';
 import type { Command } from '../domain/commands.ts';
 import type { ApplyResult } from '../engine/engine.ts';
+import { TAG_PATTERN } from '../journal/jetstream-journal.ts';
 import type { Log } from '../sequencer/ports.ts';
-import { SequencerStoppedError } from '../sequencer/sequencer.ts';
-import type { SubmitPort } from '../sequencer/venue-ports.ts';
+import { SequencerStoppedError, type AppliedCommand } from '../sequencer/sequencer.ts';
 
 /** The subject commands travel on by default. */
 export const COMMAND_SUBJECT = 'bourse.commands';
-/** The queue group of the engines that answer: one leader at a time subscribes. */
-const ENGINE_QUEUE = 'bourse-engine';
+/** How long an engine remembers an answered or journaled request id (ms). */
+export const DEDUP_WINDOW_MS = 120_000;
 
 interface CommandRequest {
   readonly id: string;
@@ -39,15 +53,77 @@ type CommandReply =
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** What the engine's side needs: the sequencer's submit and where its applied state stands. */
-export interface CommandTarget extends SubmitPort {
+/** What the engine's side needs: the sequencer's submit (journaling the request id) and where its applied state stands. */
+export interface CommandTarget {
+  submit(command: Command, requestId?: string): Promise<ApplyResult>;
   readonly appliedSeq: number;
+}
+
+/** A request id read from the journal with its command's seq, time and result (when known). */
+export interface JournaledAnswer {
+  readonly id: string;
+  readonly seq: number;
+  /** The command's time (ms): the answer is kept for the window from then. */
+  readonly at: number;
+  /** Undefined for an id read without its command's result (recent-ids.ts): answered "already applied". */
+  readonly result: ApplyResult | undefined;
+}
+
+/**
+ * The request ids of the journal's recent commands, collected from applied batches (a standby's
+ * replica, a recovery's replay) for the CommandService that takes over: a gateway's request sent
+ * again after a failover is answered, not applied twice.
+ */
+export class JournaledAnswers {
+  readonly #windowMs: number;
+  readonly #now: () => number;
+  /** By id, oldest first. */
+  readonly #answers = new Map<string, JournaledAnswer>();
+
+  constructor(windowMs = DEDUP_WINDOW_MS, now: () => number = Date.now) {
+    this.#windowMs = windowMs;
+    this.#now = now;
+  }
+
+  /** An AppliedListener: keeps the tagged commands of the batch. */
+  readonly add = (batch: readonly AppliedCommand[]): void => {
+    const since = this.#now() - this.#windowMs;
+    for (const { command, result, requestId } of batch) {
+      if (requestId === undefined || command.time < since) continue;
+      this.#answers.delete(requestId);
+      this.#answers.set(requestId, { id: requestId, seq: command.seq, at: command.time, result });
+    }
+    for (const [id, answer] of this.#answers) {
+      if (answer.at >= since) break;
+      this.#answers.delete(id);
+    }
+  };
+
+  /**
+   * Ids known to be journaled, without their results (read from the stream's headers before the
+   * replica's or the replay's start); an id the applied batches bring keeps its result.
+   */
+  addJournaled(ids: Iterable<{ readonly id: string; readonly seq: number; readonly at: number }>): void {
+    for (const { id, seq, at } of ids) {
+      if (!this.#answers.has(id)) this.#answers.set(id, { id, seq, at, result: undefined });
+    }
+  }
+
+  get size(): number {
+    return this.#answers.size;
+  }
+
+  values(): IterableIterator<JournaledAnswer> {
+    return this.#answers.values();
+  }
 }
 
 export interface CommandServiceOptions {
   readonly subject?: string;
   /** How long an answered id is remembered (default 2 minutes). */
   readonly dedupWindowMs?: number;
+  /** Ids the journal already holds (a standby taking over): answered from here, never applied again. */
+  readonly journaled?: Iterable<JournaledAnswer>;
   readonly log: Log;
 }
 
@@ -65,13 +141,33 @@ export class CommandService {
     this.#nc = nc;
     this.#target = target;
     this.#log = options.log;
-    this.#dedupWindowMs = options.dedupWindowMs ?? 120_000;
+    this.#dedupWindowMs = options.dedupWindowMs ?? DEDUP_WINDOW_MS;
+    for (const { id, seq, at, result } of options.journaled ?? []) {
+      const reply: CommandReply =
+        result === undefined
+          ? {
+              ok: false,
+              stopped: false,
+              message: `the command was already applied (seq ${seq}) and its result is not known here: check its effect`,
+            }
+          : { ok: true, seq, result };
+      this.#answers.set(id, { at, reply: Promise.resolve(reply) });
+    }
     this.#sub = nc.subscribe(options.subject ?? COMMAND_SUBJECT, {
-      queue: ENGINE_QUEUE,
       callback: (error, msg) => {
         if (error === null) this.#take(msg);
       },
     });
+  }
+
+  /** Resolves once the server has the subscription: a request sent after it reaches this engine. */
+  ready(): Promise<void> {
+    return this.#nc.flush();
+  }
+
+  /** How many request ids it remembers. */
+  get remembered(): number {
+    return this.#answers.size;
   }
 
   #take(msg: Msg): void {
@@ -86,17 +182,19 @@ export class CommandService {
     this.#forget(Date.now());
     let answer = this.#answers.get(request.id);
     if (answer === undefined) {
-      answer = { at: Date.now(), reply: this.#submit(request.command) };
+      answer = { at: Date.now(), reply: this.#submit(request) };
       this.#answers.set(request.id, answer);
     }
     void answer.reply.then((reply) => msg.respond(encodeReply(reply)));
   }
 
-  async #submit(command: Command): Promise<CommandReply> {
+  async #submit(request: CommandRequest): Promise<CommandReply> {
     try {
-      const result = await this.#target.submit(command);
+      const result = await this.#target.submit(request.command, request.id);
       return { ok: true, seq: this.#target.appliedSeq, result };
     } catch (error) {
+      // Not journaled here: another engine may take it when it is sent again.
+      this.#answers.delete(request.id);
       return {
         ok: false,
         stopped: error instanceof SequencerStoppedError,
@@ -117,18 +215,27 @@ export class CommandService {
    * request sent after it finds no engine here.
    */
   async close(): Promise<void> {
+    if (this.#nc.isClosed() || this.#sub.isClosed()) return;
     await this.#sub.drain();
     await this.#nc.flush();
+  }
+
+  /**
+   * Stops taking commands at once (a deposed leader): requests not yet taken are dropped, and
+   * their gateways send them again to the engine that leads.
+   */
+  abandon(): void {
+    if (!this.#sub.isClosed()) this.#sub.unsubscribe();
   }
 }
 
 export interface RemoteSubmitOptions {
   readonly subject?: string;
-  /** How long one request waits for its answer before the command is NOT_ACCEPTED (default 5 s). */
-  readonly answerTimeoutMs?: number;
-  /** How long a request may keep finding no engine (a failover) before it is NOT_ACCEPTED (default 5 s). */
-  readonly noEngineTimeoutMs?: number;
-  /** Pause between two sends that found no engine (default 50 ms). */
+  /** How long a command may go unanswered, over every send, before it is NOT_ACCEPTED (default 5 s). */
+  readonly timeoutMs?: number;
+  /** How long one send waits for its answer before the request is sent again (default 1 s). */
+  readonly attemptTimeoutMs?: number;
+  /** Pause before sending again after finding no engine, or a stopped one (default 50 ms). */
   readonly retryDelayMs?: number;
 }
 
@@ -138,61 +245,84 @@ export interface AppliedWatch {
 }
 
 /** The gateway's end: a SubmitPort that forwards to whichever engine leads. */
-export class RemoteSubmit implements SubmitPort {
+export class RemoteSubmit {
   readonly #nc: NatsConnection;
   readonly #replica: AppliedWatch;
   readonly #subject: string;
-  readonly #answerTimeoutMs: number;
-  readonly #noEngineTimeoutMs: number;
+  readonly #timeoutMs: number;
+  readonly #attemptTimeoutMs: number;
   readonly #retryDelayMs: number;
 
   constructor(nc: NatsConnection, replica: AppliedWatch, options: RemoteSubmitOptions = {}) {
     this.#nc = nc;
     this.#replica = replica;
     this.#subject = options.subject ?? COMMAND_SUBJECT;
-    this.#answerTimeoutMs = options.answerTimeoutMs ?? 5_000;
-    this.#noEngineTimeoutMs = options.noEngineTimeoutMs ?? 5_000;
+    this.#timeoutMs = options.timeoutMs ?? 5_000;
+    this.#attemptTimeoutMs = options.attemptTimeoutMs ?? 1_000;
     this.#retryDelayMs = options.retryDelayMs ?? 50;
   }
 
   /**
    * Resolves with the engine's result once the command is durable, applied, and applied on this
    * gateway's replica too. Rejects with a SequencerStoppedError (answered NOT_ACCEPTED at the
-   * edge) when no engine took it in time, or one took it and did not answer in time.
+   * edge) when no engine answered it within `timeoutMs`: it may or may not have been applied.
    */
   readonly submit = async (command: Command): Promise<ApplyResult> => {
     const body = encoder.encode(JSON.stringify({ id: randomUUID(), command } satisfies CommandRequest));
-    const giveUp = Date.now() + this.#noEngineTimeoutMs;
+    const giveUp = Date.now() + this.#timeoutMs;
+    let problem = 'no engine answered';
     for (;;) {
-      let msg: Msg;
-      try {
-        msg = await this.#nc.request(this.#subject, body, { timeout: this.#answerTimeoutMs });
-      } catch (error) {
-        // No engine received it: safe to send again. Anything else: it may have been journaled.
-        const noEngine = error instanceof RequestError && error.isNoResponders();
-        if (noEngine && Date.now() < giveUp) {
-          await new Promise((resolve) => setTimeout(resolve, this.#retryDelayMs));
-          continue;
-        }
+      const left = giveUp - Date.now();
+      if (left <= 0) {
         throw new SequencerStoppedError(
-          noEngine
-            ? 'no engine took the command (none leads)'
-            : `the engine did not answer in ${this.#answerTimeoutMs} ms: the command may or may not have been applied`,
-          error as Error,
+          `${problem} within ${this.#timeoutMs} ms: the command may or may not have been applied`,
         );
       }
+      let msg: Msg;
+      try {
+        msg = await this.#nc.request(this.#subject, body, {
+          timeout: Math.min(this.#attemptTimeoutMs, left),
+        });
+      } catch (error) {
+        if (!(error instanceof RequestError) && !(error instanceof TimeoutError)) {
+          throw new SequencerStoppedError(
+            `the command link failed: ${(error as Error).message}`,
+            error as Error,
+          );
+        }
+        // Sent again with the same id: an engine that has seen it answers, never applies it twice.
+        if (error instanceof RequestError && error.isNoResponders()) {
+          problem = 'no engine took the command (none leads)';
+          await delay(this.#retryDelayMs);
+        } else problem = 'no engine answered';
+        continue;
+      }
       const reply = JSON.parse(decoder.decode(msg.data)) as CommandReply;
-      if (!reply.ok) throw new SequencerStoppedError(`the engine refused the command: ${reply.message}`);
+      if (!reply.ok) {
+        if (!reply.stopped)
+          throw new SequencerStoppedError(`the engine refused the command: ${reply.message}`);
+        // A deposed or failing leader: the one taking over will answer.
+        problem = `the engine stopped (${reply.message})`;
+        await delay(this.#retryDelayMs);
+        continue;
+      }
       await this.#replica.whenApplied(reply.seq);
       return reply.result;
     }
   };
 }
 
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 function parseRequest(data: Uint8Array): CommandRequest {
   const value = JSON.parse(decoder.decode(data)) as Partial<CommandRequest> | null;
-  if (value === null || typeof value !== 'object' || typeof value.id !== 'string' || value.id === '') {
-    throw new Error('a command request is { id, command }');
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    typeof value.id !== 'string' ||
+    !TAG_PATTERN.test(value.id)
+  ) {
+    throw new Error('a command request is { id, command }, its id 1 to 64 of [A-Za-z0-9_-]');
   }
   const command = value.command as { type?: unknown } | null | undefined;
   if (command === null || typeof command !== 'object' || typeof command.type !== 'string') {

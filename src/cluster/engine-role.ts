@@ -1,27 +1,66 @@
 /**
- * @module engine-role — the `bourse engine` process (docs/scale-out.md, "Roles"): the venue as
- * `npm start` runs it, on the JetStream journal (`--journal-url` is required), also taking the
- * gateways' commands over NATS (command-link.ts). Its own HTTP listener still serves, like the
- * embedded server's; gateways read from their replicas, not from it.
+ * @module engine-role — the `bourse engine` process (docs/scale-out.md, "Roles" and "Hot standby
+ * and failover"): the venue as `npm start` runs it, on the JetStream journal (`--journal-url` is
+ * required), also taking the gateways' commands over NATS (command-link.ts) while it leads.
  *
- * Not yet here (issue 18): the leadership lease of a hot standby. Two engine processes on one
- * stream are kept from forking it by the journal's fencing (the second writer's appends are
- * refused and it stops), not by a lease.
+ * Every engine process on a stream is a candidate. It takes the stream's lease
+ * (leader-lease.ts) when it is free and leads; otherwise it stands by (standby.ts): it follows
+ * the stream into its own engine and history, takes no commands, and polls the lease. When the
+ * leader stops renewing (killed, paused, cut off), the lease lapses after its TTL and a standby
+ * takes it: it stops following, opens the journal with a fence (every earlier writer is refused
+ * from then on), replays what the stream holds after its replica (what was in flight), and
+ * subscribes to the commands, knowing the request ids of the recent commands.
+ *
+ * A leader that loses its lease (a pause past the TTL) steps down: it stops taking commands and
+ * exits (status 1); a process manager that restarts it makes it a standby. Its appends after the
+ * takeover are refused by the fence, so it never forks the journal.
+ *
+ * `--lease-ttl-ms` (only when the lease bucket is created; default 1000) is this role's own flag.
  */
 import { connect } from '@nats-io/transport-node';
 import { parseJournalUrl } from '../config/journal-url.ts';
-import { loadOptions } from '../config/options.ts';
-import { startVenue } from '../main.ts';
+import { loadOptions, type ServerOptions } from '../config/options.ts';
+import type { Engine } from '../engine/engine.ts';
+import { JournalContendedError } from '../journal/jetstream-journal.ts';
+import { startVenue, type RunningVenue } from '../main.ts';
 import { createLogger } from '../observability/logger.ts';
-import { CommandService, publishStateHashes } from './command-link.ts';
+import { CommandService, JournaledAnswers, publishStateHashes } from './command-link.ts';
+import { DEFAULT_LEASE_TTL_MS, LeaderLease } from './leader-lease.ts';
+import { RECENT_IDS_MS, readRecentIds } from './recent-ids.ts';
+import { Standby } from './standby.ts';
 
 /** How often the engine publishes its state hash for the replicas to check (ms). */
 const STATE_HASH_EVERY_MS = 1_000;
+/** Opens of the journal a new leader tries when another writer appends meanwhile. */
+const FENCE_ATTEMPTS = 5;
+
+/** The role's own flags, taken out before the server's are parsed. */
+function roleFlags(argv: readonly string[]): { rest: string[]; leaseTtlMs: number } {
+  const rest: string[] = [];
+  let leaseTtlMs = DEFAULT_LEASE_TTL_MS;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const m = /^--lease-ttl-ms(?:=(.*))?$/.exec(arg);
+    if (m === null) {
+      rest.push(arg);
+      continue;
+    }
+    const value = m[1] ?? argv[++i];
+    leaseTtlMs = Number(value);
+    if (!Number.isInteger(leaseTtlMs) || leaseTtlMs < 100) {
+      throw new Error(`--lease-ttl-ms must be an integer of at least 100 (ms), not ${value ?? 'nothing'}`);
+    }
+  }
+  return { rest, leaseTtlMs };
+}
 
 async function main(): Promise<void> {
-  let options;
+  let options: ServerOptions;
+  let leaseTtlMs: number;
   try {
-    options = loadOptions(process.argv.slice(2), process.env);
+    const flags = roleFlags(process.argv.slice(2));
+    leaseTtlMs = flags.leaseTtlMs;
+    options = loadOptions(flags.rest, process.env);
     if (options.journalUrl === undefined) {
       throw new Error('bourse engine needs --journal-url nats://… (the gateways follow that stream)');
     }
@@ -32,39 +71,137 @@ async function main(): Promise<void> {
   const location = parseJournalUrl(options.journalUrl);
   const logger = createLogger({ level: options.logLevel, format: options.logFormat });
   const log = logger.component('main');
-  let venue;
-  try {
-    venue = await startVenue(options, logger.log, { flushLog: logger.flushSync });
-  } catch (error) {
-    log.fatal({ reason: (error as Error).message }, `cannot start: ${(error as Error).message}`);
+  const die = (message: string): never => {
+    log.fatal({ reason: message }, message);
     logger.flushSync();
-    console.error(`bourse engine: cannot start: ${(error as Error).message}`);
     process.exit(1);
-  }
+  };
   const nc = await connect({
     servers: [...location.servers],
     name: 'bourse-engine',
     maxReconnectAttempts: -1,
   });
-  const service = new CommandService(nc, venue.sequencer, { log: logger.log.child({ component: 'main' }) });
-  const stopHashes = publishStateHashes(nc, venue.sequencer.engine, STATE_HASH_EVERY_MS);
-  log.info('engine: taking the gateways’ commands over NATS');
+  const lease = await LeaderLease.open(nc, { stream: location.stream, ttlMs: leaseTtlMs });
+  const answers = new JournaledAnswers();
   let stopping = false;
+  let venue: RunningVenue | undefined;
+  let service: CommandService | undefined = undefined;
+  const standingBy = new AbortController();
+  /** While standing by: stopped on a signal, so that its history is written up to its seq. */
+  let standbyNow: Standby | undefined;
   const stop = (signal: string): void => {
     if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, `stopping: ${signal}`);
-    stopHashes();
-    void service
-      .close()
-      .then(() => venue.close())
-      .then(() => nc.close())
-      .finally(() => {
-        logger.flushSync();
-        process.exit(0);
-      });
+    standingBy.abort();
+    void (async () => {
+      await standbyNow?.stop().catch(() => undefined);
+      await service?.close();
+      await venue?.close();
+      // Freed at once: a standby takes over without waiting for the lease to lapse.
+      await lease.release();
+      await nc.close();
+    })().finally(() => {
+      logger.flushSync();
+      process.exit(0);
+    });
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+
+  let startFrom: Engine | undefined;
+  if (!(await lease.tryAcquire())) {
+    const standby = await Standby.start({
+      dataDir: options.dataDir,
+      historyUrl: options.historyUrl,
+      writeHistory: options.writeHistory,
+      servers: location.servers,
+      stream: location.stream,
+      subject: location.subject,
+      nc,
+      answers,
+      onFatal: (error) => die(`stopping: the standby cannot follow the stream: ${error.message}`),
+      log: logger.log,
+    }).catch((error: unknown) => die(`bourse engine: cannot stand by: ${(error as Error).message}`));
+    standbyNow = standby;
+    const leader = await lease.current();
+    log.info(
+      { leader: leader?.holder, seq: standby.replica.appliedSeq, leaseTtlMs: lease.ttlMs },
+      `standing by: ${leader?.holder ?? 'another engine'} leads stream ${location.stream}; following it from seq ${standby.replica.appliedSeq} (lease ${lease.ttlMs} ms)`,
+    );
+    try {
+      await lease.acquire(standingBy.signal);
+    } catch {
+      return; // stopping
+    }
+    log.info(
+      { seq: standby.replica.appliedSeq, holder: lease.holder },
+      `taking over: the lease of stream ${location.stream} lapsed; this engine leads from seq ${standby.replica.appliedSeq}`,
+    );
+    standbyNow = undefined;
+    startFrom = await standby.stop();
+  }
+  if (startFrom === undefined) {
+    // Leading from a snapshot: the ids journaled just before it, which the replay does not bring.
+    answers.addJournaled(
+      await readRecentIds(nc, {
+        stream: location.stream,
+        subject: location.subject,
+        sinceMs: Date.now() - RECENT_IDS_MS,
+      }),
+    );
+  }
+  lease.onLost((reason) => {
+    if (stopping) return;
+    stopping = true;
+    log.warn(
+      { reason },
+      `stepping down: ${reason}; this engine takes no more commands and exits (restarted, it stands by)`,
+    );
+    service?.abandon();
+    void (async () => {
+      await venue?.close().catch(() => undefined);
+    })().finally(() => {
+      logger.flushSync();
+      process.exit(1);
+    });
+  });
+
+  for (let attempt = 1; venue === undefined; attempt++) {
+    try {
+      venue = await startVenue(options, logger.log, {
+        flushLog: logger.flushSync,
+        ...(startFrom === undefined ? {} : { startFrom }),
+        onReplayed: answers.add,
+      });
+    } catch (error) {
+      // Another writer appended between the journal's open and its fence: a deposed leader's
+      // last message. Open again, after it (the replica's engine only moves forward).
+      if (error instanceof JournalContendedError && attempt < FENCE_ATTEMPTS && lease.held) {
+        log.warn({ attempt }, `opening the journal again: ${error.message}`);
+        continue;
+      }
+      await lease.release();
+      const message = (error as Error).message;
+      log.fatal({ reason: message }, `cannot start: ${message}`);
+      logger.flushSync();
+      console.error(`bourse engine: cannot start: ${message}`);
+      process.exit(1);
+    }
+  }
+  const running = venue;
+  service = new CommandService(nc, running.sequencer, {
+    journaled: answers.values(),
+    log: logger.log.child({ component: 'main' }),
+  });
+  // A failed sequencer (a deposed writer's refused append) takes no more commands at once.
+  running.sequencer.onFatal(() => service?.abandon());
+  await service.ready();
+  const stopHashes = publishStateHashes(nc, running.sequencer.engine, STATE_HASH_EVERY_MS);
+  process.once('exit', stopHashes);
+  log.info(
+    { holder: lease.holder, seq: running.sequencer.appliedSeq, requestIds: service.remembered },
+    `engine: leading stream ${location.stream} at seq ${running.sequencer.appliedSeq}; taking the gateways’ commands over NATS`,
+  );
 }
 
 if (import.meta.main) await main();

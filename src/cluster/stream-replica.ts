@@ -16,11 +16,20 @@
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Engine } from '../engine/engine.ts';
-import { batchRange, batchRecords, findBatch } from '../journal/jetstream-journal.ts';
+import {
+  batchRange,
+  batchRecords,
+  batchTags,
+  findBatch,
+  lastJournalSeq,
+} from '../journal/jetstream-journal.ts';
 import { decodeCommand } from '../sequencer/command-codec.ts';
 import type { Log } from '../sequencer/ports.ts';
 import type { AppliedCommand, AppliedListener } from '../sequencer/sequencer.ts';
 import { FeedPositionError, type AppliedFeed, type VenueState } from '../sequencer/venue-ports.ts';
+
+/** Longest the replica applies records without letting the process's other work run (ms). */
+const YIELD_EVERY_MS = 20;
 
 export interface StreamReplicaOptions {
   /** NATS server URLs (nats://host:port). */
@@ -48,6 +57,7 @@ interface Waiter {
 
 export class StreamReplica implements AppliedFeed {
   readonly #nc: NatsConnection;
+  readonly #stream: string;
   readonly #engine: Engine;
   readonly #log: Log;
   readonly #listeners: AppliedListener[] = [];
@@ -60,8 +70,9 @@ export class StreamReplica implements AppliedFeed {
   readonly #expected = new Map<number, string>();
   #hashesChecked = 0;
 
-  private constructor(nc: NatsConnection, engine: Engine, log: Log) {
+  private constructor(nc: NatsConnection, engine: Engine, log: Log, stream: string) {
     this.#nc = nc;
+    this.#stream = stream;
     this.#engine = engine;
     this.#log = log;
   }
@@ -76,7 +87,7 @@ export class StreamReplica implements AppliedFeed {
       maxReconnectAttempts: -1,
     });
     try {
-      const replica = new StreamReplica(nc, options.engine, options.log);
+      const replica = new StreamReplica(nc, options.engine, options.log, stream);
       if (options.listener !== undefined) replica.#listeners.push(options.listener);
       await replica.#follow(stream, subject);
       return replica;
@@ -140,6 +151,11 @@ export class StreamReplica implements AppliedFeed {
     this.#hashesChecked++;
   }
 
+  /** Resolves once the replica has applied every record the stream holds now. */
+  async whenCaughtUp(): Promise<void> {
+    await this.whenApplied(await lastJournalSeq(await jetstreamManager(this.#nc), this.#stream));
+  }
+
   /** Resolves once the replica has applied `seq` (at once if it has); rejects if it stops first. */
   whenApplied(seq: number): Promise<void> {
     if (this.#engine.lastSeq >= seq) return Promise.resolve();
@@ -163,8 +179,15 @@ export class StreamReplica implements AppliedFeed {
     const messages = await consumer.consume();
     this.#stop = () => messages.stop();
     this.#following = (async () => {
+      let yieldedAt = performance.now();
       try {
         for await (const m of messages) {
+          // Messages already delivered resolve as microtasks: a long catch-up would starve the
+          // timers and sockets of the process (a standby's lease, a gateway's requests).
+          if (performance.now() - yieldedAt >= YIELD_EVERY_MS) {
+            await new Promise((resolve) => setImmediate(resolve));
+            yieldedAt = performance.now();
+          }
           const { first, last } = batchRange(m.headers, m.seq);
           if (last <= this.#engine.lastSeq) continue;
           if (first > this.#engine.lastSeq + 1) {
@@ -172,7 +195,7 @@ export class StreamReplica implements AppliedFeed {
               `stream ${stream} message ${m.seq} starts at seq ${first}, after ${this.#engine.lastSeq}: records are missing`,
             );
           }
-          this.#apply(m.data, first, last);
+          this.#apply(m.data, first, last, batchTags(m.headers, first));
         }
       } catch (error) {
         this.#fail(error as Error);
@@ -181,9 +204,9 @@ export class StreamReplica implements AppliedFeed {
     })();
   }
 
-  #apply(data: Uint8Array, first: number, last: number): void {
+  #apply(data: Uint8Array, first: number, last: number, tags: ReadonlyMap<number, string>): void {
     const batch: AppliedCommand[] = [];
-    for (const record of batchRecords(data, first, last)) {
+    for (const record of batchRecords(data, first, last, tags)) {
       if (record.seq <= this.#engine.lastSeq) continue;
       const command = decodeCommand(record.seq, record.payload);
       let result;
@@ -192,7 +215,11 @@ export class StreamReplica implements AppliedFeed {
       } catch (error) {
         throw new Error(`replica: engine invariant broken at seq ${record.seq}: ${(error as Error).message}`);
       }
-      batch.push({ command, result, payload: record.payload });
+      batch.push(
+        record.tag === undefined
+          ? { command, result, payload: record.payload }
+          : { command, result, payload: record.payload, requestId: record.tag },
+      );
       const expected = this.#expected.get(record.seq);
       if (expected !== undefined) {
         this.#expected.delete(record.seq);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { MemoryRateLimiter } from '../api/auth/rate-limit.ts';
 import { RedisRateLimiter, redactRedisUrl } from '../api/auth/redis-rate-limit.ts';
 import { FileJournal } from '../journal/file-journal.ts';
-import { JetStreamJournal } from '../journal/jetstream-journal.ts';
+import { JetStreamJournal, JournalContendedError } from '../journal/jetstream-journal.ts';
 import type { Log } from '../sequencer/ports.ts';
 import { writeAtomic } from './data-dir.ts';
 import { StartRefusedError } from './start-refusal.ts';
@@ -147,7 +147,10 @@ export async function openJournal(
       stream: location.stream,
       subject: location.subject,
       log: (message) => log.warn(message),
+      // The venue's writer deposes every earlier one as it opens (a paused engine that wakes up).
+      fence: true,
     }).catch((error: unknown) => {
+      if (error instanceof JournalContendedError) throw error;
       throw new StartRefusedError(
         `the journal on ${describeJetStream(location)}: ${(error as Error).message}`,
       );

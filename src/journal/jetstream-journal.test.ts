@@ -134,6 +134,42 @@ describe('JetStreamJournal', { skip }, () => {
     await leader.close();
   });
 
+  it('a fence at open refuses every earlier writer at once; readers skip it; tags come back with their records', async () => {
+    const stream = nextStream();
+    const old = await JetStreamJournal.open(optionsFor(stream));
+    old.append(1, Buffer.from('r1'), 'req-1');
+    old.append(2, Buffer.from('r2'));
+    await old.whenDurable(2);
+    assert.throws(() => old.append(3, Buffer.from('r3'), 'not a tag'), RangeError);
+    // The new writer fences as it opens, before it appends anything.
+    const leader = await JetStreamJournal.open(optionsFor(stream, { fence: true }));
+    assert.equal(leader.durableSeq, 2);
+    const errors: Error[] = [];
+    old.onError((error) => errors.push(error));
+    old.append(3, Buffer.from('old 3'), 'req-old');
+    await assert.rejects(old.whenDurable(3), JournalFailedError);
+    assert.match((errors[0] as Error).message, /refused records 3-3: wrong last sequence.*deposed/);
+    await assert.rejects(old.close(), JournalFailedError);
+    leader.append(3, Buffer.from('leader 3'), 'req-3');
+    await leader.whenDurable(3);
+    const records = [];
+    for await (const r of leader.read(1)) records.push([r.seq, Buffer.from(r.payload).toString(), r.tag]);
+    assert.deepEqual(records, [
+      [1, 'r1', 'req-1'],
+      [2, 'r2', undefined],
+      [3, 'leader 3', 'req-3'],
+    ]);
+    await leader.close();
+    // A journal reopened on a stream that ends with a fence continues after its last record.
+    const third = await JetStreamJournal.open(optionsFor(stream, { fence: true }));
+    assert.equal(third.durableSeq, 3);
+    assert.deepEqual(
+      (await readAll(third, 3)).map((r) => r.seq),
+      [3],
+    );
+    await third.close();
+  });
+
   it('a server killed and restarted mid-stream: every record stored once, in order, and the journal goes on', async () => {
     const s = server as NatsServer;
     const stream = nextStream();

@@ -59,6 +59,13 @@ const WRONG_LAST_SEQUENCE = 10071;
 const NANOS_PER_MS = 1_000_000;
 /** The header naming the journal sequence numbers a message carries: `<first>-<last>`. */
 export const SEQ_HEADER = 'Bourse-Seq';
+/**
+ * The header naming the request ids of the message's records that have one (commands from the
+ * gateways): `<offset>:<id>` pairs separated by spaces, the offset from the first record.
+ */
+export const TAGS_HEADER = 'Bourse-Ids';
+/** What a record's tag (a request id) may be: it travels in a header, space-separated. */
+export const TAG_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** Bytes of each record's length prefix in a message body. */
 const LENGTH_BYTES = 4;
 /** Room left under the server's max_payload for the headers (which count towards it). */
@@ -90,6 +97,20 @@ export interface JetStreamJournalOptions {
   readonly maxBatchesInFlight?: number;
   /** Diagnostics (reconnects, retention). */
   readonly log?: (message: string) => void;
+  /**
+   * Fence the stream at open (default false): publish an empty message expecting the stream's
+   * last one, so that every writer that opened before this one is refused from here on. `open`
+   * rejects with JournalContendedError when another writer appended in between (open again).
+   */
+  readonly fence?: boolean;
+}
+
+/** Another writer appended while this one opened (its fence was refused): open again. */
+export class JournalContendedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'JournalContendedError';
+  }
 }
 
 /** The server would acknowledge records that are not on disk yet. */
@@ -104,6 +125,8 @@ export class JournalUnsafeServerError extends Error {
 interface Batch {
   buf: Buffer;
   used: number;
+  /** The `Bourse-Ids` header's value being built, and its bytes (they count towards the message's size). */
+  tags: string;
   readonly firstSeq: number;
   lastSeq: number;
   /** Set when published: its stream sequence, headers and the time of its (last) publish. */
@@ -123,19 +146,43 @@ interface PubAck {
 const asList = (value: string | readonly string[]): string[] =>
   typeof value === 'string' ? [value] : [...value];
 
-/** The journal sequence numbers a stored message carries, from its `Bourse-Seq` header. */
+/**
+ * The journal sequence numbers a stored message carries, from its `Bourse-Seq` header. A fence
+ * (a writer's first message, `open({ fence: true })`) carries none: `last` is `first - 1`.
+ */
 export function batchRange(hdrs: MsgHdrs | undefined, streamSeq: number): { first: number; last: number } {
   const m = /^(\d+)-(\d+)$/.exec(hdrs?.get(SEQ_HEADER) ?? '');
   const first = Number(m?.[1]);
   const last = Number(m?.[2]);
-  if (m === null || !Number.isSafeInteger(first) || !(last >= first)) {
+  if (m === null || !Number.isSafeInteger(first) || !(last >= first - 1)) {
     throw new Error(`stream message ${streamSeq} has no valid ${SEQ_HEADER} header: not a journal batch`);
   }
   return { first, last };
 }
 
-/** The records of a message body: each a u32 (little-endian) length and that many bytes. */
-export function* batchRecords(data: Uint8Array, first: number, last: number): Generator<JournalRecord> {
+/** The request ids of a message's records, by journal seq, from its `Bourse-Ids` header. */
+export function batchTags(hdrs: MsgHdrs | undefined, first: number): Map<number, string> {
+  const tags = new Map<number, string>();
+  const value = hdrs?.get(TAGS_HEADER) ?? '';
+  if (value === '') return tags;
+  for (const pair of value.split(' ')) {
+    const colon = pair.indexOf(':');
+    const offset = Number(pair.slice(0, colon));
+    if (colon > 0 && Number.isSafeInteger(offset)) tags.set(first + offset, pair.slice(colon + 1));
+  }
+  return tags;
+}
+
+/**
+ * The records of a message body: each a u32 (little-endian) length and that many bytes, with its
+ * tag (request id) when `tags` has one.
+ */
+export function* batchRecords(
+  data: Uint8Array,
+  first: number,
+  last: number,
+  tags?: ReadonlyMap<number, string>,
+): Generator<JournalRecord> {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let at = 0;
   for (let seq = first; seq <= last; seq++) {
@@ -145,7 +192,9 @@ export function* batchRecords(data: Uint8Array, first: number, last: number): Ge
     const start = at + LENGTH_BYTES;
     if (start + length > data.byteLength)
       throw new Error(`journal batch ${first}-${last}: record ${seq} cut short`);
-    yield { seq, payload: data.subarray(start, start + length) };
+    const tag = tags?.get(seq);
+    const payload = data.subarray(start, start + length);
+    yield tag === undefined ? { seq, payload } : { seq, payload, tag };
     at = start + length;
   }
   if (at !== data.byteLength)
@@ -231,6 +280,8 @@ export class JetStreamJournal {
   #notifyScheduled = false;
   readonly #watchdog: NodeJS.Timeout;
   #failure: JournalFailedError | null = null;
+  /** The fence published by `open`, until it is acknowledged or refused. */
+  #fencing: { batch: Batch; resolve: () => void; reject: (error: Error) => void } | null = null;
   #closing: Promise<void> | null = null;
   /** Retention's purges, one after the other; close waits for them. */
   #purging: Promise<void> = Promise.resolve();
@@ -295,11 +346,47 @@ export class JetStreamJournal {
         const last = await batchAt(jsm, name, state.last_seq);
         range = { firstSeq: first.first, lastSeq: last.last };
       }
-      return new JetStreamJournal(nc, jsm, info, range, subject, options);
+      const journal = new JetStreamJournal(nc, jsm, info, range, subject, options);
+      if (options.fence === true) {
+        try {
+          await journal.#fence();
+        } catch (error) {
+          await journal.close().catch(() => undefined);
+          throw error;
+        }
+      }
+      return journal;
     } catch (error) {
-      await nc.close();
+      if (!nc.isClosed()) await nc.close();
       throw error;
     }
+  }
+
+  /**
+   * Publishes the fence: an empty message (`Bourse-Seq: <last + 1>-<last>`) expecting the
+   * stream's last message, so that every earlier writer's next message is refused. Rejects with
+   * JournalContendedError when the stream moved since `open` read it.
+   */
+  #fence(): Promise<void> {
+    const fence: Batch = {
+      buf: Buffer.alloc(0),
+      used: 0,
+      tags: '',
+      firstSeq: this.#lastSeq + 1,
+      lastSeq: this.#lastSeq,
+      streamSeq: 0,
+      headers: null,
+      sentAt: 0,
+      acked: false,
+    };
+    const done = new Promise<void>((resolve, reject) => {
+      this.#fencing = { batch: fence, resolve, reject };
+    });
+    // Its refusal is open's to report: the journal's failure must not be thrown on its own.
+    const quiet = this.onError(() => undefined);
+    this.#sealed.push(fence);
+    this.#pump();
+    return done.finally(quiet);
   }
 
   /** Highest sequence number appended (durable or not). */
@@ -342,24 +429,32 @@ export class JetStreamJournal {
    * nothing) on a wrong seq, a payload that cannot fit in a message, after `close()` or after a
    * failure. The payload is copied, so the caller may reuse its buffer.
    */
-  append(seq: number, payload: Uint8Array): void {
+  append(seq: number, payload: Uint8Array, tag?: string): void {
     if (this.#failure !== null) throw this.#failure;
     if (this.#closing !== null) throw new Error('journal is closed');
     if (seq !== this.#lastSeq + 1) {
       throw new RangeError(`journal append: seq ${seq} does not follow the last seq ${this.#lastSeq}`);
     }
+    if (tag !== undefined && !TAG_PATTERN.test(tag)) {
+      throw new RangeError(
+        `journal append: a record's tag is 1 to 64 of [A-Za-z0-9_-], not ${JSON.stringify(tag)}`,
+      );
+    }
     const size = LENGTH_BYTES + payload.length;
-    if (size > this.#maxBatchBytes) {
+    // A tag travels in the header as ` <offset>:<tag>` (offset at most 7 digits in a 1 MiB message).
+    const tagBytes = tag === undefined ? 0 : tag.length + 9;
+    if (size + tagBytes > this.#maxBatchBytes) {
       throw new RangeError(
         `journal append: payload of ${payload.length} bytes exceeds a message's ${this.#maxBatchBytes - LENGTH_BYTES}`,
       );
     }
     let batch = this.#open;
-    if (batch !== null && batch.used + size > this.#maxBatchBytes) {
+    if (batch !== null && batch.used + batch.tags.length + size + tagBytes > this.#maxBatchBytes) {
       this.#seal();
       batch = null;
     }
     if (batch === null) batch = this.#startBatch(seq, size);
+    if (tag !== undefined) batch.tags += `${batch.tags === '' ? '' : ' '}${seq - batch.firstSeq}:${tag}`;
     else if (batch.used + size > batch.buf.length) {
       const bigger = Buffer.allocUnsafe(
         Math.min(this.#maxBatchBytes, Math.max(batch.buf.length * 2, batch.used + size)),
@@ -427,7 +522,7 @@ export class JetStreamJournal {
             `stream ${this.stream} message ${m.seq} starts at seq ${first}, expected ${expected}: records are missing`,
           );
         }
-        for (const record of batchRecords(m.data, first, last)) {
+        for (const record of batchRecords(m.data, first, last, batchTags(m.headers, first))) {
           if (record.seq > endSeq) return;
           if (record.seq >= start) yield record;
         }
@@ -496,6 +591,7 @@ export class JetStreamJournal {
     const batch: Batch = {
       buf: Buffer.allocUnsafe(Math.min(this.#maxBatchBytes, Math.max(64 * 1024, firstRecordBytes))),
       used: 0,
+      tags: '',
       firstSeq: seq,
       lastSeq: seq - 1,
       streamSeq: 0,
@@ -531,7 +627,9 @@ export class JetStreamJournal {
       const batch = this.#sealed.shift() as Batch;
       const streamSeq = ++this.#lastStreamSeq;
       const h = headers();
-      h.set('Nats-Msg-Id', `${this.#writerId}-${batch.firstSeq}`);
+      // A fence holds no record: its id must not be the one of the batch that follows it.
+      const fence = batch.lastSeq < batch.firstSeq;
+      h.set('Nats-Msg-Id', `${this.#writerId}-${fence ? 'fence' : batch.firstSeq}`);
       h.set('Nats-Expected-Stream', this.stream);
       h.set('Nats-Expected-Last-Sequence', String(streamSeq - 1));
       h.set(
@@ -539,6 +637,7 @@ export class JetStreamJournal {
         String(streamSeq === this.#firstOwnStreamSeq ? 0 : streamSeq - 1),
       );
       h.set(SEQ_HEADER, `${batch.firstSeq}-${batch.lastSeq}`);
+      if (batch.tags !== '') h.set(TAGS_HEADER, batch.tags);
       batch.streamSeq = streamSeq;
       batch.headers = h;
       this.#inFlight.push(batch);
@@ -584,6 +683,14 @@ export class JetStreamJournal {
     const records = `records ${batch.firstSeq}-${batch.lastSeq}`;
     if (ack.error !== undefined) {
       const description = ack.error.description ?? JSON.stringify(ack.error);
+      if (this.#fencing?.batch === batch && ack.error.err_code === WRONG_LAST_SEQUENCE) {
+        this.#fencing.reject(
+          new JournalContendedError(
+            `stream ${this.stream} refused this writer's fence: ${description} (another writer appended while it opened)`,
+          ),
+        );
+        this.#fencing = null;
+      }
       this.#fail(
         ack.error.err_code === WRONG_LAST_SEQUENCE
           ? `stream ${this.stream} refused ${records}: ${description} (another writer has appended since this one opened: it is deposed)`
@@ -599,6 +706,10 @@ export class JetStreamJournal {
       return;
     }
     batch.acked = true;
+    if (this.#fencing?.batch === batch) {
+      this.#fencing.resolve();
+      this.#fencing = null;
+    }
     let n = 0;
     while (n < inFlight.length && (inFlight[n] as Batch).acked) n++;
     if (n === 0) return;
@@ -652,6 +763,8 @@ export class JetStreamJournal {
       cause,
     );
     this.#failure = failure;
+    this.#fencing?.reject(failure);
+    this.#fencing = null;
     if (this.#immediate !== null) clearImmediate(this.#immediate);
     this.#immediate = null;
     this.#reports.failed(failure);
@@ -667,6 +780,12 @@ async function batchAt(
   const message = await jsm.streams.getMessage(stream, { seq: streamSeq });
   if (message === null) throw new Error(`stream ${stream} has no message ${streamSeq}`);
   return batchRange(message.header, streamSeq);
+}
+
+/** The journal sequence number of the stream's last record (0 when it holds none). */
+export async function lastJournalSeq(jsm: JetStreamManager, stream: string): Promise<number> {
+  const { state } = await jsm.streams.info(stream);
+  return state.messages === 0 ? 0 : (await batchAt(jsm, stream, state.last_seq)).last;
 }
 
 /**

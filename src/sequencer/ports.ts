@@ -8,12 +8,18 @@ import type { EngineSnapshot } from '../engine/snapshot.ts';
 export interface JournalRecord {
   readonly seq: number;
   readonly payload: Uint8Array;
+  /** The request id stored with the record, by a journal that keeps them (the JetStream one). */
+  readonly tag?: string;
 }
 
 /** An append-only, sequence-numbered log with group-committed durability. */
 export interface JournalPort {
-  /** Buffers a record; `seq` must be the last appended + 1. Durability is reported later. */
-  append(seq: number, payload: Uint8Array): void;
+  /**
+   * Buffers a record; `seq` must be the last appended + 1. Durability is reported later. `tag`
+   * (a request id, 1–64 of [A-Za-z0-9_-]) is kept with the record by a journal that can (the
+   * JetStream one, for a new leader's duplicate detection), and ignored by the others.
+   */
+  append(seq: number, payload: Uint8Array, tag?: string): void;
   /** The highest sequence number known to be durable. */
   readonly durableSeq: number;
   /** Records appended but not yet durable (for backpressure). */

@@ -25,6 +25,11 @@ export interface RecoveryOptions {
   /** Start from genesis even if snapshots exist (verification, history rebuilds). */
   readonly ignoreSnapshots?: boolean;
   /**
+   * Start from this engine (a hot standby's replica, at or behind the journal's end) instead of a
+   * snapshot; the replay covers the journal after its last seq.
+   */
+  readonly from?: Engine;
+  /**
    * Receives replayed commands in batches, e.g. to bring the history store up to date; a
    * returned promise is awaited before the replay goes on (backpressure).
    */
@@ -56,8 +61,14 @@ export interface Recovered {
 export async function recover(options: RecoveryOptions): Promise<Recovered> {
   const { journal, log } = options;
   let engine: Engine;
-  const stored = options.ignoreSnapshots === true ? undefined : options.snapshots?.latestValid();
-  if (stored === undefined) {
+  const stored =
+    options.ignoreSnapshots === true || options.from !== undefined
+      ? undefined
+      : options.snapshots?.latestValid();
+  if (options.from !== undefined) {
+    engine = options.from;
+    log.info({ seq: engine.lastSeq }, `starting from the standby's state at seq ${engine.lastSeq}`);
+  } else if (stored === undefined) {
     engine = new Engine(options.genesis);
   } else {
     engine = Engine.restore(stored.state as EngineSnapshot);
@@ -89,7 +100,7 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
   let yieldedAt = performance.now();
   let batch: AppliedCommand[] = [];
   /** Applies one record; returns a full batch for `onReplayed` when one is due. */
-  const replay = ({ seq, payload }: JournalRecord): AppliedCommand[] | undefined => {
+  const replay = ({ seq, payload, tag }: JournalRecord): AppliedCommand[] | undefined => {
     if (seq !== engine.lastSeq + 1) {
       throw new Error(
         `the journal continues at seq ${seq} but the state is at ${engine.lastSeq}: records are missing`,
@@ -101,7 +112,9 @@ export async function recover(options: RecoveryOptions): Promise<Recovered> {
     replayed++;
     options.afterEach?.(seq, engine);
     if (options.onReplayed === undefined) return undefined;
-    batch.push({ command, result, payload });
+    batch.push(
+      tag === undefined ? { command, result, payload } : { command, result, payload, requestId: tag },
+    );
     if (batch.length < REPLAY_BATCH_COMMANDS) return undefined;
     const full = batch;
     batch = [];

@@ -47,6 +47,11 @@ export interface AppliedCommand {
   readonly payload: Uint8Array;
   /** When `submit` took it (performance.now(), ms); absent for commands replayed at start-up. */
   readonly submittedAt?: number;
+  /**
+   * The request id journaled with it (a gateway's command, src/cluster/command-link.ts), on
+   * commands read back from a journal that keeps ids (replicas, recovery); absent otherwise.
+   */
+  readonly requestId?: string;
 }
 
 export type AppliedListener = (batch: readonly AppliedCommand[]) => void;
@@ -192,9 +197,10 @@ export class Sequencer implements SubmitPort, AppliedFeed {
   /**
    * Sequences a command. Resolves with the engine's result once the command is durable and
    * applied; resolves BUSY at once (nothing journaled) when the pipeline is over its bounds;
-   * rejects with a SequencerStoppedError if the sequencer has stopped or is closed.
+   * rejects with a SequencerStoppedError if the sequencer has stopped or is closed. `requestId`
+   * is journaled with the command (JournalPort.append's tag).
    */
-  submit(command: Command): Promise<ApplyResult> {
+  submit(command: Command, requestId?: string): Promise<ApplyResult> {
     if (this.#stopped !== undefined) return Promise.reject(this.#stopped);
     if (this.#closed) return Promise.reject(new SequencerStoppedError('sequencer closed'));
     if (this.inFlight >= this.#options.maxInFlight || this.#pressure.some((over) => over())) {
@@ -205,7 +211,7 @@ export class Sequencer implements SubmitPort, AppliedFeed {
     this.#lastTime = now > this.#lastTime ? now : this.#lastTime;
     const sequenced = { ...command, seq: this.#lastSeq + 1, time: this.#lastTime } as SequencedCommand;
     const payload = encodeCommand(sequenced);
-    this.#journal.append(sequenced.seq, payload);
+    this.#journal.append(sequenced.seq, payload, requestId);
     this.#lastSeq = sequenced.seq;
     const submittedAt = performance.now();
     return new Promise<ApplyResult>((resolve, reject) => {

@@ -7,7 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { CommandService, COMMAND_SUBJECT, RemoteSubmit } from '../../src/cluster/command-link.ts';
+import {
+  CommandService,
+  COMMAND_SUBJECT,
+  JournaledAnswers,
+  RemoteSubmit,
+} from '../../src/cluster/command-link.ts';
+import { readRecentIds } from '../../src/cluster/recent-ids.ts';
 import { StreamReplica } from '../../src/cluster/stream-replica.ts';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { BUY, SELL, type Command } from '../../src/domain/commands.ts';
@@ -180,7 +186,7 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     await leader.service.close();
     const remote = new RemoteSubmit(nc, replica, {
       subject: leader.commands,
-      noEngineTimeoutMs: 5_000,
+      timeoutMs: 5_000,
       retryDelayMs: 20,
     });
     const pending = remote.submit({ type: 'RegisterUser', name: 'patient' });
@@ -196,9 +202,71 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     assert.equal(replica.state.userId('patient'), result.userId);
 
     await service.close();
-    const impatient = new RemoteSubmit(nc, replica, { subject: leader.commands, noEngineTimeoutMs: 100 });
+    const impatient = new RemoteSubmit(nc, replica, { subject: leader.commands, timeoutMs: 100 });
     await assert.rejects(impatient.submit({ type: 'RegisterUser', name: 'nobody' }), SequencerStoppedError);
     assert.equal(leader.engine.lastSeq, 1);
+    await replica.close();
+    await leader.sequencer.close();
+  });
+
+  test('request ids travel in the journal: an engine taking over answers a request sent again, never applies it twice', async () => {
+    const leader = await startLeader('ids');
+    const nc = await nats();
+    const body = JSON.stringify({ id: 'req-takeover', command: { type: 'RegisterUser', name: 'once' } });
+    const first = JSON.parse((await nc.request(leader.commands, body, { timeout: 5_000 })).string());
+    assert.equal(first.ok, true);
+    // What a standby collects from the stream: the journaled ids with their results.
+    const answers = new JournaledAnswers();
+    const replica = await replicaOf(leader);
+    replica.subscribe(replica.appliedSeq + 1, answers.add);
+    await replica.whenApplied(leader.engine.lastSeq);
+    assert.deepEqual(
+      [...answers.values()].map((a) => [a.id, a.seq]),
+      [['req-takeover', 1]],
+    );
+    // The old engine's service goes; a new one (the engine that took over) knows the id from the stream.
+    leader.service.abandon();
+    const service = new CommandService(await nats(), leader.sequencer, {
+      subject: leader.commands,
+      journaled: answers.values(),
+      log: SILENT_LOG,
+    });
+    await service.ready();
+    const again = JSON.parse((await nc.request(leader.commands, body, { timeout: 5_000 })).string());
+    assert.deepEqual(again, first);
+    assert.equal(leader.engine.lastSeq, 1);
+    // An engine that starts from a snapshot reads the recent ids from the headers alone: a request
+    // sent again is answered "already applied" (NOT_ACCEPTED at the gateway), not applied again.
+    const recent = await readRecentIds(nc, {
+      stream: leader.stream,
+      subject: leader.subject,
+      sinceMs: Date.now() - 30_000,
+    });
+    assert.deepEqual(
+      recent.map((r) => [r.id, r.seq]),
+      [['req-takeover', 1]],
+    );
+    const fromHeaders = new JournaledAnswers();
+    fromHeaders.addJournaled(recent);
+    service.abandon();
+    const third = new CommandService(await nats(), leader.sequencer, {
+      subject: leader.commands,
+      journaled: fromHeaders.values(),
+      log: SILENT_LOG,
+    });
+    await third.ready();
+    const known = JSON.parse((await nc.request(leader.commands, body, { timeout: 5_000 })).string());
+    assert.equal(known.ok, false);
+    assert.equal(known.stopped, false);
+    assert.match(known.message, /already applied \(seq 1\).*check its effect/);
+    assert.equal(leader.engine.lastSeq, 1);
+    // An id that cannot travel in the journal is refused before anything is applied.
+    const bad = JSON.stringify({ id: 'has space', command: { type: 'RegisterUser', name: 'x' } });
+    const refused = JSON.parse((await nc.request(leader.commands, bad, { timeout: 5_000 })).string());
+    assert.equal(refused.ok, false);
+    assert.match(refused.message, /id 1 to 64 of/);
+    assert.equal(leader.engine.lastSeq, 1);
+    await third.close();
     await replica.close();
     await leader.sequencer.close();
   });
