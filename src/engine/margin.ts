@@ -209,8 +209,6 @@ export class Margin implements MarginView {
   readonly #interestPaid = new Map<string, [CoinUnits, CoinUnits]>();
   /** When the earliest open loan's next hour begins (may be early after a repayment: firing then is harmless). */
   #nextTimer: number | undefined;
-  /** Margin accounts found for orders: [0] cross by user, [market index + 1] isolated by user. */
-  readonly #accountCache: Map<number, LedgerAccount>[] = [];
   /** Coins fills brought into margin accounts during this command: for auto-repayment. */
   #received: [LedgerAccount, CoinState, CoinUnits][] = [];
 
@@ -648,16 +646,14 @@ export class Margin implements MarginView {
    */
   orderAccount(user: User, market: MarketState, acctType: AcctType): LedgerAccount | undefined {
     if (acctType === 0) return user.spot;
-    // Accounts are never closed, so one found stays valid: cached per market (0 for cross) and user.
+    // Accounts are never closed, so one found stays valid: kept on the user, by market (0 for cross).
     const slot = acctType === ISOLATED_ACCOUNT ? market.index + 1 : 0;
-    let byUser = this.#accountCache[slot];
-    if (byUser === undefined) this.#accountCache[slot] = byUser = new Map();
-    const cached = byUser.get(user.userId);
+    const cached = user.marginAccounts[slot];
     if (cached !== undefined) return cached;
     const found = this.#ledger.account(
       acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market.spec.name) : cross(user.userId),
     );
-    if (found !== undefined) byUser.set(user.userId, found);
+    if (found !== undefined) user.marginAccounts[slot] = found;
     return found;
   }
 
