@@ -75,7 +75,12 @@ export function loadBalances(
   frozen.forEach((v, i) => (a.frozen[i] = v));
   borrowed.forEach((v, i) => (a.borrowed[i] = v));
   interest.forEach((v, i) => (a.interest[i] = v));
+  for (let i = 0; i < Math.min(OWING_BITS, Math.max(borrowed.length, interest.length)); i++)
+    a.noteDebt(i, (borrowed[i] ?? 0) + (interest[i] ?? 0));
 }
+
+/** Coin indexes below this have a bit in `LedgerAccount.owing`; higher ones read the debts. */
+const OWING_BITS = 31;
 
 /** One account's balances, per coin index (a missing entry is 0). */
 export class LedgerAccount {
@@ -90,6 +95,12 @@ export class LedgerAccount {
   readonly borrowed: CoinUnits[] = balances();
   /** Interest accrued and not yet paid, per coin. */
   readonly interest: CoinUnits[] = balances();
+  /**
+   * Bit i set while the account owes principal or interest in coin index i (i < 31): a fill into
+   * a margin account asks `owes` without reading the debt arrays (issue 14's bench: one field of
+   * an object the fill has just touched instead of two cold arrays).
+   */
+  owing = 0;
 
   constructor(key: AccountKey) {
     this.key = key;
@@ -100,6 +111,18 @@ export class LedgerAccount {
         : key.kind === 'cross'
           ? { kind: 'cross' }
           : undefined;
+  }
+
+  /** Whether the account owes principal or interest in the coin of index `i`. */
+  owes(i: number): boolean {
+    return i < OWING_BITS
+      ? (this.owing & (1 << i)) !== 0
+      : (this.borrowed[i] ?? 0) + (this.interest[i] ?? 0) > 0;
+  }
+
+  /** Keeps `owing` in step after coin `i`'s debt became `owed` (principal + interest). */
+  noteDebt(i: number, owed: CoinUnits): void {
+    if (i < OWING_BITS) this.owing = owed > 0 ? this.owing | (1 << i) : this.owing & ~(1 << i);
   }
 }
 
@@ -244,6 +267,7 @@ export class Ledger {
       throw new Error(`invariant broken: user ${account.userId} ${coin.spec.name} debt would go negative`);
     account.borrowed[i] = borrowed;
     account.interest[i] = interest;
+    account.noteDebt(i, borrowed + interest);
   }
 
   /** Credits a system account (the other side of a user's bill; no event of its own). */
@@ -357,6 +381,8 @@ export class Ledger {
           const frozen = a.frozen[i] ?? 0;
           const held = expected?.[i] ?? 0;
           if (frozen !== held) throw new Error(`${who} ${coin} frozen ${frozen}, holds ${held}`);
+          if (a.owes(i) !== ((a.borrowed[i] ?? 0) + (a.interest[i] ?? 0) > 0))
+            throw new Error(`${who} ${coin}: the owing flag is out of step with the debt`);
         }
       }
       addHoldings(totals, a);

@@ -736,8 +736,7 @@ export class Margin implements MarginView {
    * account owes that coin (nothing changes a debt between a fill and the end of its command).
    */
   noteReceived(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
-    if ((account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0) > 0)
-      this.#received.push([account, coin, units]);
+    if (account.owes(coin.index)) this.#received.push([account, coin, units]);
   }
 
   /**
