@@ -381,7 +381,7 @@ export class Ledger {
           const frozen = a.frozen[i] ?? 0;
           const held = expected?.[i] ?? 0;
           if (frozen !== held) throw new Error(`${who} ${coin} frozen ${frozen}, holds ${held}`);
-          if (a.owes(i) !== ((a.borrowed[i] ?? 0) + (a.interest[i] ?? 0) > 0))
+          if (a.owes(i) !== (a.borrowed[i] ?? 0) + (a.interest[i] ?? 0) > 0)
             throw new Error(`${who} ${coin}: the owing flag is out of step with the debt`);
         }
       }
