@@ -751,11 +751,13 @@ console.log(
   `  ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB; Node ${machine.node} (V8 ${machine.v8}); ` +
     `load average ${machine.loadavgAtStart.join(' ')}`,
 );
-const streamFigures = await streamBenchmark();
+/** `--margin-only`: only the margin stream against its spot twin (issue 14's ratio), nothing else. */
+const MARGIN_ONLY = process.argv.includes('--margin-only');
+const streamFigures = MARGIN_ONLY ? {} : await streamBenchmark();
 runGc();
 const marginFigures = process.argv.includes('--no-margin') ? undefined : await marginBenchmark();
 runGc();
-const bigBook = await bigBookBenchmark();
+const bigBook = MARGIN_ONLY ? undefined : await bigBookBenchmark();
 const loadavgAtEnd = os.loadavg().map((x) => round(x, 2));
 const totalSeconds = (performance.now() - started) / 1000;
 console.log(`\nLoad average at the end ${loadavgAtEnd.join(' ')}; total ${totalSeconds.toFixed(0)} s`);

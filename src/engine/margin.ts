@@ -200,17 +200,23 @@ export class Margin implements MarginView {
   #lending: LendingBook;
   #loans: LoanBook;
   readonly #preferences = new Map<string, MarginPreferences>();
-  /** Whether auto-repay is on, by ledger account (a fill's account): emptied when preferences change. */
-  readonly #autoRepayOn = new Map<LedgerAccount, boolean>();
+  /**
+   * `#preferences` by ledger account (an order's or a fill's account: no text key), kept in step
+   * when preferences change; emptied when a snapshot loads.
+   */
+  readonly #preferencesByAccount = new Map<LedgerAccount, MarginPreferences>();
   readonly #repayments = new Map<string, RepaymentRecord[]>();
+  /**
+   * `#repayments`' lists by the loan records' borrower object (the ledger account's key for loans
+   * borrowed by the engine): recording a repayment builds no text key.
+   */
+  #repaymentLists = new WeakMap<AccountRef, RepaymentRecord[]>();
   readonly #poolFunded = new Map<string, CoinUnits>();
   readonly #fundingIds = new Set<string>();
   /** Per coin: interest paid to lenders and to the insurance fund (movement totals). */
   readonly #interestPaid = new Map<string, [CoinUnits, CoinUnits]>();
   /** When the earliest open loan's next hour begins (may be early after a repayment: firing then is harmless). */
   #nextTimer: number | undefined;
-  /** Margin accounts found for orders: [0] cross by user, [market index + 1] isolated by user. */
-  readonly #accountCache: Map<number, LedgerAccount>[] = [];
   /** Coins fills brought into margin accounts during this command: for auto-repayment. */
   #received: [LedgerAccount, CoinState, CoinUnits][] = [];
 
@@ -285,7 +291,9 @@ export class Margin implements MarginView {
         const next = { express: cmd.express ?? now.express, autoRepay: cmd.autoRepay ?? now.autoRepay };
         if (!next.express && !next.autoRepay) this.#preferences.delete(key);
         else this.#preferences.set(key, next);
-        this.#autoRepayOn.clear();
+        const account = this.#ledger.account(target.key);
+        if (account !== undefined)
+          this.#preferencesByAccount.set(account, this.#preferences.get(key) ?? NO_PREFERENCES);
         return this.#ok();
       }
     }
@@ -493,7 +501,7 @@ export class Margin implements MarginView {
     );
     if (!limit.ok) return fail(limit);
     const r = this.#loans.borrow({
-      borrower: target.key,
+      borrower: account?.key ?? target.key,
       coin: cmd.coin,
       amount: cmd.amount,
       timeMs: this.#ctx.time,
@@ -544,9 +552,13 @@ export class Margin implements MarginView {
 
   #record(repayments: readonly RepaymentRecord[]): void {
     for (const r of repayments) {
-      const key = accountKey(r.borrower);
-      let list = this.#repayments.get(key);
-      if (list === undefined) this.#repayments.set(key, (list = []));
+      let list = this.#repaymentLists.get(r.borrower);
+      if (list === undefined) {
+        const key = accountKey(r.borrower);
+        list = this.#repayments.get(key);
+        if (list === undefined) this.#repayments.set(key, (list = []));
+        this.#repaymentLists.set(r.borrower, list);
+      }
       list.push(r);
     }
   }
@@ -648,16 +660,14 @@ export class Margin implements MarginView {
    */
   orderAccount(user: User, market: MarketState, acctType: AcctType): LedgerAccount | undefined {
     if (acctType === 0) return user.spot;
-    // Accounts are never closed, so one found stays valid: cached per market (0 for cross) and user.
+    // Accounts are never closed, so one found stays valid: kept on the user, by market (0 for cross).
     const slot = acctType === ISOLATED_ACCOUNT ? market.index + 1 : 0;
-    let byUser = this.#accountCache[slot];
-    if (byUser === undefined) this.#accountCache[slot] = byUser = new Map();
-    const cached = byUser.get(user.userId);
+    const cached = user.marginAccounts[slot];
     if (cached !== undefined) return cached;
     const found = this.#ledger.account(
       acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market.spec.name) : cross(user.userId),
     );
-    if (found !== undefined) byUser.set(user.userId, found);
+    if (found !== undefined) user.marginAccounts[slot] = found;
     return found;
   }
 
@@ -672,10 +682,22 @@ export class Margin implements MarginView {
   }
 
   /** Whether orders of this margin account borrow by default (setExpressState). */
-  expressByDefault(userId: number, market: string, acctType: AcctType): boolean {
+  expressByDefault(user: User, market: MarketState, acctType: AcctType): boolean {
     if (acctType === 0) return false;
-    const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market) : cross(userId);
+    const account = this.orderAccount(user, market, acctType);
+    if (account !== undefined) return this.#preferencesOf(account).express;
+    const key = acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market.spec.name) : cross(user.userId);
     return this.#preferences.get(accountKey(key))?.express ?? false;
+  }
+
+  /** A margin account's preferences (`#preferences`, found by the account object once seen). */
+  #preferencesOf(account: LedgerAccount): MarginPreferences {
+    let p = this.#preferencesByAccount.get(account);
+    if (p === undefined) {
+      p = this.#preferences.get(accountKey(account.key)) ?? NO_PREFERENCES;
+      this.#preferencesByAccount.set(account, p);
+    }
+    return p;
   }
 
   /**
@@ -723,7 +745,9 @@ export class Margin implements MarginView {
   ): LedgerAccount {
     const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market.spec.name) : cross(userId);
     const r = this.#loans.borrow({
-      borrower: key,
+      // The ledger account's own key where it exists: loan records and auto-repayments then name
+      // the account by one object, which the loan book finds its records by (no text key).
+      borrower: this.#ledger.account(key)?.key ?? key,
       coin: coin.spec.name,
       amount,
       timeMs: this.#ctx.time,
@@ -740,8 +764,7 @@ export class Margin implements MarginView {
    * account owes that coin (nothing changes a debt between a fill and the end of its command).
    */
   noteReceived(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
-    if ((account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0) > 0)
-      this.#received.push([account, coin, units]);
+    if (account.owes(coin.index)) this.#received.push([account, coin, units]);
   }
 
   /**
@@ -771,12 +794,7 @@ export class Margin implements MarginView {
 
   /** Auto-repays (when the account's preference says so) up to `units` of what it owes in `coin`. */
   #autoRepayFrom(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
-    let on = this.#autoRepayOn.get(account);
-    if (on === undefined) {
-      on = this.#preferences.get(accountKey(account.key))?.autoRepay ?? false;
-      this.#autoRepayOn.set(account, on);
-    }
-    if (!on) return;
+    if (!this.#preferencesOf(account).autoRepay) return;
     const owed = (account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0);
     const amount = Math.min(units, owed, account.available[coin.index] ?? 0);
     if (amount <= 0) return;
@@ -931,7 +949,8 @@ export class Margin implements MarginView {
   load(s: MarginSnapshot): void {
     this.#lending = new LendingBook(this.#lendingSettings, s.lending);
     this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans);
-    this.#autoRepayOn.clear();
+    this.#preferencesByAccount.clear();
+    this.#repaymentLists = new WeakMap();
     this.#ledgerAccounts = new WeakMap();
     for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });
     for (const [k, rs] of s.repayments)

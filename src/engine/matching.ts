@@ -204,8 +204,7 @@ export class Matching {
     short: CoinUnits,
   ): CoinUnits | ApplyResult | undefined {
     if (acctType === 0) return undefined;
-    if (!(express ?? this.#margin.expressByDefault(user.userId, market.spec.name, acctType)))
-      return undefined;
+    if (!(express ?? this.#margin.expressByDefault(user, market, acctType))) return undefined;
     return this.#margin.expressCheck(user.userId, market, acctType, payCoin, short);
   }
 

@@ -66,6 +66,11 @@ export interface User {
   readonly openOrders: OwnerOrders;
   /** The user's spot account in the ledger (kept here: a fill looks up both at once). */
   readonly spot: LedgerAccount;
+  /**
+   * The user's margin accounts that orders have paid from, by slot: [0] cross, [1 + market index]
+   * isolated (filled by src/engine/margin.ts `orderAccount`; accounts are never closed).
+   */
+  readonly marginAccounts: (LedgerAccount | undefined)[];
 }
 
 /** An API key as the engine keeps it (the secret sealed). */
@@ -247,6 +252,7 @@ export class Registry {
       status,
       openOrders: new OwnerOrders(),
       spot: this.#ledger.open(spot(userId)),
+      marginAccounts: [],
     };
     this.#users.set(userId, user);
     this.#userByName.set(name, userId);

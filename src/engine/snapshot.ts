@@ -22,7 +22,7 @@ import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
 import type { DeadManSwitch } from './dead-man.ts';
 import type { Demo, DemoSnapshot } from './demo-state.ts';
 import type { Funds, FundsSnapshot } from './funds.ts';
-import type { Ledger, MarginAccountEntry, SystemAccountEntry } from './ledger.ts';
+import { loadBalances, type Ledger, type MarginAccountEntry, type SystemAccountEntry } from './ledger.ts';
 import type { Margin, MarginSnapshot } from './margin.ts';
 import type { Matching } from './matching.ts';
 import { Order } from './order-book.ts';
@@ -229,8 +229,7 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
   for (const [userId, name, usePlatformCoin, available, frozen] of s.users) {
     const record = records.get(userId);
     const user = registry.addUser(userId, name, usePlatformCoin, record?.created, record?.status);
-    user.spot.available.push(...available);
-    user.spot.frozen.push(...frozen);
+    loadBalances(user.spot, available, frozen);
   }
   // Accounts before orders: a margin order rests with its margin account at hand.
   ledger.load(s.feeIncome, s.marginAccounts ?? [], s.systemAccounts ?? []);

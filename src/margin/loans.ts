@@ -542,12 +542,19 @@ export class LoanBook {
     this.#debts(loan.borrower, loan.coin)?.delete(loan.id);
   }
 
-  /** The open records of an account in a coin (see `#openByDebtor`), undefined if it never borrowed it. */
-  #debts(borrower: AccountRef, coin: string): Map<number, LoanRecord> | undefined {
+  /**
+   * The open records of an account in a coin (see `#openByDebtor`), undefined if it never borrowed
+   * it; with `make`, made (empty) when missing.
+   */
+  #debts(borrower: AccountRef, coin: string, make: true): Map<number, LoanRecord>;
+  #debts(borrower: AccountRef, coin: string, make?: false): Map<number, LoanRecord> | undefined;
+  #debts(borrower: AccountRef, coin: string, make = false): Map<number, LoanRecord> | undefined {
     let byCoin = this.#debtCache.get(borrower);
     const cached = byCoin?.get(coin);
     if (cached !== undefined) return cached;
-    const debts = this.#openByDebtor.get(`${accountKey(borrower)}|${coin}`);
+    const key = `${accountKey(borrower)}|${coin}`;
+    let debts = this.#openByDebtor.get(key);
+    if (debts === undefined && make) this.#openByDebtor.set(key, (debts = new Map()));
     if (debts !== undefined) {
       if (byCoin === undefined) this.#debtCache.set(borrower, (byCoin = new Map()));
       byCoin.set(coin, debts);
@@ -555,12 +562,13 @@ export class LoanBook {
     return debts;
   }
 
+  /**
+   * Indexes an open record; by its borrower object too (`#debtCache`), so that a caller naming the
+   * account by that same object (the margin engine passes the ledger account's key) finds it at once.
+   */
   #index(loan: LoanRecord): void {
     this.#open.set(loan.id, loan);
-    const key = `${accountKey(loan.borrower)}|${loan.coin}`;
-    let mine = this.#openByDebtor.get(key);
-    if (mine === undefined) this.#openByDebtor.set(key, (mine = new Map()));
-    mine.set(loan.id, loan);
+    this.#debts(loan.borrower, loan.coin, true).set(loan.id, loan);
   }
 
   /**
