@@ -37,6 +37,8 @@ import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
 import { isRegistryCommand, Registry, type ApiKeyRecord, type CoinState, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
+import { Risk, sideOf, type RiskView } from './risk.ts';
+import type { LiquidationRecord } from '../margin/liquidation.ts';
 import { checkSnapshotVersion, decodeSnapshot, encodeSnapshot, type EngineSnapshot } from './snapshot.ts';
 import { isVenueChangeCommand, VenueChanges } from './venue-changes.ts';
 
@@ -105,6 +107,8 @@ export class Engine {
   readonly #changes: VenueChanges;
   /** Margin accounts, lending, loans and interest (src/engine/margin.ts). */
   readonly #margin: Margin;
+  /** Mark prices, the liquidation index, forced liquidations (src/engine/risk.ts). */
+  readonly #risk: Risk;
   /** Sequence number of the last command applied (0 before any). */
   #lastSeq = 0;
 
@@ -157,6 +161,15 @@ export class Engine {
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
+    const margin = this.#margin;
+    this.#risk = new Risk(ctx, ledger, registry, {
+      loanBook: () => margin.loanBook,
+      applyEffects: (e) => margin.applyEffects(e),
+      cancelAccountOrders: (account) => matching.cancelAccountOrders(account, 'liquidation'),
+      liquidationOrder: (account, market, side, price, lots) =>
+        matching.liquidationOrder(account, market, sideOf(side), price, lots),
+      afterOrder: () => margin.autoRepay(),
+    });
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -172,6 +185,44 @@ export class Engine {
     const ctx = this.#ctx;
     ctx.time = cmd.time;
     ctx.events = [];
+    const locked = this.#lockedRefusal(cmd);
+    if (locked !== undefined) return locked;
+    const r = this.#dispatch(cmd);
+    if (r.result === 'OK') this.#risk.afterCommand(cmd.type === 'FireTimers');
+    return r;
+  }
+
+  /**
+   * An isolated account locked by a running liquidation (`repayLock`) takes no order, transfer,
+   * borrow or repayment of its owner until the liquidation ends (src/engine/risk.ts).
+   */
+  #lockedRefusal(cmd: SequencedCommand): ApplyResult | undefined {
+    let market: string | undefined;
+    switch (cmd.type) {
+      case 'PlaceOrder':
+      case 'PlaceOrderBatch':
+      case 'MarginTransfer':
+      case 'Borrow':
+      case 'RepayAll':
+        if (cmd.acctType === 1) market = cmd.market;
+        break;
+      case 'RepayLoan': {
+        const b = this.#margin.loan(cmd.loanId)?.borrower;
+        if (b?.kind === 'isolated' && b.userId === cmd.userId) market = b.market;
+        break;
+      }
+      default:
+        return undefined;
+    }
+    if (market === undefined || !this.#risk.isLocked(cmd.userId, market)) return undefined;
+    return refused(
+      'INVALID_STATE',
+      `the isolated ${market} account is locked by its liquidation (repayLock)`,
+    );
+  }
+
+  #dispatch(cmd: SequencedCommand): ApplyResult {
+    const ctx = this.#ctx;
     switch (cmd.type) {
       case 'PlaceOrder':
       case 'PlaceOrderBatch':
@@ -217,6 +268,21 @@ export class Engine {
   /** Margin accounts, lending offers, loan records, repayments and margin settings, read-only. */
   get margin(): MarginView {
     return this.#margin;
+  }
+
+  /** Mark prices, notice flags, locks and liquidation records, read-only (src/engine/risk.ts). */
+  get risk(): RiskView {
+    return this.#risk;
+  }
+
+  /** Every liquidation record, oldest first: the operator's list (`bourse liquidations`). */
+  liquidations(): LiquidationRecord[] {
+    return this.#risk.liquidations();
+  }
+
+  /** The insurance fund's available balance per coin (`bourse insurance`). */
+  insurance(): { coin: string; available: CoinUnits }[] {
+    return this.#risk.insurance();
   }
 
   coins(): CoinSpec[] {
@@ -375,6 +441,7 @@ export class Engine {
       funds: this.#funds,
       demo: this.#demo,
       margin: this.#margin,
+      risk: this.#risk,
     });
   }
 
@@ -397,6 +464,7 @@ export class Engine {
       funds: engine.#funds,
       demo: engine.#demo,
       margin: engine.#margin,
+      risk: engine.#risk,
     });
     engine.assertInvariants();
     return engine;
@@ -445,6 +513,7 @@ export class Engine {
         BigInt(this.#margin.poolFunded(coin.spec.name)),
     );
     this.#margin.assertInvariants();
+    this.#risk.assertInvariants();
     this.#funds.assertInvariants();
     this.#demo.assertInvariants();
   }

@@ -293,6 +293,7 @@ export class Matching {
     acctType: Order['acctType'],
     clientOrderId: string,
     prefrozen = false,
+    liquidation = false,
   ): Order {
     const ctx = this.#ctx;
     const time = ctx.time;
@@ -311,6 +312,7 @@ export class Matching {
       user.usePlatformCoin,
     );
     if (acctType !== 0) order.marginAccount = account;
+    order.liquidation = liquidation;
     ctx.events.push({
       type: 'OrderAccepted',
       orderId: order.id,
@@ -476,6 +478,33 @@ export class Matching {
     const victims = [...user.openOrders].filter((o) => o.market === marketName);
     for (const order of victims) this.#cancelResting(user, market, order, reason);
     return victims.length;
+  }
+
+  /** Cancels every resting order held in a margin account (a forced liquidation's first step). */
+  cancelAccountOrders(account: LedgerAccount, reason: CancelReason): number {
+    const user = this.#registry.user(account.userId) as User;
+    const victims = [...user.openOrders].filter((o) => o.marginAccount === account);
+    for (const order of victims)
+      this.#cancelResting(user, this.#registry.market(order.market) as MarketState, order, reason);
+    return victims.length;
+  }
+
+  /**
+   * A forced liquidation's order (src/engine/risk.ts): immediate-or-cancel from a locked isolated
+   * account, no trading fee, no minimum amount or total. Returns the lots filled.
+   */
+  liquidationOrder(
+    account: LedgerAccount,
+    market: MarketState,
+    side: Side,
+    price: PriceTicks,
+    lots: Lots,
+  ): Lots {
+    const user = this.#registry.user(account.userId) as User;
+    // No minimum amount or total: a liquidation closes whatever is left.
+    const cost = side === BUY ? price * lots * market.quoteUnitsPerTickLot : lots * market.baseUnitsPerLot;
+    const order = this.#submit(account, user, market, side, 'ioc', price, lots, cost, 1, '', false, true);
+    return order.filled;
   }
 
   #orderUpdated(order: Order, status: OrderStatus, cancelReason: CancelReason | null): void {

@@ -71,8 +71,9 @@ export class Settlement {
     const buyerAccount = takerIsBuyer ? takerAccount : makerAccount;
     const sellerAccount = takerIsBuyer ? makerAccount : takerAccount;
     const spec = market.spec;
-    const buyerRate = takerIsBuyer ? spec.takerFee : spec.makerFee;
-    const sellerRate = takerIsBuyer ? spec.makerFee : spec.takerFee;
+    // A forced liquidation's order pays no trading fee (its liquidation fee replaces it).
+    const buyerRate = buyer.liquidation ? 0 : takerIsBuyer ? spec.takerFee : spec.makerFee;
+    const sellerRate = seller.liquidation ? 0 : takerIsBuyer ? spec.makerFee : spec.takerFee;
 
     market.book.reduce(maker, lots);
     taker.remaining -= lots;
