@@ -31,16 +31,23 @@ import { CommandContext, refused } from './command-context.ts';
 import { DeadManSwitch } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
 import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
-import { Ledger, type LedgerAccount } from './ledger.ts';
+import { Ledger } from './ledger.ts';
 import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
-import { isRegistryCommand, Registry, type ApiKeyRecord, type CoinState, type User } from './registry.ts';
+import { isRegistryCommand, Registry, type ApiKeyRecord, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
-import { Risk, sideOf, type RiskView } from './risk.ts';
+import { Risk, riskHooks, type RiskView } from './risk.ts';
 import type { LiquidationRecord } from '../margin/liquidation.ts';
-import { checkSnapshotVersion, decodeSnapshot, encodeSnapshot, type EngineSnapshot } from './snapshot.ts';
+import {
+  checkSnapshotVersion,
+  decodeSnapshot,
+  encodeSnapshot,
+  type EngineSnapshot,
+  type SnapshotParts,
+} from './snapshot.ts';
 import { isVenueChangeCommand, VenueChanges } from './venue-changes.ts';
+import { assertEngineInvariants } from './invariants.ts';
 
 export { MAX_BATCH_ORDERS } from './matching.ts';
 export type { ApiKeyRecord } from './registry.ts';
@@ -161,15 +168,7 @@ export class Engine {
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
-    const margin = this.#margin;
-    this.#risk = new Risk(ctx, ledger, registry, {
-      loanBook: () => margin.loanBook,
-      applyEffects: (e) => margin.applyEffects(e),
-      cancelAccountOrders: (account) => matching.cancelAccountOrders(account, 'liquidation'),
-      liquidationOrder: (account, market, side, price, lots) =>
-        matching.liquidationOrder(account, market, sideOf(side), price, lots),
-      afterOrder: () => margin.autoRepay(),
-    });
+    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching));
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -185,40 +184,9 @@ export class Engine {
     const ctx = this.#ctx;
     ctx.time = cmd.time;
     ctx.events = [];
-    const locked = this.#lockedRefusal(cmd);
-    if (locked !== undefined) return locked;
-    const r = this.#dispatch(cmd);
+    const r = this.#risk.lockedRefusal(cmd) ?? this.#dispatch(cmd);
     if (r.result === 'OK') this.#risk.afterCommand(cmd.type === 'FireTimers');
     return r;
-  }
-
-  /**
-   * An isolated account locked by a running liquidation (`repayLock`) takes no order, transfer,
-   * borrow or repayment of its owner until the liquidation ends (src/engine/risk.ts).
-   */
-  #lockedRefusal(cmd: SequencedCommand): ApplyResult | undefined {
-    let market: string | undefined;
-    switch (cmd.type) {
-      case 'PlaceOrder':
-      case 'PlaceOrderBatch':
-      case 'MarginTransfer':
-      case 'Borrow':
-      case 'RepayAll':
-        if (cmd.acctType === 1) market = cmd.market;
-        break;
-      case 'RepayLoan': {
-        const b = this.#margin.loan(cmd.loanId)?.borrower;
-        if (b?.kind === 'isolated' && b.userId === cmd.userId) market = b.market;
-        break;
-      }
-      default:
-        return undefined;
-    }
-    if (market === undefined || !this.#risk.isLocked(cmd.userId, market)) return undefined;
-    return refused(
-      'INVALID_STATE',
-      `the isolated ${market} account is locked by its liquidation (repayLock)`,
-    );
   }
 
   #dispatch(cmd: SequencedCommand): ApplyResult {
@@ -430,19 +398,7 @@ export class Engine {
    * engines in the same state give identical snapshots however they got there (src/engine/snapshot.ts).
    */
   snapshot(): EngineSnapshot {
-    return encodeSnapshot({
-      lastSeq: this.#lastSeq,
-      settings: this.#settings,
-      registry: this.#registry,
-      ledger: this.#ledger,
-      matching: this.#matching,
-      settlement: this.#settlement,
-      deadMan: this.#deadMan,
-      funds: this.#funds,
-      demo: this.#demo,
-      margin: this.#margin,
-      risk: this.#risk,
-    });
+    return encodeSnapshot({ lastSeq: this.#lastSeq, settings: this.#settings, ...this.#parts() });
   }
 
   /** Rebuilds an engine from a snapshot. Throws if the snapshot is inconsistent. */
@@ -455,19 +411,24 @@ export class Engine {
       funds: s.funds.config,
     });
     engine.#lastSeq = s.lastSeq;
-    decodeSnapshot(s, {
-      registry: engine.#registry,
-      ledger: engine.#ledger,
-      matching: engine.#matching,
-      settlement: engine.#settlement,
-      deadMan: engine.#deadMan,
-      funds: engine.#funds,
-      demo: engine.#demo,
-      margin: engine.#margin,
-      risk: engine.#risk,
-    });
+    decodeSnapshot(s, engine.#parts());
     engine.assertInvariants();
     return engine;
+  }
+
+  /** The modules whose states make up a snapshot (src/engine/snapshot.ts). */
+  #parts(): Omit<SnapshotParts, 'lastSeq' | 'settings'> {
+    return {
+      registry: this.#registry,
+      ledger: this.#ledger,
+      matching: this.#matching,
+      settlement: this.#settlement,
+      deadMan: this.#deadMan,
+      funds: this.#funds,
+      demo: this.#demo,
+      margin: this.#margin,
+      risk: this.#risk,
+    };
   }
 
   /**
@@ -478,44 +439,9 @@ export class Engine {
     return createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
   }
 
-  /**
-   * Checks every invariant and throws on the first broken one: the books and order lists
-   * (`Matching.assertInvariants`); every account of the ledger (`Ledger.assertInvariants`: no
-   * negative or unsafe balance, frozen equal to what the account's open orders and pending
-   * withdrawals hold, and per coin Σ (available + frozen) + system accounts = credits − settled
-   * withdrawals); and the funds and demo states' own rules.
-   */
+  /** Checks every invariant and throws on the first broken one (src/engine/invariants.ts). */
   assertInvariants(): void {
-    const registry = this.#registry;
-    const n = registry.coinCount;
-    const holds = new Map<LedgerAccount, CoinUnits[]>();
-    const hold = (account: LedgerAccount, coin: number, units: CoinUnits): void => {
-      let xs = holds.get(account);
-      if (xs === undefined) holds.set(account, (xs = new Array<CoinUnits>(n).fill(0)));
-      xs[coin] = (xs[coin] ?? 0) + units;
-    };
-    this.#matching.assertInvariants(hold);
-    this.#funds.forEachHold((userId, coin, units) => {
-      const user = registry.user(userId);
-      if (user === undefined) throw new Error(`funds hold of unknown user ${userId}`);
-      hold(user.spot, (registry.coin(coin) as CoinState).index, units);
-    });
-    this.#margin.forEachOfferHold((lender, coin, units) => {
-      if (lender.kind === 'spot')
-        hold(registry.user(lender.userId)?.spot as LedgerAccount, coin.index, units);
-    });
-    this.#ledger.assertInvariants(
-      registry.coinStates(),
-      (account) => holds.get(account),
-      (coin) =>
-        this.#funds.credited(coin.spec.name) -
-        this.#funds.withdrawn(coin.spec.name) +
-        BigInt(this.#margin.poolFunded(coin.spec.name)),
-    );
-    this.#margin.assertInvariants();
-    this.#risk.assertInvariants();
-    this.#funds.assertInvariants();
-    this.#demo.assertInvariants();
+    assertEngineInvariants(this.#parts());
   }
 
   /** Per coin: Σ users' available + frozen (every user account), fee income, credits and settled withdrawals. */

@@ -177,7 +177,9 @@ export class Ledger {
     }
     account.available[i] = available;
     account.frozen[i] = frozen;
-    if (account.key.kind === 'isolated') this.touched?.add(account);
+    // A freeze or release (no change in total) moves no line.
+    if (account.margin !== undefined && deltaAvailable + deltaFrozen !== 0 && account.key.kind === 'isolated')
+      this.touched?.add(account);
     const ctx = this.#ctx;
     if (account.margin === undefined) {
       ctx.events.push({

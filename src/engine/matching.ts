@@ -293,7 +293,6 @@ export class Matching {
     acctType: Order['acctType'],
     clientOrderId: string,
     prefrozen = false,
-    liquidation = false,
   ): Order {
     const ctx = this.#ctx;
     const time = ctx.time;
@@ -312,7 +311,6 @@ export class Matching {
       user.usePlatformCoin,
     );
     if (acctType !== 0) order.marginAccount = account;
-    order.liquidation = liquidation;
     ctx.events.push({
       type: 'OrderAccepted',
       orderId: order.id,
@@ -503,8 +501,12 @@ export class Matching {
     const user = this.#registry.user(account.userId) as User;
     // No minimum amount or total: a liquidation closes whatever is left.
     const cost = side === BUY ? price * lots * market.quoteUnitsPerTickLot : lots * market.baseUnitsPerLot;
-    const order = this.#submit(account, user, market, side, 'ioc', price, lots, cost, 1, '', false, true);
-    return order.filled;
+    this.#settlement.liquidationTaker = true;
+    try {
+      return this.#submit(account, user, market, side, 'ioc', price, lots, cost, 1, '', false).filled;
+    } finally {
+      this.#settlement.liquidationTaker = false;
+    }
   }
 
   #orderUpdated(order: Order, status: OrderStatus, cancelReason: CancelReason | null): void {

@@ -50,8 +50,6 @@ export class Order {
    * accessor, so that it is no part of the order as a reply shows it (JSON).
    */
   #marginAccount: LedgerAccount | null = null;
-  /** A forced liquidation's order (src/engine/risk.ts): it pays no trading fee. Never rests. */
-  liquidation = false;
 
   get marginAccount(): LedgerAccount | null {
     return this.#marginAccount;

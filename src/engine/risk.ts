@@ -1,17 +1,25 @@
 /**
- * @module engine/risk — issue 15's risk side wired into the engine: the mark price of every market,
- * the liquidation index of the isolated margin accounts with their notice flags, and forced
+ * @module engine/risk — issue 15's risk side wired into the engine: the mark price of every market
+ * where something is owed, the liquidation index of the isolated margin accounts with their notice flags, and forced
  * liquidation with the insurance fund and bad debt, all inside the engine step that moved the
  * price. The rules are the pure modules' (src/margin/mark-price.ts, liquidation-index.ts,
  * liquidation.ts); this module only feeds them and carries out what they decide, through a small
  * interface to matching and margin (`RiskHooks`).
  *
+ * ## Active markets: the cost where nothing is owed is nothing
+ * A market is **active** while an isolated account owes something there or a liquidation runs
+ * there (`ActiveMarkets`). Only active markets have a mark: the first account to owe something
+ * starts the market's mark from its last trade (one trade in the window at that command's time)
+ * and its book; when the last debt there is gone the mark is dropped (so a spot-only venue's
+ * snapshot and state hash are what they were before issue 15). With no active market, no account
+ * changed and nothing queued, `afterCommand` returns at once. Settlement collects the trade prices
+ * of active markets only (`MarketState.stepTrades`); the risk step reads no event.
+ *
  * ## After every command (`afterCommand`), in this order
- * 1. **Marks.** Every market the command traded in or changed the book of (its `TradeExecuted`,
- *    `OrderAccepted`, `OrderUpdated` events), and on `FireTimers` every market with a mark, takes
- *    one mark step: the command's trades in that market with the command's time, the best bid and
- *    ask after it. Markets in index order. Everything read is journaled, so a replay computes the
- *    same marks; the marks' windows are in the snapshot (so in the state hash).
+ * 1. **Marks.** Every active market takes one mark step: the trades since its last step with the
+ *    command's time, the best bid and ask now (a step whose inputs did not change is a memo).
+ *    Markets in index order. Everything read is journaled, so a replay computes the same marks;
+ *    the marks' windows are in the snapshot (so in the state hash).
  * 2. **Index.** Every isolated account whose balances or debts changed in the command (the ledger
  *    tracks them: fills, transfers, borrows, repayments, interest) gets its triggers re-computed
  *    at the market's mark, unless it is locked by a running liquidation.
@@ -27,10 +35,9 @@
  * Locked accounts (`isLocked`): the engine refuses their owner's orders, transfers, borrows and
  * repayments on them until the liquidation ends (`repayLock`).
  */
-import { BUY, SELL } from '../domain/commands.ts';
-import type { EngineEvent } from '../domain/events.ts';
+import { BUY, SELL, type SequencedCommand } from '../domain/commands.ts';
 import type { CoinUnits, PriceTicks } from '../domain/money.ts';
-import { LiquidationIndex, triggersOf, type Crossed } from '../margin/liquidation-index.ts';
+import { LiquidationIndex, NOTHING_CROSSED, triggersAt, type Crossed } from '../margin/liquidation-index.ts';
 import {
   DEFAULT_LIQUIDATION_SETTINGS,
   LiquidationQueue,
@@ -40,14 +47,25 @@ import {
   type LiquidationRecord,
   type LiquidationsSnapshot,
 } from '../margin/liquidation.ts';
-import { riskRateBp, unitPrice, unwindPrice, valuateIsolated, type CoinPosition } from '../margin/lines.ts';
+import {
+  riskRateBp,
+  unitPrice,
+  unwindPrice,
+  valuateIsolated,
+  type CoinPosition,
+  type Ratio,
+} from '../margin/lines.ts';
 import { LoanBook } from '../margin/loans.ts';
 import { MarkPrice, type MarkPriceSnapshot } from '../margin/mark-price.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
-import type { CommandContext } from './command-context.ts';
+import { refused, type CommandContext } from './command-context.ts';
+import type { ApplyResult } from './engine.ts';
+import type { Margin } from './margin.ts';
+import type { Matching } from './matching.ts';
 import { INSURANCE, isolated, system, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { CoinState, MarketState, Registry } from './registry.ts';
+import { ActiveMarkets } from './risk-markets.ts';
 
 /** What the risk module needs of matching and margin. */
 export interface RiskHooks {
@@ -112,7 +130,7 @@ export interface IsolatedRisk {
   readonly level: 1 | 2 | 3;
 }
 
-const NO_CROSSED: Crossed = { liquidate: [], flagged: [], cleared: [] };
+const NO_MARKETS: readonly MarketState[] = Object.freeze([]);
 
 export class Risk implements RiskView {
   readonly #ctx: CommandContext;
@@ -120,12 +138,15 @@ export class Risk implements RiskView {
   readonly #registry: Registry;
   readonly #hooks: RiskHooks;
   /** By market index. */
-  readonly #marks: MarkPrice[] = [];
+  readonly #marks: (MarkPrice | undefined)[] = [];
   readonly #indexes: LiquidationIndex[] = [];
+  /** Markets where an isolated account owes something or a liquidation runs: the only ones marked. */
+  readonly #active = new ActiveMarkets();
+  readonly #keys = new WeakMap<LedgerAccount, string>();
+  /** By market index: the value of one base unit at one tick, and the spec it was computed for. */
+  readonly #perTicks: ({ spec: MarketState['spec']; perTick: Ratio } | undefined)[] = [];
   #liquidations: Liquidations;
   #queue = new LiquidationQueue();
-  /** Events of the current command already taken into the marks. */
-  #seen = 0;
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -152,87 +173,123 @@ export class Risk implements RiskView {
 
   /** Runs steps 1–4 of the module comment. `timers`: the command was FireTimers. */
   afterCommand(timers: boolean): void {
-    this.#seen = 0;
+    // Nothing owed anywhere, nothing changed in an isolated account, nothing waiting: no work.
+    if (this.#active.count === 0 && this.#ledger.touched?.size === 0 && this.#queue.size === 0) return;
     let budget = this.#liquidations.settings.maxPerStep;
-    let moved = this.#takeMarks(timers);
-    const plan = (): boolean => this.#liquidations.running().length > 0 || this.#queue.size > 0;
+    let moved = this.#takeMarks();
     this.#takeAccounts();
-    for (const m of moved) this.#queueCrossed(m, this.#index(m).move(this.#mark(m).mark as number));
+    this.#moveAll(moved);
     // Running liquidations continue only when a price moved or the timers fired; new ones at once.
     let go = timers || moved.length > 0 || this.#queue.size > 0;
-    while (go && budget > 0 && plan()) {
+    while (go && budget > 0 && (this.#liquidations.busy || this.#queue.size > 0)) {
       budget -= this.#runLiquidations(budget);
-      moved = this.#takeMarks(false);
+      moved = this.#takeMarks();
       this.#takeAccounts();
-      for (const m of moved) this.#queueCrossed(m, this.#index(m).move(this.#mark(m).mark as number));
+      this.#moveAll(moved);
       go = moved.length > 0 || this.#queue.size > 0;
-      if (!go) break;
     }
   }
 
-  /** Step 1 over the events since `#seen`; returns the markets whose mark changed. */
-  #takeMarks(timers: boolean): MarketState[] {
-    const events: EngineEvent[] = this.#ctx.events;
-    const touched = new Map<number, number[]>();
-    const registry = this.#registry;
-    const note = (name: string): number[] | undefined => {
-      const m = registry.market(name);
-      if (m === undefined) return undefined;
-      let xs = touched.get(m.index);
-      if (xs === undefined) touched.set(m.index, (xs = []));
-      return xs;
-    };
-    for (let i = this.#seen; i < events.length; i++) {
-      const e = events[i] as EngineEvent;
-      if (e.type === 'TradeExecuted') note(e.market)?.push(e.price);
-      else if (e.type === 'OrderAccepted' || e.type === 'OrderUpdated') note(e.market);
-    }
-    this.#seen = events.length;
-    if (timers)
-      for (const [i, mp] of this.#marks.entries())
-        if (mp?.mark !== undefined && !touched.has(i)) touched.set(i, []);
-    const moved: MarketState[] = [];
-    const markets = registry.marketStates();
-    for (const i of [...touched.keys()].sort((a, b) => a - b)) {
+  /**
+   * Step 1: every active market (`ActiveMarkets`) takes one mark step with the trades settlement
+   * collected for it since the last step (`MarketState.stepTrades`), its book now and the command's
+   * time; returns the markets whose mark changed. Reads no event and allocates nothing unless a
+   * mark moved.
+   */
+  #takeMarks(): readonly MarketState[] {
+    const active = this.#active;
+    if (active.count === 0) return NO_MARKETS;
+    const markets = this.#registry.marketStates();
+    const time = this.#ctx.time;
+    let moved: MarketState[] | undefined;
+    for (const i of active.indexes()) {
       const m = markets[i] as MarketState;
-      const trades = touched.get(i) as number[];
-      const mp = this.#marks[i];
-      if (mp === undefined && trades.length === 0) continue;
-      const before = mp?.mark;
-      const after = this.#mark(m).step({
-        timeMs: this.#ctx.time,
-        trades,
-        bestBid: m.book.bids.best()?.price,
-        bestAsk: m.book.asks.best()?.price,
-      });
-      if (after !== undefined && after !== before) moved.push(m);
+      const trades = m.stepTrades as number[];
+      const mp = this.#mark(m);
+      const before = mp.mark;
+      const after = mp.stepWith(time, trades, m.book.bids.best()?.price, m.book.asks.best()?.price);
+      if (trades.length > 0) trades.length = 0;
+      if (after !== undefined && after !== before) (moved ??= []).push(m);
     }
-    return moved;
+    return moved ?? NO_MARKETS;
+  }
+
+  /** Step 3 for each market whose mark moved (and that still has one). */
+  #moveAll(moved: readonly MarketState[]): void {
+    for (const m of moved) {
+      const mark = this.#marks[m.index]?.mark;
+      if (mark !== undefined) this.#queueCrossed(m, this.#index(m).move(mark));
+    }
   }
 
   /** Step 2: re-indexes the isolated accounts the ledger saw change. */
   #takeAccounts(): void {
     const touched = this.#ledger.touched as Set<LedgerAccount>;
     if (touched.size === 0) return;
-    const accounts = [...touched];
-    touched.clear();
-    for (const a of accounts) {
-      if (a.key.kind !== 'isolated' || this.#liquidations.isLocked(a.key)) continue;
+    for (const a of touched) {
+      if (a.key.kind !== 'isolated' || (this.#liquidations.busy && this.#liquidations.isLocked(a.key)))
+        continue;
       const m = this.#registry.market(a.key.market);
       if (m === undefined) continue;
       this.#queueCrossed(m, this.#reindex(a, m));
     }
+    touched.clear();
   }
 
-  #reindex(a: LedgerAccount, m: MarketState): Crossed {
-    const [base, quote] = this.#positions(a, m);
-    const triggers = triggersOf(base, quote, DEFAULT_MARGIN_SETTINGS, this.#perTick(m));
-    return this.#index(m).update(accountKey(a.key), triggers, this.#marks[m.index]?.mark);
+  /**
+   * The account's triggers at its market's mark. The first account to owe something in a market
+   * makes it active (its mark starts from the last trade and the book: `#activate`); the last to
+   * leave, with no liquidation running there, makes it inactive (its mark is dropped).
+   */
+  #reindex(a: LedgerAccount, m: MarketState, activate = true): Crossed {
+    const b = m.base.index;
+    const q = m.quote.index;
+    const triggers = triggersAt(
+      (a.available[b] ?? 0) + (a.frozen[b] ?? 0),
+      (a.borrowed[b] ?? 0) + (a.interest[b] ?? 0),
+      (a.available[q] ?? 0) + (a.frozen[q] ?? 0),
+      (a.borrowed[q] ?? 0) + (a.interest[q] ?? 0),
+      DEFAULT_MARGIN_SETTINGS,
+      this.#perTick(m),
+    );
+    if (activate && triggers !== undefined && !this.#active.has(m.index)) this.#activate(m);
+    const ix = this.#index(m);
+    const crossed = ix.update(this.#keyOf(a), triggers, this.#marks[m.index]?.mark);
+    if (activate && ix.size === 0 && this.#active.has(m.index)) this.#deactivateIfIdle(m);
+    return crossed;
+  }
+
+  /**
+   * A market becomes active: its mark starts afresh from the market's last trade (one trade in the
+   * window at this command's time) and its book, as if that trade had just happened. Before the
+   * market's first trade it has no mark until then. Both are journaled state, so a replay agrees.
+   */
+  #activate(m: MarketState): void {
+    this.#active.add(m.index);
+    m.stepTrades = [];
+    const mp = new MarkPrice();
+    this.#marks[m.index] = mp;
+    if (m.lastPrice > 0)
+      mp.step({
+        timeMs: this.#ctx.time,
+        trades: [m.lastPrice],
+        bestBid: m.book.bids.best()?.price,
+        bestAsk: m.book.asks.best()?.price,
+      });
+  }
+
+  /** Drops a market's mark once no account owes anything there and no liquidation runs there. */
+  #deactivateIfIdle(m: MarketState): void {
+    if ((this.#indexes[m.index]?.size ?? 0) > 0) return;
+    if (this.#liquidations.running().some((r) => r.market === m.spec.name)) return;
+    this.#active.delete(m.index);
+    this.#marks[m.index] = undefined;
+    m.stepTrades = undefined;
   }
 
   /** Step 3: queues the accounts at or below the liquidation line (flags are the index's). */
   #queueCrossed(m: MarketState, crossed: Crossed): void {
-    if (crossed === NO_CROSSED || crossed.liquidate.length === 0) return;
+    if (crossed === NOTHING_CROSSED || crossed.liquidate.length === 0) return;
     const mark = this.#marks[m.index]?.mark as number;
     for (const key of crossed.liquidate) {
       const [, userId] = key.split(':');
@@ -310,6 +367,38 @@ export class Risk implements RiskView {
     } else this.#ledger.touched?.delete(a);
   }
 
+  // ───────────────────────────── the lock ─────────────────────────────
+
+  /**
+   * An isolated account locked by a running liquidation (`repayLock`) takes no order, transfer,
+   * borrow or repayment of its owner until the liquidation ends: the refusal, or `undefined`.
+   */
+  lockedRefusal(cmd: SequencedCommand): ApplyResult | undefined {
+    if (!this.#liquidations.busy) return undefined;
+    let market: string | undefined;
+    switch (cmd.type) {
+      case 'PlaceOrder':
+      case 'PlaceOrderBatch':
+      case 'MarginTransfer':
+      case 'Borrow':
+      case 'RepayAll':
+        if (cmd.acctType === 1) market = cmd.market;
+        break;
+      case 'RepayLoan': {
+        const b = this.#hooks.loanBook().loan(cmd.loanId)?.borrower;
+        if (b?.kind === 'isolated' && b.userId === cmd.userId) market = b.market;
+        break;
+      }
+      default:
+        return undefined;
+    }
+    if (market === undefined || !this.isLocked(cmd.userId, market)) return undefined;
+    return refused(
+      'INVALID_STATE',
+      `the isolated ${market} account is locked by its liquidation (repayLock)`,
+    );
+  }
+
   // ───────────────────────────── helpers ─────────────────────────────
 
   #positions(a: LedgerAccount, m: MarketState): [CoinPosition, CoinPosition] {
@@ -323,8 +412,21 @@ export class Risk implements RiskView {
     return [pos(m.base), pos(m.quote)];
   }
 
-  #perTick(m: MarketState): ReturnType<typeof unitPrice> {
-    return unitPrice(1, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
+  /** An account's key in the index, kept per account (an update comes with every fill). */
+  #keyOf(a: LedgerAccount): string {
+    let k = this.#keys.get(a);
+    if (k === undefined) this.#keys.set(a, (k = accountKey(a.key)));
+    return k;
+  }
+
+  #perTick(m: MarketState): Ratio {
+    let c = this.#perTicks[m.index];
+    if (c === undefined || c.spec !== m.spec)
+      this.#perTicks[m.index] = c = {
+        spec: m.spec,
+        perTick: unitPrice(1, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal),
+      };
+    return c.perTick;
   }
 
   #basePrice(m: MarketState, mark: PriceTicks): ReturnType<typeof unitPrice> {
@@ -437,6 +539,9 @@ export class Risk implements RiskView {
   load(s: RiskSnapshot | undefined): void {
     const registry = this.#registry;
     const flagsOf = new Map(s?.flags ?? []);
+    this.#active.clear();
+    this.#marks.length = 0;
+    for (const m of registry.marketStates()) m.stepTrades = undefined;
     for (const m of registry.marketStates())
       this.#indexes[m.index] = new LiquidationIndex(flagsOf.get(m.spec.name) ?? []);
     for (const [name, snap] of s?.marks ?? []) {
@@ -453,8 +558,15 @@ export class Risk implements RiskView {
     for (const a of this.#ledger.marginAccounts()) {
       if (a.key.kind !== 'isolated' || this.#liquidations.isLocked(a.key)) continue;
       const m = registry.market(a.key.market);
-      if (m !== undefined) this.#reindex(a, m);
+      if (m !== undefined) this.#reindex(a, m, false);
     }
+    // Active: what `#reindex` and `#deactivateIfIdle` would have left (the marks are the snapshot's).
+    const running = new Set(this.#liquidations.running().map((r) => r.market));
+    for (const m of registry.marketStates())
+      if ((this.#indexes[m.index]?.size ?? 0) > 0 || running.has(m.spec.name)) {
+        this.#active.add(m.index);
+        m.stepTrades = [];
+      }
     this.#ledger.touched?.clear();
   }
 
@@ -463,6 +575,9 @@ export class Risk implements RiskView {
    * in the index; a running record's account still owes something or holds something to sell.
    */
   assertInvariants(): void {
+    for (const m of this.#registry.marketStates())
+      if (this.#marks[m.index]?.mark !== undefined && !this.#active.has(m.index))
+        throw new Error(`invariant broken: market ${m.spec.name} has a mark but no debt or liquidation`);
     for (const r of this.#liquidations.running()) {
       if (r.account.kind !== 'isolated') throw new Error(`liquidation ${r.id} of a non-isolated account`);
       const m = this.#registry.market(r.account.market);
@@ -473,5 +588,14 @@ export class Risk implements RiskView {
   }
 }
 
-// Sides as the book knows them (kept here so the hooks speak the liquidation module's words).
-export const sideOf = (side: 'buy' | 'sell'): typeof BUY | typeof SELL => (side === 'buy' ? BUY : SELL);
+/** The hooks as the engine wires them: margin's loan book and effects, matching's orders. */
+export function riskHooks(margin: Margin, matching: Matching): RiskHooks {
+  return {
+    loanBook: () => margin.loanBook,
+    applyEffects: (e) => margin.applyEffects(e),
+    cancelAccountOrders: (account) => matching.cancelAccountOrders(account, 'liquidation'),
+    liquidationOrder: (account, market, side, price, lots) =>
+      matching.liquidationOrder(account, market, side === 'buy' ? BUY : SELL, price, lots),
+    afterOrder: () => margin.autoRepay(),
+  };
+}
