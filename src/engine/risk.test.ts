@@ -35,6 +35,29 @@ const order = (
   ...extra,
 });
 
+/** A usdt borrow into the user's isolated btc_usdt account. */
+const borrowUsdt = (userId: number, amount: number): Command =>
+  ({
+    type: 'Borrow',
+    userId,
+    acctType: 1,
+    market: 'btc_usdt',
+    coin: 'usdt',
+    amount,
+    rollOver: false,
+  }) as Command;
+
+/** A usdt transfer between the user's spot and isolated btc_usdt accounts. */
+const transferUsdt = (userId: number, direction: 'in' | 'out', amount: number): Command => ({
+  type: 'MarginTransfer',
+  userId,
+  direction,
+  acctType: 1,
+  market: 'btc_usdt',
+  coin: 'usdt',
+  amount,
+});
+
 const must = (d: EngineDriver, cmd: Command): ApplyResult => {
   const r = d.apply(cmd);
   assert.equal(r.result, 'OK', `${cmd.type}: ${r.message ?? ''}`);
@@ -59,24 +82,8 @@ function longAlice(): { d: Checked; alice: number; bob: number; carol: number } 
     dailyRatePpm: 500,
     days: 10,
   });
-  must(d, {
-    type: 'MarginTransfer',
-    userId: alice,
-    direction: 'in',
-    acctType: 1,
-    market: 'btc_usdt',
-    coin: 'usdt',
-    amount: 1000 * USDT,
-  });
-  must(d, {
-    type: 'Borrow',
-    userId: alice,
-    acctType: 1,
-    market: 'btc_usdt',
-    coin: 'usdt',
-    amount: 3000 * USDT,
-    rollOver: false,
-  } as Command);
+  must(d, transferUsdt(alice, 'in', 1000 * USDT));
+  must(d, borrowUsdt(alice, 3000 * USDT));
   must(d, order(bob, SELL, 3_000_000, 1300));
   must(d, order(alice, BUY, 3_000_000, 1300, { acctType: 1 }));
   assert.equal(d.engine.risk.markPrice('btc_usdt'), 3_000_000);
@@ -170,15 +177,7 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     );
     assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), true);
     const before = stateOf(d.engine);
-    const out = d.apply({
-      type: 'MarginTransfer',
-      userId: alice,
-      direction: 'out',
-      acctType: 1,
-      market: 'btc_usdt',
-      coin: 'usdt',
-      amount: 1,
-    });
+    const out = d.apply(transferUsdt(alice, 'out', 1));
     assert.equal(out.result, 'INVALID_STATE');
     assert.match(out.message ?? '', /repayLock/);
     assert.equal(d.apply(order(alice, SELL, 2_340_000, 10, { acctType: 1 })).result, 'INVALID_STATE');
@@ -258,24 +257,8 @@ describe('notice, cascades, restore', () => {
     const { d, alice, bob, carol } = longAlice();
     const dave = d.fund('dave', 'usdt', '2000');
     // Dave holds a little more btc and less usdt: his line (near 23,972) is below alice's (near 24,203); the gap crosses both.
-    must(d, {
-      type: 'MarginTransfer',
-      userId: dave,
-      direction: 'in',
-      acctType: 1,
-      market: 'btc_usdt',
-      coin: 'usdt',
-      amount: 1050 * USDT,
-    });
-    must(d, {
-      type: 'Borrow',
-      userId: dave,
-      acctType: 1,
-      market: 'btc_usdt',
-      coin: 'usdt',
-      amount: 3000 * USDT,
-      rollOver: false,
-    } as Command);
+    must(d, transferUsdt(dave, 'in', 1050 * USDT));
+    must(d, borrowUsdt(dave, 3000 * USDT));
     must(d, order(bob, SELL, 3_000_000, 1333));
     must(d, order(dave, BUY, 3_000_000, 1333, { acctType: 1 }));
     must(d, order(bob, BUY, 2_340_000, 4000));
@@ -306,5 +289,55 @@ describe('notice, cascades, restore', () => {
     }
     assert.equal(d.engine.liquidations()[0]?.status, 'done');
     assert.equal(restored.stateHash(), d.engine.stateHash());
+  });
+
+  test('margin’s caches stay right through a liquidation: the same commands after it give the same state as on an engine restored (fresh caches) just after it', () => {
+    const { d, alice, bob, carol } = longAlice();
+    // Warm every cache of alice's account before the liquidation: a resting margin order (order
+    // account, resting account), auto-repay on (its per-account flag), a second borrow (the loan
+    // book's per-account records) — then the gap liquidates her.
+    must(d, {
+      type: 'SetMarginPreferences',
+      userId: alice,
+      acctType: 1,
+      market: 'btc_usdt',
+      express: false,
+      autoRepay: true,
+    } as Command);
+    must(d, order(alice, SELL, 3_500_000, 100, { acctType: 1 }));
+    must(d, borrowUsdt(alice, 100 * USDT));
+    must(d, order(bob, BUY, 2_340_000, 2000));
+    gap(d, bob, carol);
+    assert.equal(d.engine.liquidations()[0]?.status, 'done');
+    assert.equal(d.engine.openOrders(alice).length, 0, 'her resting order was cancelled');
+    const restored = Engine.restore(d.engine.snapshot());
+    // After it: she funds the account again, borrows, buys on margin, sells (auto-repay repays from
+    // the fill), takes some out; bob and carol trade around her. Every step: same replies, same state.
+    const after: Command[] = [
+      transferUsdt(alice, 'in', 500 * USDT),
+      borrowUsdt(alice, 1000 * USDT),
+      order(carol, SELL, 2_360_000, 300),
+      order(alice, BUY, 2_360_000, 300, { acctType: 1 }),
+      // Into what is left of bob's bid at 23,400.
+      order(alice, SELL, 2_340_000, 200, { acctType: 1 }),
+      transferUsdt(alice, 'out', 10 * USDT),
+      { type: 'FireTimers' } as Command,
+    ];
+    for (const cmd of after) {
+      const seq = d.seq + 1;
+      const time = d.time + 1;
+      const live = d.apply(cmd);
+      assert.equal(live.result, 'OK', `${cmd.type}: ${live.message ?? ''}`);
+      const fresh = restored.apply({ ...cmd, seq, time } as Parameters<Engine['apply']>[0]);
+      assert.deepEqual(fresh, live, `${cmd.type}: the same reply`);
+      restored.assertInvariants();
+      assert.equal(restored.stateHash(), d.engine.stateHash(), `${cmd.type}: the same state`);
+    }
+    const acct = d.engine.margin.account(alice, 1, 'btc_usdt');
+    assert.deepEqual(acct, restored.margin.account(alice, 1, 'btc_usdt'));
+    assert.ok(
+      (acct?.coins.find((c) => c.coin === 'btc')?.available ?? 0) > 0,
+      'her margin buy settled in the account',
+    );
   });
 });
