@@ -129,7 +129,7 @@ export function createEngine(): Engine {
 }
 
 /** sfc32: a small, fast, seeded generator (no Math.random, so streams replay exactly). */
-function sfc32(seed: number): () => number {
+export function sfc32(seed: number): () => number {
   let a = 0x9e3779b9;
   let b = 0x243f6a88;
   let c = 0xb7e15162;

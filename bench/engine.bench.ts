@@ -6,6 +6,7 @@ import { OrderBook } from 'nodejs-order-book';
 import { BUY, type SequencedCommand } from '../src/domain/commands.ts';
 import type { Engine } from '../src/engine/engine.ts';
 import { createEngine, DEFAULT_STREAM, generateStream, type GeneratedStream } from './engine-stream.ts';
+import { riskBenchmark, type RiskBenchFigures } from './engine-risk.ts';
 
 // ───────────────────────────── settings ─────────────────────────────
 
@@ -735,6 +736,33 @@ async function marginBenchmark(): Promise<Record<string, unknown>> {
   };
 }
 
+// ───────────────────────────── risk (issue 15) ─────────────────────────────
+
+/** 100,000 open isolated margin accounts: quiet moves against spot, and a move crossing 1% of them. */
+function riskPart(): RiskBenchFigures {
+  const accounts = QUICK ? 10_000 : 100_000;
+  const f = riskBenchmark({ accounts, quietCommands: QUICK ? 20_000 : 200_000, runs: QUICK ? 3 : 7, runGc });
+  const q = f.quiet;
+  const c = f.crash;
+  console.log(
+    `\nRisk (issue 15): ${fmtInt(f.accounts)} open isolated btc_usdt margin accounts (longs owing usdt), ` +
+      `built in ${f.setupSeconds.toFixed(1)} s`,
+  );
+  console.log(
+    `  moves that cross none: ${fmtInt(q.commands)} trade commands near the price (${q.markMoves} of 2,000 ` +
+      `move the mark), median of ${q.runs} interleaved runs, CPU time: ${q.riskUsPerCommand.toFixed(3)} µs per ` +
+      `command with the accounts, ${q.spotUsPerCommand.toFixed(3)} µs on the same book without margin (spot); ` +
+      `ratio ${q.ratio.toFixed(3)} (target ≤ 1.20 ${q.ratio <= 1.2 ? 'met' : 'MISSED'})`,
+  );
+  console.log(
+    `  a move crossing 1%: mark ${c.fromTicks} → ${c.toTicks} ticks after five quiet minutes; ` +
+      `${fmtInt(c.liquidated)} accounts liquidated and ${fmtInt(c.flagged)} flagged at the notice line over ` +
+      `${c.commands} trades at that price (32 liquidations per step) in ${c.totalMs.toFixed(1)} ms (the first command ${c.firstCommandMs.toFixed(1)} ms): ` +
+      `${c.usPerLiquidatedAccount.toFixed(1)} µs per liquidated account`,
+  );
+  return f;
+}
+
 // ───────────────────────────── main ─────────────────────────────
 
 const started = performance.now();
@@ -751,13 +779,17 @@ console.log(
   `  ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB; Node ${machine.node} (V8 ${machine.v8}); ` +
     `load average ${machine.loadavgAtStart.join(' ')}`,
 );
+/** `--risk-only`: just the risk part (issue 15); `--no-risk`: everything else. */
+const RISK_ONLY = process.argv.includes('--risk-only');
 /** `--margin-only`: only the margin stream against its spot twin (issue 14's ratio), nothing else. */
 const MARGIN_ONLY = process.argv.includes('--margin-only');
-const streamFigures = MARGIN_ONLY ? {} : await streamBenchmark();
+const streamFigures = RISK_ONLY || MARGIN_ONLY ? {} : await streamBenchmark();
 runGc();
-const marginFigures = process.argv.includes('--no-margin') ? undefined : await marginBenchmark();
+const marginFigures = RISK_ONLY || process.argv.includes('--no-margin') ? undefined : await marginBenchmark();
 runGc();
-const bigBook = MARGIN_ONLY ? undefined : await bigBookBenchmark();
+const riskFigures = MARGIN_ONLY || process.argv.includes('--no-risk') ? undefined : riskPart();
+runGc();
+const bigBook = RISK_ONLY || MARGIN_ONLY ? undefined : await bigBookBenchmark();
 const loadavgAtEnd = os.loadavg().map((x) => round(x, 2));
 const totalSeconds = (performance.now() - started) / 1000;
 console.log(`\nLoad average at the end ${loadavgAtEnd.join(' ')}; total ${totalSeconds.toFixed(0)} s`);
@@ -770,6 +802,7 @@ console.log(
     machine: { ...machine, loadavgAtEnd },
     ...streamFigures,
     margin: marginFigures,
+    risk: riskFigures,
     bigBook,
     totalSeconds: round(totalSeconds, 1),
   }),

@@ -31,7 +31,7 @@ export function orderTypeCode(kind: OrderKind, side: Side): number {
 
 /** Why an order was cancelled. */
 /** Why an order was cancelled; `operator`: by the operator (a user's orders, or a closed market). */
-export type CancelReason = 'user' | 'ioc' | 'selfTrade' | 'deadman' | 'operator';
+export type CancelReason = 'user' | 'ioc' | 'selfTrade' | 'deadman' | 'operator' | 'liquidation';
 
 /**
  * Why a balance changed: the bill type. A change of 0 in total (freeze, release) is no bill.

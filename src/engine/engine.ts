@@ -31,14 +31,23 @@ import { CommandContext, refused } from './command-context.ts';
 import { DeadManSwitch } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
 import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
-import { Ledger, type LedgerAccount } from './ledger.ts';
+import { Ledger } from './ledger.ts';
 import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
-import { isRegistryCommand, Registry, type ApiKeyRecord, type CoinState, type User } from './registry.ts';
+import { isRegistryCommand, Registry, type ApiKeyRecord, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
-import { checkSnapshotVersion, decodeSnapshot, encodeSnapshot, type EngineSnapshot } from './snapshot.ts';
+import { Risk, riskHooks, type RiskView } from './risk.ts';
+import type { LiquidationRecord } from '../margin/liquidation.ts';
+import {
+  checkSnapshotVersion,
+  decodeSnapshot,
+  encodeSnapshot,
+  type EngineSnapshot,
+  type SnapshotParts,
+} from './snapshot.ts';
 import { isVenueChangeCommand, VenueChanges } from './venue-changes.ts';
+import { assertEngineInvariants } from './invariants.ts';
 
 export { MAX_BATCH_ORDERS } from './matching.ts';
 export type { ApiKeyRecord } from './registry.ts';
@@ -105,6 +114,8 @@ export class Engine {
   readonly #changes: VenueChanges;
   /** Margin accounts, lending, loans and interest (src/engine/margin.ts). */
   readonly #margin: Margin;
+  /** Mark prices, the liquidation index, forced liquidations (src/engine/risk.ts). */
+  readonly #risk: Risk;
   /** Sequence number of the last command applied (0 before any). */
   #lastSeq = 0;
 
@@ -157,6 +168,7 @@ export class Engine {
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
+    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching));
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -172,6 +184,13 @@ export class Engine {
     const ctx = this.#ctx;
     ctx.time = cmd.time;
     ctx.events = [];
+    const r = this.#risk.lockedRefusal(cmd) ?? this.#dispatch(cmd);
+    if (r.result === 'OK') this.#risk.afterCommand(cmd.type === 'FireTimers');
+    return r;
+  }
+
+  #dispatch(cmd: SequencedCommand): ApplyResult {
+    const ctx = this.#ctx;
     switch (cmd.type) {
       case 'PlaceOrder':
       case 'PlaceOrderBatch':
@@ -217,6 +236,21 @@ export class Engine {
   /** Margin accounts, lending offers, loan records, repayments and margin settings, read-only. */
   get margin(): MarginView {
     return this.#margin;
+  }
+
+  /** Mark prices, notice flags, locks and liquidation records, read-only (src/engine/risk.ts). */
+  get risk(): RiskView {
+    return this.#risk;
+  }
+
+  /** Every liquidation record, oldest first: the operator's list (`bourse liquidations`). */
+  liquidations(): LiquidationRecord[] {
+    return this.#risk.liquidations();
+  }
+
+  /** The insurance fund's available balance per coin (`bourse insurance`). */
+  insurance(): { coin: string; available: CoinUnits }[] {
+    return this.#risk.insurance();
   }
 
   coins(): CoinSpec[] {
@@ -364,18 +398,7 @@ export class Engine {
    * engines in the same state give identical snapshots however they got there (src/engine/snapshot.ts).
    */
   snapshot(): EngineSnapshot {
-    return encodeSnapshot({
-      lastSeq: this.#lastSeq,
-      settings: this.#settings,
-      registry: this.#registry,
-      ledger: this.#ledger,
-      matching: this.#matching,
-      settlement: this.#settlement,
-      deadMan: this.#deadMan,
-      funds: this.#funds,
-      demo: this.#demo,
-      margin: this.#margin,
-    });
+    return encodeSnapshot({ lastSeq: this.#lastSeq, settings: this.#settings, ...this.#parts() });
   }
 
   /** Rebuilds an engine from a snapshot. Throws if the snapshot is inconsistent. */
@@ -388,18 +411,24 @@ export class Engine {
       funds: s.funds.config,
     });
     engine.#lastSeq = s.lastSeq;
-    decodeSnapshot(s, {
-      registry: engine.#registry,
-      ledger: engine.#ledger,
-      matching: engine.#matching,
-      settlement: engine.#settlement,
-      deadMan: engine.#deadMan,
-      funds: engine.#funds,
-      demo: engine.#demo,
-      margin: engine.#margin,
-    });
+    decodeSnapshot(s, engine.#parts());
     engine.assertInvariants();
     return engine;
+  }
+
+  /** The modules whose states make up a snapshot (src/engine/snapshot.ts). */
+  #parts(): Omit<SnapshotParts, 'lastSeq' | 'settings'> {
+    return {
+      registry: this.#registry,
+      ledger: this.#ledger,
+      matching: this.#matching,
+      settlement: this.#settlement,
+      deadMan: this.#deadMan,
+      funds: this.#funds,
+      demo: this.#demo,
+      margin: this.#margin,
+      risk: this.#risk,
+    };
   }
 
   /**
@@ -410,43 +439,9 @@ export class Engine {
     return createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
   }
 
-  /**
-   * Checks every invariant and throws on the first broken one: the books and order lists
-   * (`Matching.assertInvariants`); every account of the ledger (`Ledger.assertInvariants`: no
-   * negative or unsafe balance, frozen equal to what the account's open orders and pending
-   * withdrawals hold, and per coin Σ (available + frozen) + system accounts = credits − settled
-   * withdrawals); and the funds and demo states' own rules.
-   */
+  /** Checks every invariant and throws on the first broken one (src/engine/invariants.ts). */
   assertInvariants(): void {
-    const registry = this.#registry;
-    const n = registry.coinCount;
-    const holds = new Map<LedgerAccount, CoinUnits[]>();
-    const hold = (account: LedgerAccount, coin: number, units: CoinUnits): void => {
-      let xs = holds.get(account);
-      if (xs === undefined) holds.set(account, (xs = new Array<CoinUnits>(n).fill(0)));
-      xs[coin] = (xs[coin] ?? 0) + units;
-    };
-    this.#matching.assertInvariants(hold);
-    this.#funds.forEachHold((userId, coin, units) => {
-      const user = registry.user(userId);
-      if (user === undefined) throw new Error(`funds hold of unknown user ${userId}`);
-      hold(user.spot, (registry.coin(coin) as CoinState).index, units);
-    });
-    this.#margin.forEachOfferHold((lender, coin, units) => {
-      if (lender.kind === 'spot')
-        hold(registry.user(lender.userId)?.spot as LedgerAccount, coin.index, units);
-    });
-    this.#ledger.assertInvariants(
-      registry.coinStates(),
-      (account) => holds.get(account),
-      (coin) =>
-        this.#funds.credited(coin.spec.name) -
-        this.#funds.withdrawn(coin.spec.name) +
-        BigInt(this.#margin.poolFunded(coin.spec.name)),
-    );
-    this.#margin.assertInvariants();
-    this.#funds.assertInvariants();
-    this.#demo.assertInvariants();
+    assertEngineInvariants(this.#parts());
   }
 
   /** Per coin: Σ users' available + frozen (every user account), fee income, credits and settled withdrawals. */

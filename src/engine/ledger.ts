@@ -160,6 +160,12 @@ export class Ledger {
   /** The fee income account, kept at hand: every fee lands in it. */
   readonly #feeIncome = this.#system.get(FEE_INCOME) as LedgerAccount;
 
+  /**
+   * Isolated accounts whose balances or debts changed since the risk module last took them
+   * (src/engine/risk.ts keeps the liquidation index current from it); `undefined`: not tracked.
+   */
+  touched: Set<LedgerAccount> | undefined;
+
   constructor(ctx: CommandContext) {
     this.#ctx = ctx;
   }
@@ -217,6 +223,9 @@ export class Ledger {
     }
     account.available[i] = available;
     account.frozen[i] = frozen;
+    // A freeze or release (no change in total) moves no line.
+    if (account.margin !== undefined && deltaAvailable + deltaFrozen !== 0 && account.key.kind === 'isolated')
+      this.touched?.add(account);
     const ctx = this.#ctx;
     if (account.margin === undefined) {
       ctx.events.push({
@@ -268,6 +277,7 @@ export class Ledger {
     account.borrowed[i] = borrowed;
     account.interest[i] = interest;
     account.noteDebt(i, borrowed + interest);
+    if (account.key.kind === 'isolated') this.touched?.add(account);
   }
 
   /** Credits a system account (the other side of a user's bill; no event of its own). */

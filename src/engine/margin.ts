@@ -624,6 +624,18 @@ export class Margin implements MarginView {
     else this.#ledger.change(account, coin, dAvailable, dFrozen, bill, ref);
   }
 
+  // ───────────────────────────── hooks for the risk module (src/engine/risk.ts) ─────────────────────────────
+
+  /** The loan book (replaced by `load`: take it afresh, never keep it). */
+  get loanBook(): LoanBook {
+    return this.#loans;
+  }
+
+  /** Applies a forced liquidation's effects exactly as the margin commands apply theirs. */
+  applyEffects(e: Effects): void {
+    this.#applyEffects(e);
+  }
+
   // ───────────────────────────── timers ─────────────────────────────
 
   /**

@@ -477,6 +477,37 @@ export class Matching {
     return victims.length;
   }
 
+  /** Cancels every resting order held in a margin account (a forced liquidation's first step). */
+  cancelAccountOrders(account: LedgerAccount, reason: CancelReason): number {
+    const user = this.#registry.user(account.userId) as User;
+    const victims = [...user.openOrders].filter((o) => o.marginAccount === account);
+    for (const order of victims)
+      this.#cancelResting(user, this.#registry.market(order.market) as MarketState, order, reason);
+    return victims.length;
+  }
+
+  /**
+   * A forced liquidation's order (src/engine/risk.ts): immediate-or-cancel from a locked isolated
+   * account, no trading fee, no minimum amount or total. Returns the lots filled.
+   */
+  liquidationOrder(
+    account: LedgerAccount,
+    market: MarketState,
+    side: Side,
+    price: PriceTicks,
+    lots: Lots,
+  ): Lots {
+    const user = this.#registry.user(account.userId) as User;
+    // No minimum amount or total: a liquidation closes whatever is left.
+    const cost = side === BUY ? price * lots * market.quoteUnitsPerTickLot : lots * market.baseUnitsPerLot;
+    this.#settlement.liquidationTaker = true;
+    try {
+      return this.#submit(account, user, market, side, 'ioc', price, lots, cost, 1, '', false).filled;
+    } finally {
+      this.#settlement.liquidationTaker = false;
+    }
+  }
+
   #orderUpdated(order: Order, status: OrderStatus, cancelReason: CancelReason | null): void {
     const ctx = this.#ctx;
     ctx.events.push({

@@ -52,6 +52,11 @@ export interface MarketState {
   readonly book: OrderBook;
   /** Price of the latest trade (0 before the first). */
   lastPrice: PriceTicks;
+  /**
+   * The trade prices of the current engine step, collected for the market's mark price while the
+   * risk side watches the market (src/engine/risk.ts); `undefined` otherwise (spot costs nothing).
+   */
+  stepTrades: PriceTicks[] | undefined;
 }
 
 export interface User {
@@ -230,6 +235,7 @@ export class Registry {
       quoteUnitsPerTickLot: quoteUnitsPerTickLot(spec, quote.spec),
       book: new OrderBook(),
       lastPrice: 0,
+      stepTrades: undefined,
     };
     this.#markets.push(state);
     this.#marketByName.set(spec.name, state);

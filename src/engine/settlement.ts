@@ -21,6 +21,11 @@ import type { Order } from './order-book.ts';
 import type { CoinState, MarketState, Registry } from './registry.ts';
 
 export class Settlement {
+  /**
+   * Set by matching while a forced liquidation's order (src/engine/risk.ts) takes liquidity: its
+   * fills pay no trading fee (the liquidation fee replaces it).
+   */
+  liquidationTaker = false;
   readonly #ctx: CommandContext;
   readonly #ledger: Ledger;
   readonly #registry: Registry;
@@ -71,8 +76,10 @@ export class Settlement {
     const buyerAccount = takerIsBuyer ? takerAccount : makerAccount;
     const sellerAccount = takerIsBuyer ? makerAccount : takerAccount;
     const spec = market.spec;
-    const buyerRate = takerIsBuyer ? spec.takerFee : spec.makerFee;
-    const sellerRate = takerIsBuyer ? spec.makerFee : spec.takerFee;
+    // A forced liquidation's order (always the taker: it never rests) pays no trading fee.
+    const takerRate = this.liquidationTaker ? 0 : spec.takerFee;
+    const buyerRate = takerIsBuyer ? takerRate : spec.makerFee;
+    const sellerRate = takerIsBuyer ? spec.makerFee : takerRate;
 
     market.book.reduce(maker, lots);
     taker.remaining -= lots;
@@ -124,6 +131,7 @@ export class Settlement {
     recordFill(taker, tradeId, price, lots, value, time);
     recordFill(maker, tradeId, price, lots, value, time);
     market.lastPrice = price;
+    market.stepTrades?.push(price);
   }
 
   /**

@@ -18,6 +18,7 @@
 import type { AcctType, OrderKind, Side, UserStatus } from '../domain/commands.ts';
 import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
+import type { Risk, RiskSnapshot } from './risk.ts';
 import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
 import type { DeadManSwitch } from './dead-man.ts';
 import type { Demo, DemoSnapshot } from './demo-state.ts';
@@ -108,6 +109,11 @@ export interface EngineSnapshot {
   readonly userRecords?: [number, number, UserStatus][];
   /** Version 4: lending offers, loan records, repayments, preferences, pool funding, the interest timer. */
   readonly margin?: MarginSnapshot;
+  /**
+   * Issue 15: mark-price windows, notice flags, liquidation records and the cascade queue
+   * (src/engine/risk.ts); absent before the venue's first trade.
+   */
+  readonly risk?: RiskSnapshot;
 }
 
 /** The engine's modules, whose states make up a snapshot. */
@@ -122,6 +128,7 @@ export interface SnapshotParts {
   readonly funds: Funds;
   readonly demo: Demo;
   readonly margin: Margin;
+  readonly risk: Risk;
 }
 
 const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
@@ -200,6 +207,7 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     ...(userRecords.length > 0 && { userRecords }),
     ...(accounts && { marginAccounts: margin, systemAccounts: systems }),
     ...(marginState !== undefined && { margin: marginState }),
+    ...(!p.risk.isEmpty && { risk: p.risk.snapshot() }),
   };
 }
 
@@ -279,4 +287,5 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
   p.funds.load(s.funds);
   if (s.demo !== undefined) p.demo.load(s.demo);
   if (s.margin !== undefined) p.margin.load(s.margin);
+  p.risk.load(s.risk);
 }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
+  unwindAt,
+  unwindAtFast,
   atOrAboveLine,
   borrowLimit,
   checkBorrowLimit,
@@ -281,5 +283,50 @@ describe('edge checks', () => {
     const short = checkTransferOut(v, S, usdt, 6_000 * USDT, 6_000 * USDT + 1);
     assert.equal(short.ok ? 'OK' : short.result, 'INSUFFICIENT_BALANCE');
     assert.equal(checkTransferOut(undefined, S, usdt, 5, 1).ok, false);
+  });
+});
+
+describe('unwind price in doubles (the liquidation index)', () => {
+  test('unwindAtFast gives unwindAt’s answer whenever it answers, over amounts of every size', () => {
+    const amount = fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 1, max: 1_000 }),
+      fc.integer({ min: 1, max: 1_000_000_000 }),
+      fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+    );
+    const perTick = fc.constantFrom(
+      unitPrice(1, 2, 8, 6),
+      unitPrice(1, 2, 8, 8),
+      unitPrice(1, 8, 2, 8),
+      unitPrice(7, 0, 0, 3),
+    );
+    let answered = 0;
+    fc.assert(
+      fc.property(
+        amount,
+        amount,
+        amount,
+        amount,
+        fc.constantFrom(10_800, 11_300, 11_500, 12_500, 10_000),
+        perTick,
+        (hb, ob, hq, oq, line, pt) => {
+          const fast = unwindAtFast(hb, ob, hq, oq, line, Number(pt.num), Number(pt.den));
+          if (fast === null) return;
+          answered++;
+          assert.deepEqual(fast, unwindAt(BigInt(hb), BigInt(ob), BigInt(hq), BigInt(oq), BigInt(line), pt));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    assert.ok(answered > 10_000, `answered ${answered} of 20,000`);
+  });
+
+  test('near-ties fall back: a position exactly at a tick boundary', () => {
+    // 1 btc held, 0 owed; owes q usdt: line at q × 1.08 ÷ (price of 1 btc) — chosen to land on a tick.
+    const pt = unitPrice(1, 2, 8, 6);
+    for (const oq of [1_000_000, 123_456_789, 2_000_000_000_000, 4_503_599_627_370_495]) {
+      const fast = unwindAtFast(100_000_000, 0, 0, oq, 10_800, Number(pt.num), Number(pt.den));
+      if (fast !== null) assert.deepEqual(fast, unwindAt(100_000_000n, 0n, 0n, BigInt(oq), 10_800n, pt));
+    }
   });
 });

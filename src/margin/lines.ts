@@ -243,12 +243,30 @@ export function unwindPrice(
   s: MarginSettings,
   perTick: Ratio,
 ): UnwindPrice | undefined {
-  const F = BigInt(s.forceRepayLineBp);
-  const B = BigInt(BP);
-  const heldB = BigInt(base.available + base.frozen);
-  const owedB = BigInt(base.principal + base.interest);
-  const heldQ = BigInt(quote.available + quote.frozen);
-  const owedQ = BigInt(quote.principal + quote.interest);
+  return unwindAt(
+    BigInt(base.available + base.frozen),
+    BigInt(base.principal + base.interest),
+    BigInt(quote.available + quote.frozen),
+    BigInt(quote.principal + quote.interest),
+    BigInt(s.forceRepayLineBp),
+    perTick,
+  );
+}
+
+/**
+ * `unwindPrice` on amounts already summed (held and owed of base and quote, units) at any line
+ * `lineBp` (the liquidation index asks three lines of one position without re-reading it).
+ */
+export function unwindAt(
+  heldB: bigint,
+  owedB: bigint,
+  heldQ: bigint,
+  owedQ: bigint,
+  lineBp: bigint,
+  perTick: Ratio,
+): UnwindPrice | undefined {
+  const F = lineBp;
+  const B = BIG_BP;
   if (owedB === 0n && owedQ === 0n) return undefined;
   const coef = B * heldB - F * owedB; // per base unit, × B
   const rhs = F * owedQ - B * heldQ; // quote units, × B
@@ -268,6 +286,64 @@ export function unwindPrice(
     return { side: 'above', priceTicks: Number((n + d - 1n) / d) };
   }
   return right >= 0n ? { side: 'above', priceTicks: 0 } : undefined;
+}
+
+const BIG_BP = BigInt(BP);
+
+/** Twice the unit roundoff of a double, as a generous relative error per operation. */
+const EPS = 2 ** -51;
+
+/**
+ * `unwindAt` in doubles, for the liquidation index's updates (bigint arithmetic allocates, and an
+ * update comes with every fill of a margin account). Each rounded step's error is bounded; when
+ * the bound cannot rule out a different answer (a sign too close to 0, a quotient too close to an
+ * integer, an amount beyond the safe range) the answer is `null` and the caller asks `unwindAt`.
+ * So the answer, when there is one, is exactly `unwindAt`'s (test: lines.test.ts).
+ */
+export function unwindAtFast(
+  heldB: number,
+  owedB: number,
+  heldQ: number,
+  owedQ: number,
+  lineBp: number,
+  perTickNum: number,
+  perTickDen: number,
+): UnwindPrice | undefined | null {
+  if (owedB === 0 && owedQ === 0) return undefined;
+  const a = BP * heldB;
+  const b = lineBp * owedB;
+  const c = lineBp * owedQ;
+  const e = BP * heldQ;
+  const coef = a - b;
+  const rhs = c - e;
+  // Absolute error bounds of coef and rhs (each product and the difference rounded once).
+  const errCoef = (a + b) * EPS;
+  const errRhs = (c + e) * EPS;
+  if (!Number.isFinite(a + b + c + e)) return null;
+  // Exact zeros (nothing of the coin held or owed) answer as `unwindAt` does.
+  if (heldB === 0 && owedB === 0) return c > e ? { side: 'above', priceTicks: 0 } : c < e ? undefined : null;
+  if (!(Math.abs(coef) > 2 * errCoef)) return null;
+  if (heldQ === 0 && owedQ === 0) return coef > 0 ? undefined : { side: 'above', priceTicks: 0 };
+  // Twice the bounds: the relative errors below are taken of the computed values.
+  if (!(Math.abs(rhs) > 2 * errRhs)) return null;
+  const rel = 2 * (errRhs / Math.abs(rhs) + errCoef / Math.abs(coef)) + 8 * EPS;
+  const left = perTickNum * coef;
+  const right = rhs * perTickDen;
+  if (left > 0) {
+    if (right < 0) return undefined;
+    const t = right / left;
+    const err = t * rel;
+    const ticks = Math.floor(t - err);
+    if (ticks !== Math.floor(t + err) || !Number.isSafeInteger(ticks)) return null;
+    return ticks >= 1 ? { side: 'below', priceTicks: ticks } : undefined;
+  }
+  // left < 0: p ≥ right ÷ left.
+  if (right > 0) return { side: 'above', priceTicks: 0 };
+  const t = right / left;
+  const err = t * rel;
+  const ticks = Math.ceil(t - err);
+  if (ticks !== Math.ceil(t + err) || !Number.isSafeInteger(ticks)) return null;
+  return { side: 'above', priceTicks: ticks };
 }
 
 function add(a: Ratio, b: Ratio): Ratio {

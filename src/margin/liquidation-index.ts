@@ -30,7 +30,7 @@
  * re-values (in full, through `valuation-path.ts`) the cross accounts holding or owing either of
  * its coins, in account-key order. The cost is the number of such accounts, not all accounts.
  */
-import { unwindPrice, type CoinPosition, type Ratio, type UnwindPrice } from './lines.ts';
+import { unwindAt, unwindAtFast, type CoinPosition, type Ratio, type UnwindPrice } from './lines.ts';
 import { OrderedSet } from './ordered-set.ts';
 import type { MarginSettings } from './settings.ts';
 
@@ -68,9 +68,48 @@ export function triggersOf(
   perTick: Ratio,
   hysteresisBp: number = NOTICE_HYSTERESIS_BP,
 ): AccountTriggers | undefined {
-  if (base.principal + base.interest + quote.principal + quote.interest === 0) return undefined;
-  const at = (lineBp: number): Trigger | undefined =>
-    fromUnwind(unwindPrice(base, quote, { ...s, forceRepayLineBp: lineBp }, perTick));
+  return triggersAt(
+    base.available + base.frozen,
+    base.principal + base.interest,
+    quote.available + quote.frozen,
+    quote.principal + quote.interest,
+    s,
+    perTick,
+    hysteresisBp,
+  );
+}
+
+/**
+ * `triggersOf` on the position's sums (held and owed of base and quote, units): what the engine
+ * calls after each change of an account, without building positions.
+ */
+export function triggersAt(
+  heldBase: number,
+  owedBase: number,
+  heldQuote: number,
+  owedQuote: number,
+  s: MarginSettings,
+  perTick: Ratio,
+  hysteresisBp: number = NOTICE_HYSTERESIS_BP,
+): AccountTriggers | undefined {
+  if (owedBase + owedQuote === 0) return undefined;
+  const n = Number(perTick.num);
+  const d = Number(perTick.den);
+  const exact = Number.isSafeInteger(n) && Number.isSafeInteger(d);
+  const at = (lineBp: number): Trigger | undefined => {
+    const fast = exact ? unwindAtFast(heldBase, owedBase, heldQuote, owedQuote, lineBp, n, d) : null;
+    if (fast !== null) return fromUnwind(fast);
+    return fromUnwind(
+      unwindAt(
+        BigInt(heldBase),
+        BigInt(owedBase),
+        BigInt(heldQuote),
+        BigInt(owedQuote),
+        BigInt(lineBp),
+        perTick,
+      ),
+    );
+  };
   const h = at(s.noticeLineBp + hysteresisBp);
   const clear: Trigger =
     h === undefined
@@ -80,6 +119,15 @@ export function triggersOf(
         : { op: 'le', priceTicks: h.priceTicks - 1 };
   return { liquidation: at(s.forceRepayLineBp), notice: at(s.noticeLineBp), clear };
 }
+
+const sameTrigger = (a: Trigger | undefined, b: Trigger | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && a.op === b.op && a.priceTicks === b.priceTicks);
+
+/** Whether two accounts' triggers are the same (an update that changes none touches no set). */
+export const sameTriggers = (a: AccountTriggers, b: AccountTriggers): boolean =>
+  sameTrigger(a.liquidation, b.liquidation) &&
+  sameTrigger(a.notice, b.notice) &&
+  sameTrigger(a.clear, b.clear);
 
 /** What a move of the mark (or an account's update) asks the caller to do. */
 export interface Crossed {
@@ -91,8 +139,15 @@ export interface Crossed {
   readonly cleared: string[];
 }
 
+/** Nothing crossed (shared: callers only read it). */
+export const NOTHING_CROSSED: Crossed = Object.freeze({
+  liquidate: Object.freeze([]) as unknown as string[],
+  flagged: Object.freeze([]) as unknown as string[],
+  cleared: Object.freeze([]) as unknown as string[],
+});
+
 interface Entry {
-  readonly triggers: AccountTriggers;
+  triggers: AccountTriggers;
   flagged: boolean;
 }
 
@@ -104,6 +159,10 @@ class TriggerSets {
   }
   delete(t: Trigger | undefined, key: string): void {
     if (t !== undefined) (t.op === 'le' ? this.le : this.ge).delete(t.priceTicks, key);
+  }
+  /** Whether any entry holds at `mark` (no allocation: the usual answer to a move is none). */
+  any(mark: number): boolean {
+    return (this.le.maxPrice() ?? -Infinity) >= mark || (this.ge.minPrice() ?? Infinity) <= mark;
   }
   at(mark: number): string[] {
     return [...this.le.atOrAbove(mark), ...this.ge.atOrBelow(mark)];
@@ -155,22 +214,34 @@ export class LiquidationIndex {
   update(key: string, triggers: AccountTriggers | undefined, mark: number | undefined): Crossed {
     const old = this.#entries.get(key);
     const wasFlagged = old?.flagged ?? this.#restoredFlags.has(key);
-    this.#restoredFlags.delete(key);
-    if (old !== undefined) this.#unlink(key, old);
+    if (this.#restoredFlags.size > 0) this.#restoredFlags.delete(key);
     if (triggers === undefined) {
-      this.#entries.delete(key);
-      return { liquidate: [], flagged: [], cleared: wasFlagged ? [key] : [] };
+      if (old !== undefined) {
+        this.#unlink(key, old);
+        this.#entries.delete(key);
+      }
+      return wasFlagged ? { liquidate: [], flagged: [], cleared: [key] } : NOTHING_CROSSED;
     }
     let flagged = wasFlagged;
     if (mark !== undefined) {
       if (!flagged && holds(triggers.notice, mark)) flagged = true;
       else if (flagged && holds(triggers.clear, mark)) flagged = false;
     }
-    const e: Entry = { triggers, flagged };
-    this.#entries.set(key, e);
-    this.#link(key, e);
+    if (old !== undefined && sameTriggers(old.triggers, triggers)) {
+      // The usual case after a fill that moved no line: no set changes unless the flag did.
+      if (flagged !== old.flagged) this.#reflag(key, flagged);
+    } else {
+      if (old !== undefined) this.#unlink(key, old);
+      const e: Entry = old ?? { triggers, flagged };
+      e.triggers = triggers;
+      e.flagged = flagged;
+      if (old === undefined) this.#entries.set(key, e);
+      this.#link(key, e);
+    }
+    const liquidate = mark !== undefined && holds(triggers.liquidation, mark);
+    if (!liquidate && flagged === wasFlagged) return NOTHING_CROSSED;
     return {
-      liquidate: mark !== undefined && holds(triggers.liquidation, mark) ? [key] : [],
+      liquidate: liquidate ? [key] : [],
       flagged: flagged && !wasFlagged ? [key] : [],
       cleared: !flagged && wasFlagged ? [key] : [],
     };
@@ -190,6 +261,8 @@ export class LiquidationIndex {
    * order.
    */
   move(mark: number): Crossed {
+    if (!this.#notice.any(mark) && !this.#clear.any(mark) && !this.#liquidation.any(mark))
+      return NOTHING_CROSSED;
     const flagged = this.#notice.at(mark).sort();
     const cleared = this.#clear.at(mark).sort();
     for (const key of flagged) this.#reflag(key, true);

@@ -168,6 +168,11 @@ export class Liquidations {
     return this.#running.has(accountKey(account));
   }
 
+  /** Whether any liquidation runs. */
+  get busy(): boolean {
+    return this.#running.size > 0;
+  }
+
   /** Running liquidations, oldest record first. */
   running(): LiquidationRecord[] {
     return [...this.#running.values()];

@@ -59,16 +59,29 @@ export interface MarkPriceSnapshot {
 export class MarkPrice {
   readonly #s: MarkPriceSettings;
   #last: number | undefined;
-  #trades: [number, number][] = [];
+  /** The window: a ring of `maxTrades` [time, price] slots, `#count` of them from `#head` (oldest). */
+  readonly #times: Float64Array;
+  readonly #prices: Float64Array;
+  #head = 0;
+  #count = 0;
   #sum = 0;
   #mark: number | undefined;
+  /** The band around the average `#bandOf`, kept: the average changes only with trades. */
+  #bandOf = -1;
+  /** The book of the last step (-1: none yet), for the shortcut at the top of `step`. */
+  #bid: number | undefined = -1;
+  #ask: number | undefined = -1;
+  #lo = 0;
+  #hi = 0;
 
   constructor(settings: MarkPriceSettings = DEFAULT_MARK_PRICE_SETTINGS, snapshot?: MarkPriceSnapshot) {
     this.#s = settings;
+    const cap = Math.max(1, settings.maxTrades, snapshot?.trades.length ?? 0);
+    this.#times = new Float64Array(cap);
+    this.#prices = new Float64Array(cap);
     if (snapshot !== undefined) {
       this.#last = snapshot.last;
-      this.#trades = snapshot.trades.map(([t, p]) => [t, p]);
-      this.#sum = this.#trades.reduce((s, [, p]) => s + p, 0);
+      for (const [t, p] of snapshot.trades) this.#push(t, p);
       this.#mark = snapshot.mark;
     }
   }
@@ -80,38 +93,90 @@ export class MarkPrice {
 
   /** Takes one step and returns the new mark. Steps come in time order (not checked twice). */
   step(st: MarketStep): number | undefined {
-    for (const p of st.trades) {
+    return this.stepWith(st.timeMs, st.trades, st.bestBid, st.bestAsk);
+  }
+
+  /** `step` with the step's parts as arguments (the engine's hot path builds no object). */
+  stepWith(
+    timeMs: TimeMs,
+    trades: readonly number[],
+    bestBid: number | undefined,
+    bestAsk: number | undefined,
+  ): number | undefined {
+    const from = timeMs - this.#s.windowMs;
+    // Same book, no trade, nothing leaving the window: the same mark (a memo, not state: the
+    // first step after a restore always computes).
+    if (
+      trades.length === 0 &&
+      bestBid === this.#bid &&
+      bestAsk === this.#ask &&
+      (this.#count === 0 || (this.#times[this.#head] as number) > from)
+    )
+      return this.#mark;
+    this.#bid = bestBid;
+    this.#ask = bestAsk;
+    for (let i = 0; i < trades.length; i++) {
+      const p = trades[i] as number;
       if (!Number.isSafeInteger(p) || p <= 0) throw new Error(`mark price: bad trade price ${p}`);
       this.#last = p;
-      this.#trades.push([st.timeMs, p]);
-      this.#sum += p;
+      this.#push(timeMs, p);
     }
-    const from = st.timeMs - this.#s.windowMs;
-    let drop = 0;
-    while (
-      drop < this.#trades.length &&
-      ((this.#trades[drop] as [number, number])[0] <= from || this.#trades.length - drop > this.#s.maxTrades)
-    ) {
-      this.#sum -= (this.#trades[drop] as [number, number])[1];
-      drop++;
-    }
-    if (drop > 0) this.#trades.splice(0, drop);
+    // The newest `maxTrades` are kept by the ring; trades of `windowMs` ago and older leave.
+    while (this.#count > this.#s.maxTrades) this.#drop();
+    while (this.#count > 0 && (this.#times[this.#head] as number) <= from) this.#drop();
     const last = this.#last;
     if (last === undefined) return (this.#mark = undefined);
-    const avg = this.#trades.length === 0 ? last : Math.floor(this.#sum / this.#trades.length);
+    const avg = this.#count === 0 ? last : Math.floor(this.#sum / this.#count);
     let mid = avg;
-    if (st.bestBid !== undefined && st.bestAsk !== undefined) {
-      // bigint: avg × (BP + band) may leave the safe range.
-      const a = BigInt(avg);
-      const lo = Number((a * BigInt(BP - this.#s.bandBp) + BigInt(BP - 1)) / BigInt(BP));
-      const hi = Number((a * BigInt(BP + this.#s.bandBp)) / BigInt(BP));
-      mid = Math.min(hi, Math.max(lo, Math.floor((st.bestBid + st.bestAsk) / 2)));
+    if (bestBid !== undefined && bestAsk !== undefined) {
+      if (avg !== this.#bandOf) this.#band(avg);
+      mid = Math.min(this.#hi, Math.max(this.#lo, Math.floor((bestBid + bestAsk) / 2)));
     }
     return (this.#mark = median3(last, avg, mid));
   }
 
+  /** Appends a trade; a full ring overwrites its oldest. */
+  #push(t: number, p: number): void {
+    const cap = this.#times.length;
+    if (this.#count === cap) this.#drop();
+    const i = (this.#head + this.#count) % cap;
+    this.#times[i] = t;
+    this.#prices[i] = p;
+    this.#count++;
+    this.#sum += p;
+  }
+
+  #drop(): void {
+    this.#sum -= this.#prices[this.#head] as number;
+    this.#head = (this.#head + 1) % this.#times.length;
+    this.#count--;
+  }
+
+  /** lo = ⌈avg × (BP − band) ÷ BP⌉, hi = ⌊avg × (BP + band) ÷ BP⌋, exact. */
+  #band(avg: number): void {
+    const up = BP + this.#s.bandBp;
+    const down = BP - this.#s.bandBp;
+    if (avg * up <= 2 ** 40) {
+      // Small products: exact in doubles, and the quotient (< 2^40 ÷ BP) far from rounding to the
+      // next integer (the error of a double division is below 2^-53 of it).
+      this.#lo = Math.floor((avg * down + BP - 1) / BP);
+      this.#hi = Math.floor((avg * up) / BP);
+    } else {
+      const a = BigInt(avg);
+      this.#lo = Number((a * BigInt(down) + BigInt(BP - 1)) / BigInt(BP));
+      this.#hi = Number((a * BigInt(up)) / BigInt(BP));
+    }
+    this.#bandOf = avg;
+  }
+
   snapshot(): MarkPriceSnapshot {
-    return { last: this.#last, trades: this.#trades.map(([t, p]) => [t, p] as const), mark: this.#mark };
+    const trades: (readonly [number, number])[] = [];
+    const cap = this.#times.length;
+    for (let k = 0; k < this.#count; k++) {
+      const i = (this.#head + k) % cap;
+      trades.push([this.#times[i] as number, this.#prices[i] as number]);
+    }
+    return { last: this.#last, trades, mark: this.#mark };
   }
 }
 

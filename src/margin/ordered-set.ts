@@ -19,6 +19,11 @@ export class OrderedSet {
   #root: Node | undefined;
   #size = 0;
   #seed = 0x2545f491;
+  /** `maxPrice` and `minPrice`, recomputed after a change that may have moved them. */
+  #max: number | undefined;
+  #min: number | undefined;
+  #maxDirty = false;
+  #minDirty = false;
 
   get size(): number {
     return this.#size;
@@ -33,13 +38,39 @@ export class OrderedSet {
       right: undefined,
     });
     this.#size++;
+    if (this.#max === undefined || price >= this.#max) this.#maxDirty = true;
+    if (this.#min === undefined || price <= this.#min) this.#minDirty = true;
   }
 
   /** Removes an entry; false when absent. */
   delete(price: number, key: string): boolean {
     const before = this.#size;
     this.#root = this.#delete(this.#root, price, key);
+    if (price === this.#max) this.#maxDirty = true;
+    if (price === this.#min) this.#minDirty = true;
     return this.#size < before;
+  }
+
+  /** The highest price held, `undefined` when empty (kept between changes: a move asks it often). */
+  maxPrice(): number | undefined {
+    if (this.#maxDirty) {
+      let n = this.#root;
+      while (n?.right !== undefined) n = n.right;
+      this.#max = n?.price;
+      this.#maxDirty = false;
+    }
+    return this.#max;
+  }
+
+  /** The lowest price held, `undefined` when empty. */
+  minPrice(): number | undefined {
+    if (this.#minDirty) {
+      let n = this.#root;
+      while (n?.left !== undefined) n = n.left;
+      this.#min = n?.price;
+      this.#minDirty = false;
+    }
+    return this.#min;
   }
 
   /** Keys of the entries with price ≥ `min`, highest price first (ties: key descending). */

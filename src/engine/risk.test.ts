@@ -1,0 +1,343 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
+import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
+import { LOAN_STATUS } from '../margin/loans.ts';
+import { Engine, type ApplyResult } from './engine.ts';
+
+const USDT = 1_000_000; // units of one usdt (the default venue's 6 decimals)
+
+/** A driver that checks every invariant after every command. */
+class Checked extends EngineDriver {
+  override apply(cmd: Command): ApplyResult {
+    const r = super.apply(cmd);
+    this.engine.assertInvariants();
+    return r;
+  }
+}
+
+const order = (
+  userId: number,
+  side: 0 | 1,
+  price: number,
+  amount: number,
+  extra: Partial<PlaceOrder> = {},
+): Command => ({
+  type: 'PlaceOrder',
+  userId,
+  market: 'btc_usdt',
+  side,
+  kind: 'limit',
+  price,
+  amount,
+  acctType: 0,
+  clientOrderId: '',
+  ...extra,
+});
+
+/** A usdt borrow into the user's isolated btc_usdt account. */
+const borrowUsdt = (userId: number, amount: number): Command =>
+  ({
+    type: 'Borrow',
+    userId,
+    acctType: 1,
+    market: 'btc_usdt',
+    coin: 'usdt',
+    amount,
+    rollOver: false,
+  }) as Command;
+
+/** A usdt transfer between the user's spot and isolated btc_usdt accounts. */
+const transferUsdt = (userId: number, direction: 'in' | 'out', amount: number): Command => ({
+  type: 'MarginTransfer',
+  userId,
+  direction,
+  acctType: 1,
+  market: 'btc_usdt',
+  coin: 'usdt',
+  amount,
+});
+
+const must = (d: EngineDriver, cmd: Command): ApplyResult => {
+  const r = d.apply(cmd);
+  assert.equal(r.result, 'OK', `${cmd.type}: ${r.message ?? ''}`);
+  return r;
+};
+
+/**
+ * Alice's isolated btc_usdt account: 1,000 usdt in, 3,000 borrowed from the pool, 0.13 btc bought
+ * at 30,000 from bob (the first trade: mark 30,000). Her liquidation line is near 24,154.
+ */
+function longAlice(): { d: Checked; alice: number; bob: number; carol: number } {
+  const d = new Checked();
+  const alice = d.fund('alice', 'usdt', '2000');
+  const bob = d.fund('bob', 'btc', '5');
+  d.fund('bob', 'usdt', '100000');
+  const carol = d.fund('carol', 'btc', '5');
+  must(d, {
+    type: 'FundLendingPool',
+    fundingId: 'pool-1',
+    coin: 'usdt',
+    amount: 100_000 * USDT,
+    dailyRatePpm: 500,
+    days: 10,
+  });
+  must(d, transferUsdt(alice, 'in', 1000 * USDT));
+  must(d, borrowUsdt(alice, 3000 * USDT));
+  must(d, order(bob, SELL, 3_000_000, 1300));
+  must(d, order(alice, BUY, 3_000_000, 1300, { acctType: 1 }));
+  assert.equal(d.engine.risk.markPrice('btc_usdt'), 3_000_000);
+  return { d, alice, bob, carol };
+}
+
+/** Twenty trades of 0.001 btc at 23,500 in one command: the mark falls to ⌊(30,000 + 20 × 23,500) ÷ 21⌋. */
+function gap(d: EngineDriver, bob: number, carol: number, trades = 20): ApplyResult {
+  for (let i = 0; i < trades; i++) must(d, order(bob, BUY, 2_350_000, 10));
+  return must(d, order(carol, SELL, 2_350_000, trades * 10, { kind: 'ioc' }));
+}
+
+const stateOf = (e: Engine): string => JSON.stringify({ ...e.snapshot(), lastSeq: 0 });
+
+describe('mark price in the engine', () => {
+  test('follows each command’s trades and book, is in the snapshot and survives a restore', () => {
+    const { d, bob, carol } = longAlice();
+    const snap = d.engine.snapshot();
+    assert.deepEqual(
+      snap.risk?.marks.map(([m]) => m),
+      ['btc_usdt'],
+    );
+    for (let i = 0; i < 20; i++) must(d, order(bob, BUY, 2_350_000, 10));
+    assert.equal(
+      d.engine.risk.markPrice('btc_usdt'),
+      3_000_000,
+      'bids alone move no mark (one-sided book: mid = average)',
+    );
+    const restored = Engine.restore(d.engine.snapshot());
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    const next = { ...order(carol, SELL, 2_350_000, 200, { kind: 'ioc' }), seq: d.seq + 1, time: d.time + 1 };
+    must(d, order(carol, SELL, 2_350_000, 200, { kind: 'ioc' }));
+    restored.apply(next);
+    assert.equal(d.engine.risk.markPrice('btc_usdt'), Math.floor((3_000_000 + 20 * 2_350_000) / 21));
+    assert.equal(restored.risk.markPrice('btc_usdt'), d.engine.risk.markPrice('btc_usdt'));
+    assert.equal(restored.stateHash(), d.engine.stateHash(), 'a restored engine computes the same marks');
+  });
+});
+
+describe('forced liquidation in the engine step that crossed the line', () => {
+  test('a gap through the line: locked, sold within the band without trading fee, repaid, fee to insurance, unlocked', () => {
+    const { d, alice, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 2000)); // 0.2 btc bid at 23,400, inside the band of the new mark
+    const btc = d.engine.margin.account(alice, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'btc')?.available;
+    assert.equal(btc, 12_974_000, '0.13 btc less the 0.2 % buying fee; whole lots (0.0001 btc) are sold');
+    const r = gap(d, bob, carol);
+    const mark = Math.floor((3_000_000 + 20 * 2_350_000) / 21);
+    const [rec, ...more] = d.engine.liquidations();
+    assert.equal(more.length, 0);
+    assert.ok(rec !== undefined);
+    assert.equal(rec.status, 'done');
+    assert.equal(rec.startMs, d.time, 'in the same step as the price move');
+    assert.equal(rec.markAtStart, mark);
+    assert.deepEqual(
+      rec.orders.map((o) => [o.side, o.priceTicks, o.amount, o.filled]),
+      [['sell', Math.ceil((mark * 97) / 100), 12_970_000, 12_970_000]],
+    );
+    // The liquidation's trade is in the command's events, at bob's bid, without trading fee.
+    const liqTrade = r.events.find((e) => e.type === 'TradeExecuted' && e.price === 2_340_000);
+    assert.ok(liqTrade !== undefined && liqTrade.type === 'TradeExecuted');
+    assert.equal(liqTrade.takerFee, 0);
+    const acct = d.engine.margin.account(alice, 1, 'btc_usdt');
+    const usdt = acct?.coins.find((c) => c.coin === 'usdt');
+    assert.equal(usdt?.borrowed, 0);
+    assert.equal(usdt?.interest, 0);
+    const q = rec.coins.find((c) => c.coin === 'usdt');
+    assert.ok(q !== undefined);
+    assert.equal(q.shortfall, 0);
+    assert.equal(q.fee, Math.floor(q.repaid / 100));
+    // 100 usdt left + 0.13 × 23,400 − repaid − fee stays with her, available.
+    assert.equal(usdt?.available, 100 * USDT + 1297 * 2_340_000 - q.repaid - q.fee);
+    assert.ok(
+      d.engine.margin.loansOf(alice, 1, 'btc_usdt').every((l) => l.status === LOAN_STATUS.LIQUIDATED),
+    );
+    assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), false);
+    const ins = d.engine.insurance().find((c) => c.coin === 'usdt');
+    assert.ok((ins?.available ?? 0) >= q.fee);
+    assert.deepEqual(d.engine.risk.liquidations(alice), [rec]);
+    assert.deepEqual(d.engine.risk.liquidations(bob), []);
+  });
+
+  test('a thin book: the band stops the sale, the account stays locked and refuses its owner, the rest goes at the timer tick', () => {
+    const { d, alice, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 500)); // only 0.05 btc inside the band
+    gap(d, bob, carol);
+    const [rec] = d.engine.liquidations();
+    assert.equal(rec?.status, 'running');
+    assert.deepEqual(
+      rec?.orders.map((o) => o.filled),
+      [5_000_000],
+    );
+    assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), true);
+    const before = stateOf(d.engine);
+    const out = d.apply(transferUsdt(alice, 'out', 1));
+    assert.equal(out.result, 'INVALID_STATE');
+    assert.match(out.message ?? '', /repayLock/);
+    assert.equal(d.apply(order(alice, SELL, 2_340_000, 10, { acctType: 1 })).result, 'INVALID_STATE');
+    assert.equal(stateOf(d.engine), before, 'refusals change nothing');
+    must(d, order(bob, BUY, 2_340_000, 2000)); // liquidity comes back
+    must(d, { type: 'FireTimers' });
+    assert.equal(rec?.status, 'done');
+    assert.deepEqual(
+      rec?.orders.map((o) => o.filled),
+      [5_000_000, 7_970_000],
+    );
+    assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), false);
+  });
+
+  test('a shortfall: the insurance fund pays what it holds, the rest is bad debt written off against the lender', () => {
+    const { d, alice, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 100)); // 0.01 btc inside the band: most of the 0.13 btc …
+    gap(d, bob, carol);
+    // … then the market collapses: bids only far below, the mark follows them over the timer ticks.
+    must(d, order(bob, BUY, 100_000, 2000));
+    for (let i = 0; i < 70; i++) {
+      must(d, order(bob, BUY, 100_000 + i, 100));
+      must(d, order(carol, SELL, 100_000 + i, 100, { kind: 'ioc' }));
+      must(d, { type: 'FireTimers' });
+    }
+    const [rec] = d.engine.liquidations();
+    assert.equal(rec?.status, 'done');
+    const q = rec?.coins.find((c) => c.coin === 'usdt');
+    assert.ok(q !== undefined && q.shortfall > 0, 'sold far below the debt');
+    assert.equal(q.badDebt, q.shortfall - q.insurance);
+    assert.equal(q.fee, 0, 'no fee on a shortfall');
+    const usdt = d.engine.margin.account(alice, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'usdt');
+    assert.equal((usdt?.borrowed ?? 0) + (usdt?.interest ?? 0), 0, 'nothing owed after the write-off');
+  });
+});
+
+describe('notice, cascades, restore', () => {
+  test('a slow slide: flagged at the notice line (level 2, no liquidation yet), then liquidated at the line', () => {
+    const { d, alice, bob, carol } = longAlice();
+    assert.deepEqual(d.engine.risk.accountRisk(alice, 'btc_usdt'), {
+      markPrice: 3_000_000,
+      riskRateBp: d.engine.risk.accountRisk(alice, 'btc_usdt')?.riskRateBp,
+      unwindPrice: d.engine.risk.accountRisk(alice, 'btc_usdt')?.unwindPrice,
+      notice: false,
+      repayLock: false,
+      level: 1,
+    });
+    const first = d.engine.risk.accountRisk(alice, 'btc_usdt');
+    assert.ok((first?.riskRateBp ?? 0) > 13_000);
+    assert.equal(first?.unwindPrice?.side, 'below');
+    let flaggedAt: number | undefined;
+    for (let p = 2_990_000; p > 1_000_000 && d.engine.liquidations().length === 0; p -= 10_000) {
+      must(d, order(bob, BUY, p, 100));
+      must(d, order(carol, SELL, p, 100, { kind: 'ioc' }));
+      const risk = d.engine.risk.accountRisk(alice, 'btc_usdt');
+      if (flaggedAt === undefined && risk?.notice === true) {
+        flaggedAt = risk.markPrice;
+        assert.equal(risk.level, 2);
+        assert.equal(d.engine.liquidations().length, 0, 'flagged before any liquidation');
+        assert.ok((risk.riskRateBp ?? 0) <= 11_300 && (risk.riskRateBp ?? 0) > 10_800);
+      }
+    }
+    assert.ok(flaggedAt !== undefined, 'the notice line was crossed first');
+    const [rec] = d.engine.liquidations();
+    assert.ok(rec !== undefined);
+    assert.ok(rec.riskRateBp <= 10_800, `started at ${rec.riskRateBp}`);
+    assert.ok(rec.markAtStart <= (first?.unwindPrice?.priceTicks ?? 0));
+    // No bid was left inside the band: it waits, locked (level 3), for liquidity and a tick.
+    assert.equal(d.engine.risk.accountRisk(alice, 'btc_usdt')?.level, 3);
+    must(d, order(bob, BUY, rec.markAtStart, 2000));
+    must(d, { type: 'FireTimers' });
+    assert.equal(rec.status, 'done');
+    assert.equal(d.engine.risk.accountRisk(alice, 'btc_usdt')?.level, 1);
+  });
+
+  test('a cascade: two accounts crossed by one move are liquidated in the same step, lowest risk rate first', () => {
+    const { d, alice, bob, carol } = longAlice();
+    const dave = d.fund('dave', 'usdt', '2000');
+    // Dave holds a little more btc and less usdt: his line (near 23,972) is below alice's (near 24,203); the gap crosses both.
+    must(d, transferUsdt(dave, 'in', 1050 * USDT));
+    must(d, borrowUsdt(dave, 3000 * USDT));
+    must(d, order(bob, SELL, 3_000_000, 1333));
+    must(d, order(dave, BUY, 3_000_000, 1333, { acctType: 1 }));
+    must(d, order(bob, BUY, 2_340_000, 4000));
+    const r = gap(d, bob, carol, 30); // mark ⌊(2 × 30,000 + 30 × 23,500) ÷ 32⌋ = 23,906
+    const recs = d.engine.liquidations();
+    assert.equal(recs.length, 2);
+    assert.ok(recs.every((x) => x.status === 'done' && x.startMs === d.time));
+    assert.ok((recs[0]?.riskRateBp ?? 0) <= (recs[1]?.riskRateBp ?? 0), 'lowest risk rate first');
+    assert.deepEqual(
+      recs.map((x) => (x.account.kind === 'isolated' ? x.account.userId : 0)).sort(),
+      [alice, dave].sort(),
+    );
+    assert.equal(r.events.filter((e) => e.type === 'OrderAccepted' && e.acctType === 1).length, 2);
+  });
+
+  test('a snapshot taken while a liquidation runs restores to an engine that ends in the same state', () => {
+    const { d, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 500));
+    gap(d, bob, carol);
+    assert.equal(d.engine.liquidations()[0]?.status, 'running');
+    const restored = Engine.restore(d.engine.snapshot());
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    for (const cmd of [order(bob, BUY, 2_340_000, 2000), { type: 'FireTimers' } as Command]) {
+      const seq = d.seq + 1;
+      const time = d.time + 1;
+      must(d, cmd);
+      assert.equal(restored.apply({ ...cmd, seq, time }).result, 'OK');
+    }
+    assert.equal(d.engine.liquidations()[0]?.status, 'done');
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+  });
+
+  test('margin’s caches stay right through a liquidation: the same commands after it give the same state as on an engine restored (fresh caches) just after it', () => {
+    const { d, alice, bob, carol } = longAlice();
+    // Warm every cache of alice's account before the liquidation: a resting margin order (order
+    // account, resting account), auto-repay on (its per-account flag), a second borrow (the loan
+    // book's per-account records) — then the gap liquidates her.
+    must(d, {
+      type: 'SetMarginPreferences',
+      userId: alice,
+      acctType: 1,
+      market: 'btc_usdt',
+      express: false,
+      autoRepay: true,
+    } as Command);
+    must(d, order(alice, SELL, 3_500_000, 100, { acctType: 1 }));
+    must(d, borrowUsdt(alice, 100 * USDT));
+    must(d, order(bob, BUY, 2_340_000, 2000));
+    gap(d, bob, carol);
+    assert.equal(d.engine.liquidations()[0]?.status, 'done');
+    assert.equal(d.engine.openOrders(alice).length, 0, 'her resting order was cancelled');
+    const restored = Engine.restore(d.engine.snapshot());
+    // After it: she funds the account again, borrows, buys on margin, sells (auto-repay repays from
+    // the fill), takes some out; bob and carol trade around her. Every step: same replies, same state.
+    const after: Command[] = [
+      transferUsdt(alice, 'in', 500 * USDT),
+      borrowUsdt(alice, 1000 * USDT),
+      order(carol, SELL, 2_360_000, 300),
+      order(alice, BUY, 2_360_000, 300, { acctType: 1 }),
+      // Into what is left of bob's bid at 23,400.
+      order(alice, SELL, 2_340_000, 200, { acctType: 1 }),
+      transferUsdt(alice, 'out', 10 * USDT),
+      { type: 'FireTimers' } as Command,
+    ];
+    for (const cmd of after) {
+      const seq = d.seq + 1;
+      const time = d.time + 1;
+      const live = d.apply(cmd);
+      assert.equal(live.result, 'OK', `${cmd.type}: ${live.message ?? ''}`);
+      const fresh = restored.apply({ ...cmd, seq, time } as Parameters<Engine['apply']>[0]);
+      assert.deepEqual(fresh, live, `${cmd.type}: the same reply`);
+      restored.assertInvariants();
+      assert.equal(restored.stateHash(), d.engine.stateHash(), `${cmd.type}: the same state`);
+    }
+    const acct = d.engine.margin.account(alice, 1, 'btc_usdt');
+    assert.deepEqual(acct, restored.margin.account(alice, 1, 'btc_usdt'));
+    assert.ok(
+      (acct?.coins.find((c) => c.coin === 'btc')?.available ?? 0) > 0,
+      'her margin buy settled in the account',
+    );
+  });
+});

@@ -1,0 +1,609 @@
+/**
+ * @module engine/risk — issue 15's risk side wired into the engine: the mark price of every market
+ * where something is owed, the liquidation index of the isolated margin accounts with their notice flags, and forced
+ * liquidation with the insurance fund and bad debt, all inside the engine step that moved the
+ * price. The rules are the pure modules' (src/margin/mark-price.ts, liquidation-index.ts,
+ * liquidation.ts); this module only feeds them and carries out what they decide, through a small
+ * interface to matching and margin (`RiskHooks`).
+ *
+ * ## Active markets: the cost where nothing is owed is nothing
+ * A market is **active** while an isolated account owes something there or a liquidation runs
+ * there (`ActiveMarkets`). Only active markets have a mark: the first account to owe something
+ * starts the market's mark from its last trade (one trade in the window at that command's time)
+ * and its book; when the last debt there is gone the mark is dropped (so a spot-only venue's
+ * snapshot and state hash are what they were before issue 15). With no active market, no account
+ * changed and nothing queued, `afterCommand` returns at once. Settlement collects the trade prices
+ * of active markets only (`MarketState.stepTrades`); the risk step reads no event.
+ *
+ * ## After every command (`afterCommand`), in this order
+ * 1. **Marks.** Every active market takes one mark step: the trades since its last step with the
+ *    command's time, the best bid and ask now (a step whose inputs did not change is a memo).
+ *    Markets in index order. Everything read is journaled, so a replay computes the same marks;
+ *    the marks' windows are in the snapshot (so in the state hash).
+ * 2. **Index.** Every isolated account whose balances or debts changed in the command (the ledger
+ *    tracks them: fills, transfers, borrows, repayments, interest) gets its triggers re-computed
+ *    at the market's mark, unless it is locked by a running liquidation.
+ * 3. **Moves.** Each market whose mark changed moves its index: flags set and cleared, accounts
+ *    at or below the liquidation line queued (`LiquidationQueue`, lowest risk rate first).
+ * 4. **Liquidations.** Running liquidations continue (oldest first) and queued ones begin, at most
+ *    `maxPerStep` per command in all: cancel the account's orders, lock it (status 3), one IOC order
+ *    within the band without trading fee, settle (repay, insurance, bad debt, fee, status 4). What a
+ *    liquidation's trades do to the marks is taken in again (steps 1–3) while the budget lasts:
+ *    that is the cascade, bounded per step. What is left waits for the next command that moves a
+ *    mark or fires the timers.
+ *
+ * Locked accounts (`isLocked`): the engine refuses their owner's orders, transfers, borrows and
+ * repayments on them until the liquidation ends (`repayLock`).
+ */
+import { BUY, SELL, type SequencedCommand } from '../domain/commands.ts';
+import type { CoinUnits, PriceTicks } from '../domain/money.ts';
+import { LiquidationIndex, NOTHING_CROSSED, triggersAt, type Crossed } from '../margin/liquidation-index.ts';
+import {
+  DEFAULT_LIQUIDATION_SETTINGS,
+  LiquidationQueue,
+  Liquidations,
+  stepPlan,
+  type LiquidationMarket,
+  type LiquidationRecord,
+  type LiquidationsSnapshot,
+} from '../margin/liquidation.ts';
+import {
+  riskRateBp,
+  unitPrice,
+  unwindPrice,
+  valuateIsolated,
+  type CoinPosition,
+  type Ratio,
+} from '../margin/lines.ts';
+import { LoanBook } from '../margin/loans.ts';
+import { MarkPrice, type MarkPriceSnapshot } from '../margin/mark-price.ts';
+import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
+import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
+import { refused, type CommandContext } from './command-context.ts';
+import type { ApplyResult } from './engine.ts';
+import type { Margin } from './margin.ts';
+import type { Matching } from './matching.ts';
+import { INSURANCE, isolated, system, type Ledger, type LedgerAccount } from './ledger.ts';
+import type { CoinState, MarketState, Registry } from './registry.ts';
+import { ActiveMarkets } from './risk-markets.ts';
+
+/** What the risk module needs of matching and margin. */
+export interface RiskHooks {
+  /** The current loan book (margin's; replaced when a snapshot loads). */
+  loanBook(): LoanBook;
+  /** Applies ledger effects as margin applies its own (bills, debts, interest totals). */
+  applyEffects(e: Effects): void;
+  /** Cancels every resting order held in the account. */
+  cancelAccountOrders(account: LedgerAccount): void;
+  /** Sends an IOC order without trading fee from the account; returns the lots filled. */
+  liquidationOrder(
+    account: LedgerAccount,
+    market: MarketState,
+    side: 'buy' | 'sell',
+    price: PriceTicks,
+    lots: number,
+  ): number;
+  /** What auto-repayment owes the fills of a liquidation order's makers. */
+  afterOrder(): void;
+}
+
+/** The risk side's part of a snapshot: marks, notice flags, liquidation records, the queue. */
+export interface RiskSnapshot {
+  /** [market, mark window] for the markets that ever traded, by name. */
+  readonly marks: [string, MarkPriceSnapshot][];
+  /** [market, flagged account keys] where any is flagged, by name. */
+  readonly flags: [string, string[]][];
+  readonly liquidations: LiquidationsSnapshot;
+  readonly queue: { account: AccountRef; riskRateBp: number }[];
+}
+
+/** The operator's and the owner's reads of the risk side. */
+export interface RiskView {
+  /** A market's mark price in ticks, `undefined` before its first trade. */
+  markPrice(market: string): PriceTicks | undefined;
+  /** Whether an isolated account is at or past its notice line (the flag, with its hysteresis). */
+  isFlagged(userId: number, market: string): boolean;
+  /** Whether an isolated account is locked by a running liquidation (`repayLock`). */
+  isLocked(userId: number, market: string): boolean;
+  /** Liquidation records, oldest first; of one user's accounts when `userId` is given. */
+  liquidations(userId?: number): LiquidationRecord[];
+  /** The risk fields of an isolated account for the margin answers; undefined for an unknown market. */
+  accountRisk(userId: number, market: string): IsolatedRisk | undefined;
+}
+
+/**
+ * What `getLeverAssetsInfo` shows of the risk side (issue 15): `riskRate` from `riskRateBp`,
+ * `unwindPrice` from `unwindPrice`, `repayLock`, and `level` (1 normal, 2 flagged at the notice
+ * line, 3 locked for liquidation).
+ */
+export interface IsolatedRisk {
+  /** The market's mark price in ticks; undefined before its first trade. */
+  readonly markPrice: PriceTicks | undefined;
+  /** Assets ÷ debt at the mark price, basis points rounded down; undefined without debt or mark. */
+  readonly riskRateBp: number | undefined;
+  /** The mark at or beyond which the account reaches the liquidation line (1.08); undefined: none. */
+  readonly unwindPrice: { side: 'below' | 'above'; priceTicks: PriceTicks } | undefined;
+  /** Flagged at the notice line (1.13; cleared above 1.15). */
+  readonly notice: boolean;
+  /** Locked by a running liquidation. */
+  readonly repayLock: boolean;
+  readonly level: 1 | 2 | 3;
+}
+
+const NO_MARKETS: readonly MarketState[] = Object.freeze([]);
+
+export class Risk implements RiskView {
+  readonly #ctx: CommandContext;
+  readonly #ledger: Ledger;
+  readonly #registry: Registry;
+  readonly #hooks: RiskHooks;
+  /** By market index. */
+  readonly #marks: (MarkPrice | undefined)[] = [];
+  readonly #indexes: LiquidationIndex[] = [];
+  /** Markets where an isolated account owes something or a liquidation runs: the only ones marked. */
+  readonly #active = new ActiveMarkets();
+  readonly #keys = new WeakMap<LedgerAccount, string>();
+  /** By market index: the value of one base unit at one tick, and the spec it was computed for. */
+  readonly #perTicks: ({ spec: MarketState['spec']; perTick: Ratio } | undefined)[] = [];
+  #liquidations: Liquidations;
+  #queue = new LiquidationQueue();
+
+  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
+    this.#ctx = ctx;
+    this.#ledger = ledger;
+    this.#registry = registry;
+    this.#hooks = hooks;
+    this.#liquidations = new Liquidations(hooks.loanBook(), DEFAULT_LIQUIDATION_SETTINGS);
+    ledger.touched = new Set();
+  }
+
+  #mark(m: MarketState): MarkPrice {
+    let mp = this.#marks[m.index];
+    if (mp === undefined) this.#marks[m.index] = mp = new MarkPrice();
+    return mp;
+  }
+
+  #index(m: MarketState): LiquidationIndex {
+    let ix = this.#indexes[m.index];
+    if (ix === undefined) this.#indexes[m.index] = ix = new LiquidationIndex();
+    return ix;
+  }
+
+  // ───────────────────────────── after every command ─────────────────────────────
+
+  /** Runs steps 1–4 of the module comment. `timers`: the command was FireTimers. */
+  afterCommand(timers: boolean): void {
+    // Nothing owed anywhere, nothing changed in an isolated account, nothing waiting: no work (a
+    // small method, so that the engine's call inlines it; the step is `#step`).
+    if (this.#active.count === 0 && this.#ledger.touched?.size === 0 && this.#queue.size === 0) return;
+    this.#step(timers);
+  }
+
+  #step(timers: boolean): void {
+    let budget = this.#liquidations.settings.maxPerStep;
+    let moved = this.#takeMarks();
+    this.#takeAccounts();
+    this.#moveAll(moved);
+    // Running liquidations continue only when a price moved or the timers fired; new ones at once.
+    let go = timers || moved.length > 0 || this.#queue.size > 0;
+    while (go && budget > 0 && (this.#liquidations.busy || this.#queue.size > 0)) {
+      budget -= this.#runLiquidations(budget);
+      moved = this.#takeMarks();
+      this.#takeAccounts();
+      this.#moveAll(moved);
+      go = moved.length > 0 || this.#queue.size > 0;
+    }
+  }
+
+  /**
+   * Step 1: every active market (`ActiveMarkets`) takes one mark step with the trades settlement
+   * collected for it since the last step (`MarketState.stepTrades`), its book now and the command's
+   * time; returns the markets whose mark changed. Reads no event and allocates nothing unless a
+   * mark moved.
+   */
+  #takeMarks(): readonly MarketState[] {
+    const active = this.#active;
+    if (active.count === 0) return NO_MARKETS;
+    const markets = this.#registry.marketStates();
+    const time = this.#ctx.time;
+    let moved: MarketState[] | undefined;
+    for (const i of active.indexes()) {
+      const m = markets[i] as MarketState;
+      const trades = m.stepTrades as number[];
+      const mp = this.#mark(m);
+      const before = mp.mark;
+      const after = mp.stepWith(time, trades, m.book.bids.best()?.price, m.book.asks.best()?.price);
+      if (trades.length > 0) trades.length = 0;
+      if (after !== undefined && after !== before) (moved ??= []).push(m);
+    }
+    return moved ?? NO_MARKETS;
+  }
+
+  /** Step 3 for each market whose mark moved (and that still has one). */
+  #moveAll(moved: readonly MarketState[]): void {
+    for (const m of moved) {
+      const mark = this.#marks[m.index]?.mark;
+      if (mark !== undefined) this.#queueCrossed(m, this.#index(m).move(mark));
+    }
+  }
+
+  /** Step 2: re-indexes the isolated accounts the ledger saw change. */
+  #takeAccounts(): void {
+    const touched = this.#ledger.touched as Set<LedgerAccount>;
+    if (touched.size === 0) return;
+    for (const a of touched) {
+      if (a.key.kind !== 'isolated' || (this.#liquidations.busy && this.#liquidations.isLocked(a.key)))
+        continue;
+      const m = this.#registry.market(a.key.market);
+      if (m === undefined) continue;
+      this.#queueCrossed(m, this.#reindex(a, m));
+    }
+    touched.clear();
+  }
+
+  /**
+   * The account's triggers at its market's mark. The first account to owe something in a market
+   * makes it active (its mark starts from the last trade and the book: `#activate`); the last to
+   * leave, with no liquidation running there, makes it inactive (its mark is dropped).
+   */
+  #reindex(a: LedgerAccount, m: MarketState, activate = true): Crossed {
+    const b = m.base.index;
+    const q = m.quote.index;
+    const triggers = triggersAt(
+      (a.available[b] ?? 0) + (a.frozen[b] ?? 0),
+      (a.borrowed[b] ?? 0) + (a.interest[b] ?? 0),
+      (a.available[q] ?? 0) + (a.frozen[q] ?? 0),
+      (a.borrowed[q] ?? 0) + (a.interest[q] ?? 0),
+      DEFAULT_MARGIN_SETTINGS,
+      this.#perTick(m),
+    );
+    if (activate && triggers !== undefined && !this.#active.has(m.index)) this.#activate(m);
+    const ix = this.#index(m);
+    const crossed = ix.update(this.#keyOf(a), triggers, this.#marks[m.index]?.mark);
+    if (activate && ix.size === 0 && this.#active.has(m.index)) this.#deactivateIfIdle(m);
+    return crossed;
+  }
+
+  /**
+   * A market becomes active: its mark starts afresh from the market's last trade (one trade in the
+   * window at this command's time) and its book, as if that trade had just happened. Before the
+   * market's first trade it has no mark until then. Both are journaled state, so a replay agrees.
+   */
+  #activate(m: MarketState): void {
+    this.#active.add(m.index);
+    m.stepTrades = [];
+    const mp = new MarkPrice();
+    this.#marks[m.index] = mp;
+    if (m.lastPrice > 0)
+      mp.step({
+        timeMs: this.#ctx.time,
+        trades: [m.lastPrice],
+        bestBid: m.book.bids.best()?.price,
+        bestAsk: m.book.asks.best()?.price,
+      });
+  }
+
+  /** Drops a market's mark once no account owes anything there and no liquidation runs there. */
+  #deactivateIfIdle(m: MarketState): void {
+    if ((this.#indexes[m.index]?.size ?? 0) > 0) return;
+    if (this.#liquidations.running().some((r) => r.market === m.spec.name)) return;
+    this.#active.delete(m.index);
+    this.#marks[m.index] = undefined;
+    m.stepTrades = undefined;
+  }
+
+  /** Step 3: queues the accounts at or below the liquidation line (flags are the index's). */
+  #queueCrossed(m: MarketState, crossed: Crossed): void {
+    if (crossed === NOTHING_CROSSED || crossed.liquidate.length === 0) return;
+    const mark = this.#marks[m.index]?.mark as number;
+    for (const key of crossed.liquidate) {
+      const [, userId] = key.split(':');
+      const ref = isolated(Number(userId), m.spec.name);
+      const a = this.#ledger.account(ref);
+      if (a === undefined || this.#liquidations.isLocked(ref)) continue;
+      const [base, quote] = this.#positions(a, m);
+      const rr = riskRateBp(valuateIsolated(base, quote, this.#basePrice(m, mark))) ?? 0;
+      this.#queue.add(ref, rr);
+    }
+  }
+
+  /** Step 4: continues and begins liquidations within `budget`; returns how many it handled. */
+  #runLiquidations(budget: number): number {
+    const s = this.#liquidations.settings;
+    const plan = stepPlan(this.#liquidations, this.#queue);
+    const cont = plan.continueRecords.slice(0, budget);
+    const begin = plan.begin.slice(0, Math.max(0, Math.min(budget, s.maxPerStep) - cont.length));
+    // Accounts taken beyond the budget go back to wait.
+    for (const w of plan.begin.slice(begin.length)) this.#queue.add(w.account, w.riskRateBp);
+    for (const r of cont) this.#continue(r.account);
+    for (const w of begin) this.#begin(w.account, w.riskRateBp);
+    return cont.length + begin.length;
+  }
+
+  #begin(ref: AccountRef, riskRateBpAtStart: number): void {
+    if (ref.kind !== 'isolated') return;
+    const m = this.#registry.market(ref.market) as MarketState;
+    const mark = this.#marks[m.index]?.mark;
+    const a = this.#ledger.account(ref);
+    if (mark === undefined || a === undefined) return;
+    this.#index(m).remove(accountKey(ref));
+    this.#hooks.cancelAccountOrders(a);
+    const b = this.#liquidations.begin(ref, this.#market(m), mark, riskRateBpAtStart, this.#ctx.time);
+    this.#hooks.applyEffects(b.effects);
+    this.#continue(ref);
+  }
+
+  /** One order within the band, then settle; when done the account is indexed again. */
+  #continue(ref: AccountRef): void {
+    if (ref.kind !== 'isolated') return;
+    const m = this.#registry.market(ref.market) as MarketState;
+    const mark = this.#marks[m.index]?.mark as number;
+    const a = this.#ledger.account(ref) as LedgerAccount;
+    const lm = this.#market(m);
+    const [base, quote] = this.#positions(a, m);
+    const order = this.#liquidations.nextOrder(lm, base, quote, mark);
+    // Sent only when the book has something inside the band: an order that cannot trade is no step.
+    const best = (order?.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
+    const inBand =
+      order !== undefined &&
+      best !== undefined &&
+      (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks);
+    if (order !== undefined && inBand) {
+      const lots = order.amount / m.baseUnitsPerLot;
+      const filled = this.#hooks.liquidationOrder(a, m, order.side, order.priceTicks, lots);
+      this.#liquidations.recordOrder(ref, order, filled * m.baseUnitsPerLot, this.#ctx.time);
+    }
+    const [base2, quote2] = this.#positions(a, m);
+    const ins = this.#ledger.account(system(INSURANCE));
+    const settled = this.#liquidations.settle(
+      ref,
+      lm,
+      base2,
+      quote2,
+      mark,
+      (coin) => ins?.available[(this.#registry.coin(coin) as CoinState).index] ?? 0,
+      this.#ctx.time,
+    );
+    this.#hooks.applyEffects(settled.effects);
+    this.#hooks.afterOrder();
+    if (settled.done) {
+      this.#ledger.touched?.delete(a);
+      this.#queueCrossed(m, this.#reindex(a, m));
+    } else this.#ledger.touched?.delete(a);
+  }
+
+  // ───────────────────────────── the lock ─────────────────────────────
+
+  /**
+   * An isolated account locked by a running liquidation (`repayLock`) takes no order, transfer,
+   * borrow or repayment of its owner until the liquidation ends: the refusal, or `undefined`.
+   */
+  lockedRefusal(cmd: SequencedCommand): ApplyResult | undefined {
+    return this.#liquidations.busy ? this.#lockedRefusal(cmd) : undefined;
+  }
+
+  #lockedRefusal(cmd: SequencedCommand): ApplyResult | undefined {
+    let market: string | undefined;
+    switch (cmd.type) {
+      case 'PlaceOrder':
+      case 'PlaceOrderBatch':
+      case 'MarginTransfer':
+      case 'Borrow':
+      case 'RepayAll':
+        if (cmd.acctType === 1) market = cmd.market;
+        break;
+      case 'RepayLoan': {
+        const b = this.#hooks.loanBook().loan(cmd.loanId)?.borrower;
+        if (b?.kind === 'isolated' && b.userId === cmd.userId) market = b.market;
+        break;
+      }
+      default:
+        return undefined;
+    }
+    if (market === undefined || !this.isLocked(cmd.userId, market)) return undefined;
+    return refused(
+      'INVALID_STATE',
+      `the isolated ${market} account is locked by its liquidation (repayLock)`,
+    );
+  }
+
+  // ───────────────────────────── helpers ─────────────────────────────
+
+  #positions(a: LedgerAccount, m: MarketState): [CoinPosition, CoinPosition] {
+    const pos = (c: CoinState): CoinPosition => ({
+      coin: c.spec.name,
+      available: a.available[c.index] ?? 0,
+      frozen: a.frozen[c.index] ?? 0,
+      principal: a.borrowed[c.index] ?? 0,
+      interest: a.interest[c.index] ?? 0,
+    });
+    return [pos(m.base), pos(m.quote)];
+  }
+
+  /** An account's key in the index, kept per account (an update comes with every fill). */
+  #keyOf(a: LedgerAccount): string {
+    let k = this.#keys.get(a);
+    if (k === undefined) this.#keys.set(a, (k = accountKey(a.key)));
+    return k;
+  }
+
+  #perTick(m: MarketState): Ratio {
+    let c = this.#perTicks[m.index];
+    if (c === undefined || c.spec !== m.spec)
+      this.#perTicks[m.index] = c = {
+        spec: m.spec,
+        perTick: unitPrice(1, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal),
+      };
+    return c.perTick;
+  }
+
+  #basePrice(m: MarketState, mark: PriceTicks): ReturnType<typeof unitPrice> {
+    return unitPrice(mark, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
+  }
+
+  #market(m: MarketState): LiquidationMarket {
+    return {
+      name: m.spec.name,
+      base: m.base.spec.name,
+      quote: m.quote.spec.name,
+      perTick: this.#perTick(m),
+      lotUnits: m.baseUnitsPerLot,
+    };
+  }
+
+  // ───────────────────────────── reads ─────────────────────────────
+
+  markPrice(market: string): PriceTicks | undefined {
+    const m = this.#registry.market(market);
+    return m === undefined ? undefined : this.#marks[m.index]?.mark;
+  }
+
+  isFlagged(userId: number, market: string): boolean {
+    const m = this.#registry.market(market);
+    return (
+      m !== undefined && (this.#indexes[m.index]?.isFlagged(accountKey(isolated(userId, market))) ?? false)
+    );
+  }
+
+  isLocked(userId: number, market: string): boolean {
+    return this.#liquidations.isLocked(isolated(userId, market));
+  }
+
+  liquidations(userId?: number): LiquidationRecord[] {
+    const all = this.#liquidations.records();
+    return userId === undefined
+      ? all
+      : all.filter((r) => r.account.kind !== 'system' && r.account.userId === userId);
+  }
+
+  accountRisk(userId: number, market: string): IsolatedRisk | undefined {
+    const m = this.#registry.market(market);
+    if (m === undefined) return undefined;
+    const ref = isolated(userId, m.spec.name);
+    const a = this.#ledger.account(ref);
+    const mark = this.#marks[m.index]?.mark;
+    const repayLock = this.#liquidations.isLocked(ref);
+    const notice = this.#indexes[m.index]?.isFlagged(accountKey(ref)) ?? false;
+    let rate: number | undefined;
+    let unwind: IsolatedRisk['unwindPrice'];
+    if (a !== undefined) {
+      const [base, quote] = this.#positions(a, m);
+      if (mark !== undefined) rate = riskRateBp(valuateIsolated(base, quote, this.#basePrice(m, mark)));
+      unwind = unwindPrice(base, quote, DEFAULT_MARGIN_SETTINGS, this.#perTick(m));
+    }
+    return {
+      markPrice: mark,
+      riskRateBp: rate,
+      unwindPrice: unwind,
+      notice,
+      repayLock,
+      level: repayLock ? 3 : notice ? 2 : 1,
+    };
+  }
+
+  /** The insurance fund's available balance per coin (every coin, in the registry's order). */
+  insurance(): { coin: string; available: CoinUnits }[] {
+    const ins = this.#ledger.account(system(INSURANCE));
+    return this.#registry
+      .coinStates()
+      .map((c) => ({ coin: c.spec.name, available: ins?.available[c.index] ?? 0 }));
+  }
+
+  // ───────────────────────────── snapshots ─────────────────────────────
+
+  /** Whether nothing of the risk side exists yet (no trade anywhere): the snapshot leaves it out. */
+  get isEmpty(): boolean {
+    return (
+      this.#marks.every((mp) => mp === undefined || mp.mark === undefined) &&
+      this.#liquidations.records().length === 0
+    );
+  }
+
+  snapshot(): RiskSnapshot {
+    const markets = this.#registry.marketStates();
+    const marks: [string, MarkPriceSnapshot][] = [];
+    const flags: [string, string[]][] = [];
+    for (const m of markets) {
+      const mp = this.#marks[m.index];
+      if (mp !== undefined && mp.snapshot().last !== undefined) marks.push([m.spec.name, mp.snapshot()]);
+      const f = this.#indexes[m.index]?.snapshot() ?? [];
+      if (f.length > 0) flags.push([m.spec.name, f]);
+    }
+    const byName = <T>(xs: [string, T][]): [string, T][] =>
+      xs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return {
+      marks: byName(marks),
+      flags: byName(flags),
+      liquidations: this.#liquidations.snapshot(),
+      queue: this.#queue.snapshot(),
+    };
+  }
+
+  /**
+   * Loads the risk side (after margin's part: the loan book is margin's). The index's triggers are
+   * not in the snapshot: every isolated account that owes something and is not locked is
+   * re-indexed at its market's mark, with its restored flag.
+   */
+  load(s: RiskSnapshot | undefined): void {
+    const registry = this.#registry;
+    const flagsOf = new Map(s?.flags ?? []);
+    this.#active.clear();
+    this.#marks.length = 0;
+    for (const m of registry.marketStates()) m.stepTrades = undefined;
+    for (const m of registry.marketStates())
+      this.#indexes[m.index] = new LiquidationIndex(flagsOf.get(m.spec.name) ?? []);
+    for (const [name, snap] of s?.marks ?? []) {
+      const m = registry.market(name);
+      if (m === undefined) throw new Error(`risk snapshot: unknown market ${name}`);
+      this.#marks[m.index] = new MarkPrice(undefined, snap);
+    }
+    this.#liquidations = new Liquidations(
+      this.#hooks.loanBook(),
+      DEFAULT_LIQUIDATION_SETTINGS,
+      s?.liquidations,
+    );
+    this.#queue = new LiquidationQueue(s?.queue ?? []);
+    for (const a of this.#ledger.marginAccounts()) {
+      if (a.key.kind !== 'isolated' || this.#liquidations.isLocked(a.key)) continue;
+      const m = registry.market(a.key.market);
+      if (m !== undefined) this.#reindex(a, m, false);
+    }
+    // Active: what `#reindex` and `#deactivateIfIdle` would have left (the marks are the snapshot's).
+    const running = new Set(this.#liquidations.running().map((r) => r.market));
+    for (const m of registry.marketStates())
+      if ((this.#indexes[m.index]?.size ?? 0) > 0 || running.has(m.spec.name)) {
+        this.#active.add(m.index);
+        m.stepTrades = [];
+      }
+    this.#ledger.touched?.clear();
+  }
+
+  /**
+   * The risk side's own rules: a locked account is exactly one with a running record, and is not
+   * in the index; a running record's account still owes something or holds something to sell.
+   */
+  assertInvariants(): void {
+    for (const m of this.#registry.marketStates())
+      if (this.#marks[m.index]?.mark !== undefined && !this.#active.has(m.index))
+        throw new Error(`invariant broken: market ${m.spec.name} has a mark but no debt or liquidation`);
+    for (const r of this.#liquidations.running()) {
+      if (r.account.kind !== 'isolated') throw new Error(`liquidation ${r.id} of a non-isolated account`);
+      const m = this.#registry.market(r.account.market);
+      if (m === undefined) throw new Error(`liquidation ${r.id} in unknown market`);
+      if (this.#indexes[m.index]?.triggers(accountKey(r.account)) !== undefined)
+        throw new Error(`invariant broken: locked account ${accountKey(r.account)} still in the index`);
+    }
+  }
+}
+
+/** The hooks as the engine wires them: margin's loan book and effects, matching's orders. */
+export function riskHooks(margin: Margin, matching: Matching): RiskHooks {
+  return {
+    loanBook: () => margin.loanBook,
+    applyEffects: (e) => margin.applyEffects(e),
+    cancelAccountOrders: (account) => matching.cancelAccountOrders(account, 'liquidation'),
+    liquidationOrder: (account, market, side, price, lots) =>
+      matching.liquidationOrder(account, market, side === 'buy' ? BUY : SELL, price, lots),
+    afterOrder: () => margin.autoRepay(),
+  };
+}
