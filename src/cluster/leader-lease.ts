@@ -64,7 +64,8 @@ export class LeaderLease {
   /** performance.now() until which the lease is ours (the send time of the last renewal + ttl). */
   #validUntil = 0;
   #renewing: NodeJS.Timeout | undefined;
-  #inFlight = false;
+  /** The renewal on its way to the server, if any (release waits for it: it moves the revision). */
+  #inFlight: Promise<void> | undefined;
   #lost: string | undefined;
   readonly #lostListeners: ((reason: string) => void)[] = [];
 
@@ -157,14 +158,13 @@ export class LeaderLease {
       this.#lose(`no renewal of the lease succeeded in ${this.ttlMs} ms (paused, or cut off from NATS)`);
       return;
     }
-    if (this.#inFlight) return;
-    this.#inFlight = true;
+    if (this.#inFlight !== undefined) return;
     const sent = performance.now();
-    this.#kv
+    this.#inFlight = this.#kv
       .update(KEY, this.#value(), this.#revision, Math.max(10, this.#validUntil - sent))
       .then(
         (revision) => {
-          if (this.#lost !== undefined || this.#renewing === undefined) return;
+          if (this.#lost !== undefined) return;
           this.#revision = revision;
           this.#validUntil = sent + this.ttlMs;
         },
@@ -180,7 +180,7 @@ export class LeaderLease {
         },
       )
       .finally(() => {
-        this.#inFlight = false;
+        this.#inFlight = undefined;
       });
   }
 
@@ -198,6 +198,7 @@ export class LeaderLease {
     clearInterval(this.#renewing);
     this.#renewing = undefined;
     if (!held) return;
+    await this.#inFlight; // a renewal under way moves the revision the delete must name
     this.#lost = 'released';
     await this.#kv.delete(KEY, { previousSeq: this.#revision }).catch(() => undefined);
   }
