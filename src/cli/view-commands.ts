@@ -61,7 +61,7 @@ const pagingForm = (flags: FlagValues): [string, string][] => [
 const PAGING_DETAILS = '--limit (1 to 1000) and --offset page the list.';
 
 /** A list and its page note; `rows` empty gives the note alone. */
-function listed(b: Row, key: string, what: string, columns: Parameters<typeof table>[1]): string {
+export function listed(b: Row, key: string, what: string, columns: Parameters<typeof table>[1]): string {
   const rows = (b[key] as Row[] | undefined) ?? [];
   return rows.length === 0
     ? pageNote(b, 0, what)
