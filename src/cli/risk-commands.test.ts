@@ -63,7 +63,7 @@ describe('bourse liquidations and bourse insurance', () => {
     const ins = callOf(['insurance', 'usdt']) as AdminCall;
     assert.deepEqual([ins.path, ins.form], ['/admin/insurance', [['coin', 'usdt']]]);
     const fund = ins.show(await callRoute(routes, ins.path, ins.form));
-    assert.match(fund, /^1 liquidations, 0 running$/m);
+    assert.match(fund, /^liquidations: 1 \(0 running\)$/m);
     assert.match(fund, /usdt +30\.006875 +0\.00625 +30\.000625 +0 +0$/m);
 
     const none = callOf(['liquidations'], [['--status', 'running']]) as AdminCall;

@@ -116,7 +116,7 @@ export const RISK_COMMANDS: readonly CommandSpec[] = [
       form: coin === undefined ? [] : [['coin', coin]],
       show: (b) =>
         [
-          `${String(b.liquidations)} liquidations, ${String(b.running)} running`,
+          `liquidations: ${String(b.liquidations)} (${String(b.running)} running)`,
           table(b.coins as Row[], [
             ['coin', 'coin'],
             ['>balance', 'available'],
