@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runCli } from '../../src/cli/bourse.ts';
-import { offlineCommands } from '../../src/cli/offline.ts';
+import { bourseJson, runBourseJson } from '../fixtures/cli.ts';
 import { connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 
@@ -24,22 +23,9 @@ let alice: Exchange;
 let bob: Exchange;
 let carol: Exchange;
 
-async function bourse(...args: string[]): Promise<{ code: number; out: Record<string, any>; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    [...args, '--json', '--data', dataDir],
-    { out: (l) => (out += l), err: (l) => (err += l) },
-    offlineCommands,
-  );
-  return { code, out: out === '' ? {} : JSON.parse(out), err };
-}
-
-async function must(...args: string[]): Promise<Record<string, any>> {
-  const r = await bourse(...args);
-  assert.equal(r.code, 0, `bourse ${args.join(' ')}: ${JSON.stringify(r.out)} ${r.err}`);
-  return r.out;
-}
+const bourse = (...args: string[]): ReturnType<typeof runBourseJson> =>
+  runBourseJson([...args, '--data', dataDir]);
+const must = (...args: string[]): Promise<Record<string, any>> => bourseJson([...args, '--data', dataDir]);
 
 before(async () => {
   server = await startServer(dataDir);

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BUY, SELL, type Command } from '../../domain/commands.ts';
-import { openLong, order, tradeAt, USDT } from '../../../test/fixtures/liquidation-venue.ts';
+import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
+import { openLong, tradeAt, USDT } from '../../../test/fixtures/liquidation-venue.ts';
 import { WsTestClient, signedSubscription, type Message } from '../../../test/fixtures/ws-client.ts';
 import { nextTick, WsHarness } from './test-gateway.ts';
 
@@ -72,7 +73,7 @@ describe('risk pushes', () => {
     assert.equal(locked.repayLock, true);
 
     // Liquidity inside the band and the timer tick finish it: the account's balances move, unlocked.
-    h.must(order(bob, BUY, h.engine.risk.markPrice('btc_usdt') as number, 2000));
+    h.must(limitOrder(bob, BUY, h.engine.risk.markPrice('btc_usdt') as number, 2000));
     h.must({ type: 'FireTimers' });
     const done = await c.take((m) => isolatedPush(m) && m.repayLock === false, 5_000, 'the end push');
     assert.deepEqual([done.level, done.riskRate], [1, '-']);
@@ -116,8 +117,8 @@ describe('risk pushes', () => {
       rollOver: false,
     } as Command);
     // Frank sells the 0.1 btc he borrowed (short): 1,000 + 3,000 usdt against 0.1 btc owed.
-    h.must(order(gina, BUY, 3_000_000, 1000));
-    h.must(order(frank, SELL, 3_000_000, 1000, { acctType: 2 }));
+    h.must(limitOrder(gina, BUY, 3_000_000, 1000));
+    h.must(limitOrder(frank, SELL, 3_000_000, 1000, { acctType: 2 }));
     const c = await watching(frank);
     let price = 3_010_000;
     const level = (): number | undefined => {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BUY } from '../../../domain/commands.ts';
-import { gap, openLong, order, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
+import { limitOrder } from '../../../../test/fixtures/engine-driver.ts';
+import { gap, openLong, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
 import { SignedApiHarness, type Credentials } from './test-venue.ts';
 
 type Json = Record<string, unknown>;
@@ -84,7 +85,7 @@ describe('the risk side in the margin answers', () => {
 
     // Liquidity inside the band and the timer tick finish it: no debt, unlocked.
     const mark = engine.risk.markPrice('btc_usdt') as number;
-    await h.venue.must(order(ids.bob, BUY, mark, 2000));
+    await h.venue.must(limitOrder(ids.bob, BUY, mark, 2000));
     await h.venue.must({ type: 'FireTimers' });
     l = await lever(h, alice);
     assert.deepEqual([l.riskRate, l.level, l.repayLock, l.fLoanIn], ['-', 1, false, '0.000000']);
@@ -92,7 +93,7 @@ describe('the risk side in the margin answers', () => {
 
   test('a gap through the line: the fee bill names the liquidation and carries its record', async () => {
     const { h, alice, ids } = await venue();
-    await h.venue.must(order(ids.bob, BUY, 2_340_000, 2000)); // 0.2 btc bid at 23,400
+    await h.venue.must(limitOrder(ids.bob, BUY, 2_340_000, 2000)); // 0.2 btc bid at 23,400
     await gap(h.venue, ids.bob, ids.carol);
     const bills = (await ok(h, alice, 'getLeverBills', { marketName: 'BTC/USDT', pageSize: '50' }))
       .result as Json[];
