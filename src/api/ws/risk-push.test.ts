@@ -71,12 +71,16 @@ describe('risk pushes', () => {
     }
     const locked = await c.take((m) => isolatedPush(m) && m.level === 3, 5_000, 'the lock push');
     assert.equal(locked.repayLock, true);
+    assert.deepEqual([locked.lastLiquidation.id, locked.lastLiquidation.status], [1, 'running']);
+    assert.equal(flagged.lastLiquidation, null);
 
     // Liquidity inside the band and the timer tick finish it: the account's balances move, unlocked.
     h.must(limitOrder(bob, BUY, h.engine.risk.markPrice('btc_usdt') as number, 2000));
     h.must({ type: 'FireTimers' });
     const done = await c.take((m) => isolatedPush(m) && m.repayLock === false, 5_000, 'the end push');
     assert.deepEqual([done.level, done.riskRate], [1, '-']);
+    assert.deepEqual([done.lastLiquidation.id, done.lastLiquidation.status], [1, 'done']);
+    assert.ok(done.lastLiquidation.endTime >= done.lastLiquidation.startTime);
     const usdt = done.coins.find((x: { key: string }) => x.key === 'usdt');
     assert.deepEqual([usdt.loanIn, usdt.overdraft], ['0.000000', '0.000000']);
     await c.close();
