@@ -68,6 +68,12 @@ export function listed(b: Row, key: string, what: string, columns: Parameters<ty
     : `${table(rows, columns)}\n${pageNote(b, rows.length, what)}`;
 }
 
+/** What an isolated account's level adds to its risk rate (issue 15). */
+const LEVEL_NOTE: Readonly<Record<number, string>> = {
+  2: ', flagged at the notice line',
+  3: ', locked by its liquidation',
+};
+
 function showUser(b: Row): string {
   const u = b.user as Row;
   const lines = [
@@ -80,7 +86,7 @@ function showUser(b: Row): string {
     const held = (account.balances as Row[]).filter(nonZero);
     lines.push(
       '',
-      `${cell(account.account)} balances${margin ? ` (risk rate ${cell(account.riskRate)})` : ''}:`,
+      `${cell(account.account)} balances${margin ? ` (risk rate ${cell(account.riskRate)}${LEVEL_NOTE[Number(account.level)] ?? ''})` : ''}:`,
       held.length === 0
         ? '  (all zero)'
         : table(held, [

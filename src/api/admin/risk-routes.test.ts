@@ -4,6 +4,11 @@ import { callRoute, liquidatedVenue } from '../../../test/fixtures/liquidation-v
 import { TestVenue } from '../http/signed/test-venue.ts';
 import { READ_ONLY_PATHS } from './admin-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
+import { viewsRoutes } from './views-routes.ts';
+import { findCommand, type AdminCall } from '../../cli/commands.ts';
+import { BUY } from '../../domain/commands.ts';
+import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
+import { gap, openLong } from '../../../test/fixtures/liquidation-venue.ts';
 
 type Json = Record<string, unknown>;
 
@@ -100,5 +105,34 @@ describe('liquidations and the insurance fund for the operator', () => {
       assert.match(String(r.message), message);
     }
     assert.equal(h.venue.engine.stateHash(), before);
+  });
+
+  test('a liquidation the band stopped: listed as running, and the user view shows the account locked', async () => {
+    const venue = new TestVenue();
+    const alice = await venue.fund('alice', 'usdt', '2000');
+    const bob = await venue.fund('bob', 'btc', '5');
+    await venue.fund('bob', 'usdt', '100000');
+    const carol = await venue.fund('carol', 'btc', '5');
+    await openLong(venue, alice, bob);
+    await venue.must(limitOrder(bob, BUY, 2_340_000, 500)); // only 0.05 btc inside the band
+    await gap(venue, bob, carol);
+    const h = harness(venue);
+    const running = await h.call('/admin/liquidations/list', [['status', 'running']]);
+    assert.equal(running.total, 1);
+    const [row] = running.liquidations as Json[];
+    assert.deepEqual(
+      [row?.status, row?.endTime, (row?.orders as Json[]).map((o) => o.filled)],
+      ['running', 0, ['0.05000000']],
+    );
+    const views = viewsRoutes({ venue });
+    const body = await callRoute(views, '/admin/users/show', [['user', 'alice']]);
+    const isolated = (body.accounts as Json[]).find((a) => a.account === 'isolated btc_usdt');
+    assert.deepEqual([isolated?.level, isolated?.repayLock], [3, true]);
+    const show = (findCommand(['user', 'show', 'alice'])?.command.call?.(['alice'], new Map()) as AdminCall)
+      .show;
+    assert.match(
+      show(body),
+      /^isolated btc_usdt balances \(risk rate \d\.\d{1,4}, locked by its liquidation\):$/m,
+    );
   });
 });

@@ -241,17 +241,23 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
           return { coin: c.name, available: units(c.name, b.available), frozen: units(c.name, b.frozen) };
         });
         // Margin accounts (issue 14): what each holds and owes, per coin it has touched.
-        const margin = engine.margin.accountsOf(id).map((a) => ({
-          account: a.acctType === 1 ? `isolated ${a.market}` : 'cross',
-          riskRate: a.riskRateBp === undefined ? '-' : formatUnitsTrim(a.riskRateBp, 4),
-          balances: a.coins.map((c) => ({
-            coin: c.coin,
-            available: units(c.coin, c.available),
-            frozen: units(c.coin, c.frozen),
-            borrowed: units(c.coin, c.borrowed),
-            interest: units(c.coin, c.interest),
-          })),
-        }));
+        // Isolated ones at the mark, with the notice flag and the liquidation lock (issue 15).
+        const margin = engine.margin.accountsOf(id).map((a) => {
+          const risk = a.acctType === 1 ? engine.risk.accountRisk(id, a.market) : undefined;
+          const rate = risk?.riskRateBp ?? a.riskRateBp;
+          return {
+            account: a.acctType === 1 ? `isolated ${a.market}` : 'cross',
+            riskRate: rate === undefined ? '-' : formatUnitsTrim(rate, 4),
+            ...(risk === undefined ? {} : { level: risk.level, repayLock: risk.repayLock }),
+            balances: a.coins.map((c) => ({
+              coin: c.coin,
+              available: units(c.coin, c.available),
+              frozen: units(c.coin, c.frozen),
+              borrowed: units(c.coin, c.borrowed),
+              interest: units(c.coin, c.interest),
+            })),
+          };
+        });
         const open = engine.openOrders(id);
         return ok({
           user: userRow(user),
