@@ -8,7 +8,7 @@ import { viewsRoutes } from './views-routes.ts';
 import { findCommand, type AdminCall } from '../../cli/commands.ts';
 import { BUY } from '../../domain/commands.ts';
 import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
-import { gap, openLong } from '../../../test/fixtures/liquidation-venue.ts';
+import { gap, longVenue } from '../../../test/fixtures/liquidation-venue.ts';
 
 type Json = Record<string, unknown>;
 
@@ -108,12 +108,7 @@ describe('liquidations and the insurance fund for the operator', () => {
   });
 
   test('a liquidation the band stopped: listed as running, and the user view shows the account locked', async () => {
-    const venue = new TestVenue();
-    const alice = await venue.fund('alice', 'usdt', '2000');
-    const bob = await venue.fund('bob', 'btc', '5');
-    await venue.fund('bob', 'usdt', '100000');
-    const carol = await venue.fund('carol', 'btc', '5');
-    await openLong(venue, alice, bob);
+    const { venue, bob, carol } = await longVenue();
     await venue.must(limitOrder(bob, BUY, 2_340_000, 500)); // only 0.05 btc inside the band
     await gap(venue, bob, carol);
     const h = harness(venue);

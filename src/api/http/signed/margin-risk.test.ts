@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BUY } from '../../../domain/commands.ts';
 import { limitOrder } from '../../../../test/fixtures/engine-driver.ts';
-import { gap, openLong, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
+import { gap, longVenue, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
 import { SignedApiHarness, type Credentials } from './test-venue.ts';
 
 type Json = Record<string, unknown>;
@@ -31,11 +31,7 @@ async function venue(): Promise<{
   ids: { alice: number; bob: number; carol: number };
 }> {
   const h = new SignedApiHarness();
-  const alice = await h.venue.fund('alice', 'usdt', '2000');
-  const bob = await h.venue.fund('bob', 'btc', '5');
-  await h.venue.fund('bob', 'usdt', '100000');
-  const carol = await h.venue.fund('carol', 'btc', '5');
-  await openLong(h.venue, alice, bob);
+  const { alice, bob, carol } = await longVenue(h.venue);
   return { h, alice: await h.key(alice), ids: { alice, bob, carol } };
 }
 
