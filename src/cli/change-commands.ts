@@ -47,10 +47,10 @@ export const CHANGE_FLAGS: Readonly<Record<string, FlagSpec>> = {
   },
   '--taker-fee': { value: '<fraction>', help: 'e.g. 0.002 (0.2 %), at most 0.1' },
   '--halted': { help: 'the new market starts halted (market resume opens it)' },
-  '--user': { value: '<name>', help: "only this user's keys" },
+  '--user': { value: '<name>', help: "only this user's (keys, liquidations)" },
 };
 
-const form = (flags: FlagValues, pairs: readonly (readonly [string, string])[]): [string, string][] =>
+export const form = (flags: FlagValues, pairs: readonly (readonly [string, string])[]): [string, string][] =>
   pairs.flatMap(([flag, field]) => (flags.get(flag) ?? []).map((v): [string, string] => [field, v]));
 
 const COIN_FIELDS = [

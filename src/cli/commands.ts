@@ -4,6 +4,7 @@
  */
 import { KEY_PERMISSION_HELP } from '../domain/commands.ts';
 import { CHANGE_COMMANDS, CHANGE_FLAGS } from './change-commands.ts';
+import { RISK_COMMANDS, RISK_FLAGS } from './risk-commands.ts';
 import { VIEW_COMMANDS } from './view-commands.ts';
 
 /** A flag's value placeholder (absent: a switch) and help line. */
@@ -32,6 +33,7 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--limit': { value: '<n>', help: 'at most n rows (1 to 1000)' },
   '--offset': { value: '<n>', help: 'skip the first n rows' },
   ...CHANGE_FLAGS,
+  ...RISK_FLAGS,
   '--history-url': {
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL, postgres://user@host:port/db[?schema=name] (default: $BOURSE_HISTORY_URL, else SQLite in the data directory)',
@@ -486,6 +488,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   ...VIEW_COMMANDS,
   ...CHANGE_COMMANDS,
+  ...RISK_COMMANDS,
   {
     name: 'verify',
     args: [],

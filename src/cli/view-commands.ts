@@ -61,12 +61,18 @@ const pagingForm = (flags: FlagValues): [string, string][] => [
 const PAGING_DETAILS = '--limit (1 to 1000) and --offset page the list.';
 
 /** A list and its page note; `rows` empty gives the note alone. */
-function listed(b: Row, key: string, what: string, columns: Parameters<typeof table>[1]): string {
+export function listed(b: Row, key: string, what: string, columns: Parameters<typeof table>[1]): string {
   const rows = (b[key] as Row[] | undefined) ?? [];
   return rows.length === 0
     ? pageNote(b, 0, what)
     : `${table(rows, columns)}\n${pageNote(b, rows.length, what)}`;
 }
+
+/** What an isolated account's level adds to its risk rate (issue 15). */
+const LEVEL_NOTE: Readonly<Record<number, string>> = {
+  2: ', flagged at the notice line',
+  3: ', locked by its liquidation',
+};
 
 function showUser(b: Row): string {
   const u = b.user as Row;
@@ -80,7 +86,7 @@ function showUser(b: Row): string {
     const held = (account.balances as Row[]).filter(nonZero);
     lines.push(
       '',
-      `${cell(account.account)} balances${margin ? ` (risk rate ${cell(account.riskRate)})` : ''}:`,
+      `${cell(account.account)} balances${margin ? ` (risk rate ${cell(account.riskRate)}${LEVEL_NOTE[Number(account.level)] ?? ''})` : ''}:`,
       held.length === 0
         ? '  (all zero)'
         : table(held, [

@@ -135,6 +135,8 @@ export interface MarginView {
   preferences(userId: number, acctType: 1 | 2, market: string): MarginPreferences;
   /** What the operator has put into the lending pool, per coin. */
   poolFunded(coin: string): CoinUnits;
+  /** Interest paid so far in `coin`: to the lenders, and the venue's share to the insurance fund. */
+  interestPaid(coin: string): { readonly lenders: CoinUnits; readonly insurance: CoinUnits };
 }
 
 /** The margin part of a snapshot (version 4). */
@@ -576,7 +578,12 @@ export class Margin implements MarginView {
       const from = this.#ledgerAccount(m.from);
       const to = this.#ledgerAccount(m.to);
       const bill = MOVEMENT_BILL[m.kind];
-      const ref = m.kind === 'loanOffer' || m.kind === 'loanCancel' ? `offer:${m.ref}` : `loan:${m.ref}`;
+      const ref =
+        m.kind === 'loanOffer' || m.kind === 'loanCancel'
+          ? `offer:${m.ref}`
+          : m.kind === 'liquidationFee' || m.kind === 'insuranceCover'
+            ? `liquidation:${m.ref}`
+            : `loan:${m.ref}`;
       const outAvailable = m.fromPocket === 'available' ? -m.amount : 0;
       const outFrozen = m.fromPocket === 'available' ? 0 : -m.amount;
       const inAvailable = m.toPocket === 'available' ? m.amount : 0;
@@ -919,6 +926,11 @@ export class Margin implements MarginView {
 
   poolFunded(coin: string): CoinUnits {
     return this.#poolFunded.get(coin) ?? 0;
+  }
+
+  interestPaid(coin: string): { readonly lenders: CoinUnits; readonly insurance: CoinUnits } {
+    const [lenders, insurance] = this.#interestPaid.get(coin) ?? [0, 0];
+    return { lenders, insurance };
   }
 
   /** Σ units lent out of `coin` frozen in each lender's account for open offers. */

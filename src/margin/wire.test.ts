@@ -200,7 +200,9 @@ describe('getCrossAssets', () => {
       15_000,
       convert,
     );
-    assert.deepEqual(Object.keys(cross).sort(), Object.keys(CROSS_SAMPLE).sort());
+    // The reference's fields, plus Bourse's `level` and `repayLock` (issue 15).
+    assert.deepEqual(Object.keys(cross).sort(), [...Object.keys(CROSS_SAMPLE), 'level', 'repayLock'].sort());
+    assert.deepEqual([cross.level, cross.repayLock], [1, false]);
     for (const item of cross.list) assert.deepEqual(shape(item), shape(CROSS_SAMPLE.list[0] as object));
     assert.deepEqual(cross.list[0], {
       fundType: 2,

@@ -130,6 +130,11 @@ export interface LeverView {
   readonly unwind: UnwindPrice | undefined;
   /** Locked for liquidation (issue 15). */
   readonly repayLock: boolean;
+  /**
+   * The engine's level (issue 15: 1 normal, 2 flagged at the notice line, 3 locked for
+   * liquidation); absent: drawn from the risk rate (`leverLevel`).
+   */
+  readonly level?: 1 | 2 | 3 | undefined;
   /** A number that grows with every change of the account (the sequence of its last change). */
   readonly version: number;
   readonly convert: Converter;
@@ -224,7 +229,7 @@ export function leverObject(v: LeverView): LeverWire {
   const debt = addR(usd(v.base, owed(b)), usd(v.quote, owed(q)));
   const netAll = addR(total, negR(debt));
   const upper = (c: CoinView): string => c.name.toUpperCase();
-  const level = leverLevel(v.riskRateBp, v.settings);
+  const level = v.level ?? leverLevel(v.riskRateBp, v.settings);
   return {
     cNetUSD: show(net(v.base, b, usd)),
     repayLeverShow: '-',
@@ -319,18 +324,29 @@ export interface CrossAssetsWire {
   riskRate: string;
   net: number;
   list: CrossItemWire[];
+  /** Bourse's (issue 15; the reference's sample has neither): the lever object's `level` and `repayLock`. */
+  level: number;
+  repayLock: boolean;
+}
+
+/** A cross account's risk state: `level` 1 normal, 2 at the notice line, 3 at the liquidation line. */
+export interface CrossRisk {
+  readonly level: 1 | 2 | 3;
+  readonly repayLock: boolean;
 }
 
 /**
  * The getCrossAssets `result` (reference §8): numbers, uppercase keys. Per coin: `amount` what
  * the account holds (available + frozen; ccxt's total), `freeze` frozen, `canTransferOut` (ccxt's
  * free), `loanIn` principal owed, `overdraft` interest owed. Top level: `total` assets, `loanIn`
- * debt and `net` their difference, in USD (8 decimals, rounded down).
+ * debt and `net` their difference, in USD (8 decimals, rounded down); `level` and `repayLock` as
+ * the lever object's (issue 15, Bourse's own fields).
  */
 export function crossAssets(
   coins: readonly CrossCoinView[],
   riskRateBp: number | undefined,
   convert: Converter,
+  risk: CrossRisk = { level: 1, repayLock: false },
 ): CrossAssetsWire {
   const num = (u: Units, c: CoinView): number => Number(formatUnits(u, c.unitDecimal));
   let total = zero;
@@ -358,6 +374,8 @@ export function crossAssets(
     riskRate: formatRiskRate(riskRateBp),
     net: n(addR(total, negR(debt))),
     list,
+    level: risk.level,
+    repayLock: risk.repayLock,
   };
 }
 

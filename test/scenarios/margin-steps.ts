@@ -22,10 +22,14 @@
  *     margin alice isolated btc_usdt usdt: available 1000 frozen 0 borrowed 500 interest 0.010416
  *     borrow limit alice isolated btc_usdt usdt: 4000
  *     loan 1: status 1 principal 500 interest 0.010416     statuses as the interface lists them
+ *
+ * The risk side's expectations (marks, risk rates and levels, liquidation records, the insurance
+ * fund) are in risk-steps.ts.
  */
 import type { Command } from '../../src/domain/commands.ts';
 import { parseDecimal } from '../../src/domain/money.ts';
 import type { Engine } from '../../src/engine/engine.ts';
+import { parseRiskStep } from './risk-steps.ts';
 
 /** What a margin step needs of the running scenario. */
 export interface MarginPort {
@@ -200,5 +204,5 @@ export function parseMarginStep(body: string): MarginStep | undefined {
       },
     };
   }
-  return undefined;
+  return parseRiskStep(body);
 }

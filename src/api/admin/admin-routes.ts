@@ -24,6 +24,7 @@ import { lendingAdminRoutes } from './lending-routes.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
+import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
 
 /**
  * Creates API key material: the secret is shown once; only its sealed hash is kept. Without
@@ -76,6 +77,7 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   '/admin/clock',
   ...VIEW_READ_PATHS,
   ...CHANGE_READ_PATHS,
+  ...RISK_READ_PATHS,
 ]);
 
 function authorized(request: ApiRequest, token: string): boolean {
@@ -286,6 +288,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...[
       ...fundsAdminRoutes({ ...deps.funds, venue }),
       ...lendingAdminRoutes({ venue }),
+      ...riskAdminRoutes({ venue }),
       ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
       ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
       ...changeRoutes({ venue, keys: renewer(deps.keys) }),

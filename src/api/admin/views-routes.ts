@@ -10,6 +10,7 @@ import { BUY } from '../../domain/commands.ts';
 import { formatBigUnitsTrim, formatUnitsTrim } from '../../domain/money.ts';
 import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
 import type { Log } from '../../sequencer/ports.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
 import { param } from '../http/types.ts';
 import type { RateLimitLock } from '../auth/rate-limit.ts';
@@ -98,7 +99,6 @@ async function awaitHistory(venue: VenuePort): Promise<number> {
 const ok = (data: Record<string, unknown>): ApiReply => ({
   json: { code: 1000, message: 'success', ...data },
 });
-const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
 
 /** `limit` (1..MAX_LIST_LIMIT) and `offset` (≥ 0) from the request, or the refusal. */
 export function paging(
@@ -124,6 +124,41 @@ export function paging(
   return { limit, offset };
 }
 
+/** The user named, or numbered, by the `user` parameter (a name first: names may be digits). */
+export function userParam(
+  engine: VenueState,
+  reader: VenueReader,
+  request: ApiRequest,
+): UserRecord | ApiReply {
+  const text = param(request, 'user') ?? '';
+  if (text === '') return fail('INVALID_PARAMETER', 'user is required: a name or an id');
+  const byName = engine.userId(text);
+  const id = byName ?? (/^\d{1,15}$/.test(text) ? Number(text) : undefined);
+  const user = id === undefined ? undefined : reader.user(id);
+  return user ?? fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
+}
+
+/** The coin of the `coin` parameter (any case); undefined when absent or empty. */
+export function coinParam(engine: VenueState, request: ApiRequest): CoinSpec | undefined | ApiReply {
+  const text = param(request, 'coin');
+  if (text === undefined || text === '') return undefined;
+  const lower = text.toLowerCase();
+  const check = checkCoinName(lower);
+  if (!check.ok) return fail(check.result, check.message);
+  return engine.coin(lower) ?? fail('UNKNOWN_COIN', `unknown coin '${lower}'`);
+}
+
+/** The market of the `market` parameter (any case); undefined when absent or empty. */
+export function marketParam(engine: VenueState, request: ApiRequest): MarketSpec | undefined | ApiReply {
+  const text = param(request, 'market');
+  if (text === undefined || text === '') return undefined;
+  const lower = text.toLowerCase();
+  return engine.market(lower) ?? fail('UNKNOWN_MARKET', `unknown market '${lower.slice(0, 40)}'`);
+}
+
+/** Whether a helper's answer is a refusal to send back. */
+export const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
+
 /** Decimals of a rate in ppm read as a fraction (PPM is 10^6). */
 const PPM_DECIMALS = 6;
 
@@ -137,31 +172,9 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
   const decimals = (coin: string): number => engine.coin(coin)?.unitDecimal ?? 8;
   const units = (coin: string, n: number): string => formatUnitsTrim(n, decimals(coin));
 
-  /** The user named, or numbered, by the `user` parameter (a name first: names may be digits). */
-  const userOf = (request: ApiRequest): UserRecord | ApiReply => {
-    const text = param(request, 'user') ?? '';
-    if (text === '') return fail('INVALID_PARAMETER', 'user is required: a name or an id');
-    const byName = engine.userId(text);
-    const id = byName ?? (/^\d{1,15}$/.test(text) ? Number(text) : undefined);
-    const user = id === undefined ? undefined : reader.user(id);
-    return user ?? fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
-  };
-
-  const coinOf = (request: ApiRequest): CoinSpec | undefined | ApiReply => {
-    const text = param(request, 'coin');
-    if (text === undefined || text === '') return undefined;
-    const lower = text.toLowerCase();
-    const check = checkCoinName(lower);
-    if (!check.ok) return fail(check.result, check.message);
-    return engine.coin(lower) ?? fail('UNKNOWN_COIN', `unknown coin '${lower}'`);
-  };
-
-  const marketOf = (request: ApiRequest): MarketSpec | undefined | ApiReply => {
-    const text = param(request, 'market');
-    if (text === undefined || text === '') return undefined;
-    const lower = text.toLowerCase();
-    return engine.market(lower) ?? fail('UNKNOWN_MARKET', `unknown market '${lower.slice(0, 40)}'`);
-  };
+  const userOf = (request: ApiRequest): UserRecord | ApiReply => userParam(engine, reader, request);
+  const coinOf = (request: ApiRequest): CoinSpec | undefined | ApiReply => coinParam(engine, request);
+  const marketOf = (request: ApiRequest): MarketSpec | undefined | ApiReply => marketParam(engine, request);
 
   const userRow = (u: UserRecord): Record<string, unknown> => ({
     id: u.userId,
@@ -228,17 +241,23 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
           return { coin: c.name, available: units(c.name, b.available), frozen: units(c.name, b.frozen) };
         });
         // Margin accounts (issue 14): what each holds and owes, per coin it has touched.
-        const margin = engine.margin.accountsOf(id).map((a) => ({
-          account: a.acctType === 1 ? `isolated ${a.market}` : 'cross',
-          riskRate: a.riskRateBp === undefined ? '-' : formatUnitsTrim(a.riskRateBp, 4),
-          balances: a.coins.map((c) => ({
-            coin: c.coin,
-            available: units(c.coin, c.available),
-            frozen: units(c.coin, c.frozen),
-            borrowed: units(c.coin, c.borrowed),
-            interest: units(c.coin, c.interest),
-          })),
-        }));
+        // Isolated ones at the mark, with the notice flag and the liquidation lock (issue 15).
+        const margin = engine.margin.accountsOf(id).map((a) => {
+          const risk = a.acctType === 1 ? engine.risk.accountRisk(id, a.market) : undefined;
+          const rate = risk?.riskRateBp ?? a.riskRateBp;
+          return {
+            account: a.acctType === 1 ? `isolated ${a.market}` : 'cross',
+            riskRate: rate === undefined ? '-' : formatUnitsTrim(rate, 4),
+            ...(risk === undefined ? {} : { level: risk.level, repayLock: risk.repayLock }),
+            balances: a.coins.map((c) => ({
+              coin: c.coin,
+              available: units(c.coin, c.available),
+              frozen: units(c.coin, c.frozen),
+              borrowed: units(c.coin, c.borrowed),
+              interest: units(c.coin, c.interest),
+            })),
+          };
+        });
         const open = engine.openOrders(id);
         return ok({
           user: userRow(user),

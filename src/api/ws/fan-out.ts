@@ -19,6 +19,11 @@
  * user's balance messages are the state at the end of the tick. Ticks run in order and each
  * connection's frames go out in one write, so one user's pushes arrive in engine order.
  *
+ * Risk. A margin account's notice flag or liquidation lock can change with no event of its owner
+ * (other people's trades move the mark, a timer tick ages it): while anyone watches their margin
+ * pushes, every applied batch schedules a tick, and the tick asks `RiskWatch` which watched
+ * accounts changed; those are pushed as changed accounts (issue 15).
+ *
  * Ticks. The first change after a quiet spell is flushed on the next event-loop turn
  * (setImmediate); under load flushes are at least `minFlushIntervalMs` apart, and at least as
  * far apart as the last flush took, so that flushing takes at most half the event loop's time:
@@ -49,6 +54,7 @@ import {
   type WireMarket,
 } from './channels.ts';
 import { textFrame } from './frame.ts';
+import { RiskWatch, type RiskChange } from './risk-watch.ts';
 import { depthMessage, klineMessage, quickDepthMessage, tickerMessage, tradesMessage } from './payloads.ts';
 import {
   assetMessage,
@@ -423,11 +429,14 @@ export class FanOut {
   #writeAt = 0;
   readonly #joined = new Map<string, Buffer>();
   #closed = false;
+  /** The margin accounts of users who watch their margin pushes, for changes of their risk state. */
+  readonly #risk: RiskWatch;
   /** Frames handed to connections since start (a frame is one message to one connection). */
   framesWritten = 0;
 
   constructor(sources: Sources, options: FanOutOptions) {
     this.#sources = sources;
+    this.#risk = new RiskWatch(sources.engine);
     this.#interval = options.minFlushIntervalMs ?? DEFAULT_MIN_FLUSH_INTERVAL_MS;
     this.#log = options.log;
   }
@@ -469,7 +478,8 @@ export class FanOut {
     for (const item of batch) {
       for (const e of item.result.events) changed = this.#event(e) || changed;
     }
-    if (changed) this.#schedule();
+    // Any command may move a mark (a timer tick ages its window), and with it a notice flag.
+    if (changed || this.#risk.watching) this.#schedule();
   };
 
   /** Stops flushing. */
@@ -543,6 +553,25 @@ export class FanOut {
     }
   }
 
+  /** Accounts whose notice flag or lock changed without a balance change of theirs: pushed as changed. */
+  #riskChanges(): void {
+    let changes: RiskChange[];
+    try {
+      changes = this.#risk.changes();
+    } catch (error) {
+      this.#log(`ws: reading risk states failed: ${(error as Error).stack ?? String(error)}`);
+      return;
+    }
+    for (const c of changes) {
+      const user = this.#users.get(c.userId);
+      if (user === undefined) continue;
+      const coins = user.margin.get(c.account) ?? new Set<string>();
+      for (const coin of c.coins) coins.add(coin);
+      user.margin.set(c.account, coins);
+      this.#dirtyUsers.add(user);
+    }
+  }
+
   #bookChanged(market: string): boolean {
     const m = this.#markets.get(market);
     if (m === undefined) return false;
@@ -566,9 +595,11 @@ export class FanOut {
       m.reset();
     }
     this.#dirtyMarkets.clear();
+    this.#riskChanges();
     for (const user of this.#dirtyUsers) {
       for (const topic of user.topics.values()) this.#deliver(topic, false);
       user.coins.clear();
+      for (const account of user.margin.keys()) this.#risk.shown(user.userId, account);
       user.margin.clear();
     }
     this.#dirtyUsers.clear();
@@ -692,6 +723,8 @@ export class FanOut {
         default:
           topic = new AssetTopic(key, user, private_.kind === 'push_user_incr_asset');
       }
+      if (private_.kind === 'push_user_cross_asset' || private_.kind === 'push_user_incr_asset')
+        this.#risk.watch(g.userId);
       user.topics.set(key, topic);
     }
     return topic;
@@ -713,6 +746,8 @@ export class FanOut {
     if (user === undefined) return;
     user.topics.delete(topic.key);
     if (channel.kind === 'push_user_incr_record') user.records.delete(channel.market.spec.name);
+    if (channel.kind === 'push_user_cross_asset' || channel.kind === 'push_user_incr_asset')
+      this.#risk.unwatch(user.userId);
     if (user.topics.size === 0) {
       this.#users.delete(user.userId);
       this.#dirtyUsers.delete(user);

@@ -10,7 +10,8 @@ import { formatUnits, unitsToNumber } from '../../domain/money.ts';
 import type { CoinSpec, MarketSpec } from '../../domain/specs.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { coinBalanceRecord } from '../http/signed/account.ts';
-import { crossAssetsResult } from '../http/signed/margin-views.ts';
+import { formatRiskRate } from '../../margin/wire.ts';
+import { crossAssetsResult, crossRisk } from '../http/signed/margin-views.ts';
 import { orderRecord } from '../http/signed/order-record.ts';
 
 /** What does not change over an order's life (from its OrderAccepted, or the engine's view of it). */
@@ -119,15 +120,69 @@ export function assetMessage(
 export const ISOLATED_PREFIX = 'isolated:';
 export const CROSS_KEY = 'cross';
 
+/** A margin account's risk state as its pushes show it (issue 15). */
+export interface RiskState {
+  /** 1 normal, 2 flagged at the notice line, 3 locked for liquidation (cross: at the liquidation line). */
+  readonly level: 1 | 2 | 3;
+  readonly repayLock: boolean;
+  /** As getLeverAssetsInfo / getCrossAssets show it: 4 decimals rounded down, "-" without debt. */
+  readonly riskRate: string;
+  /** The account's newest liquidation (its record is in the bills), null when it never had one. */
+  readonly lastLiquidation: {
+    readonly id: number;
+    readonly status: 'running' | 'done';
+    readonly startTime: number;
+    readonly endTime: number;
+  } | null;
+}
+
+/** The newest liquidation record of `isolated:<market>` or `cross`, as RiskState shows it. */
+function lastLiquidation(engine: VenueState, userId: number, account: string): RiskState['lastLiquidation'] {
+  const market = account.startsWith(ISOLATED_PREFIX) ? account.slice(ISOLATED_PREFIX.length) : undefined;
+  const records = engine.risk.liquidations(userId);
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i];
+    if (r === undefined) continue;
+    if (
+      market === undefined ? r.account.kind === 'cross' : r.account.kind === 'isolated' && r.market === market
+    )
+      return { id: r.id, status: r.status, startTime: r.startMs, endTime: r.endMs };
+  }
+  return null;
+}
+
+/** The risk state of `isolated:<market>` or `cross`, as getLeverAssetsInfo / getCrossAssets show it. */
+export function riskState(engine: VenueState, userId: number, account: string): RiskState | undefined {
+  if (account.startsWith(ISOLATED_PREFIX)) {
+    const market = account.slice(ISOLATED_PREFIX.length);
+    const risk = engine.risk.accountRisk(userId, market);
+    if (risk === undefined) return undefined;
+    const view = engine.margin.account(userId, 1, market);
+    return {
+      level: risk.level,
+      repayLock: risk.repayLock,
+      riskRate: formatRiskRate(risk.riskRateBp ?? view?.riskRateBp),
+      lastLiquidation: lastLiquidation(engine, userId, account),
+    };
+  }
+  const view = engine.margin.account(userId, 2, '');
+  return {
+    ...crossRisk(view),
+    riskRate: formatRiskRate(view?.riskRateBp),
+    lastLiquidation: lastLiquidation(engine, userId, account),
+  };
+}
+
 /**
  * A margin account's changed coins on `push_user_incr_asset` (issue 14; the reference does not
  * know the channel's layout):
- * `{"coins":[…],"acctType":1,"marketName":"btcusdt","dataType":"userIncrAsset","channel":"push_user_incr_asset","version":<seq>}`.
+ * `{"coins":[…],"acctType":1,"marketName":"btcusdt","level":1,"repayLock":false,"riskRate":"1.3307","lastLiquidation":null,"dataType":"userIncrAsset","channel":"push_user_incr_asset","version":<seq>}`.
  * `acctType` 1 (isolated, `marketName` the market without underscore) or 2 (cross, `marketName`
  * ""); a spot message has neither field. Each coin is getAccountInfo's coin record with the
  * margin account's `available` and `freez`, plus `loanIn` (principal owed) and `overdraft`
- * (interest owed), decimal text with the coin's decimals. `undefined` for an account the engine
- * does not know (never expected).
+ * (interest owed), decimal text with the coin's decimals; and the account's `level`, `repayLock`,
+ * `riskRate` and `lastLiquidation` (issue 15, `RiskState`): the notice flag is level 2. `undefined` for an account the
+ * engine does not know (never expected).
  */
 export function marginAssetMessage(
   engine: VenueState,
@@ -153,10 +208,12 @@ export function marginAssetMessage(
         overdraft: units(c?.interest),
       };
     });
+  const risk = riskState(engine, userId, account);
   return JSON.stringify({
     coins: list,
     acctType: isolated ? 1 : 2,
     marketName: market.replace('_', ''),
+    ...risk,
     dataType: 'userIncrAsset',
     channel: 'push_user_incr_asset',
     version: engine.lastSeq,

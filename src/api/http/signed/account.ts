@@ -135,6 +135,10 @@ function remarkOf(bill: BillRow): string {
     case 'repayInterest':
     case 'interestShare':
       return bill.ref.replace(':', ' ').replace('offer', 'lending offer').replace('loan ', 'loan record ');
+    // Liquidation (issue 15): the record the fee or the insurance's cover belongs to.
+    case 'liquidationFee':
+    case 'insuranceCover':
+      return bill.ref.replace(':', ' ');
     default:
       return `order ${bill.ref}`;
   }

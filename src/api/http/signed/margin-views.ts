@@ -16,7 +16,7 @@ import type { MarginAccountView, MarginCoinView } from '../../../engine/margin.t
 import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { LoanRecord, RepaymentRecord, LoanStatus } from '../../../margin/loans.ts';
 import { LOAN_STATUS } from '../../../margin/loans.ts';
-import { ratio, unitPrice, unwindPrice, type CoinPosition, type Ratio } from '../../../margin/lines.ts';
+import { ratio, type CoinPosition, type Ratio } from '../../../margin/lines.ts';
 import {
   crossAssets,
   crossRepaymentItem,
@@ -26,10 +26,15 @@ import {
   loanOfferItem,
   loanRecord,
   repaymentItem,
+  leverLevel,
   type CoinView,
   type Converter,
   type CrossAssetsWire,
+  type CrossRisk,
 } from '../../../margin/wire.ts';
+import type { LiquidationRecord } from '../../../margin/liquidation.ts';
+import { liquidationWire, type LiquidationWire } from '../../../margin/liquidation-wire.ts';
+import type { MarginBillRow } from '../../../store/history-store.ts';
 import type { ApiReply } from '../types.ts';
 import {
   idParam,
@@ -131,9 +136,7 @@ function getLeverAssetsInfo(ctx: SignedContext): ApiReply {
       if (market === undefined || base === undefined || quote === undefined) return [];
       const b = a.coins.find((c) => c.coin === base.name);
       const q = a.coins.find((c) => c.coin === quote.name);
-      const basePosition = position(b, base.name);
-      const quotePosition = position(q, quote.name);
-      const perTick = unitPrice(1, market.priceScale, base.unitDecimal, quote.unitDecimal);
+      const risk = engine.risk.accountRisk(ctx.userId, market.name);
       return [
         leverObject({
           market: market.name,
@@ -141,13 +144,15 @@ function getLeverAssetsInfo(ctx: SignedContext): ApiReply {
           base: coinView(base),
           quote: coinView(quote),
           settings: a.settings,
-          basePosition,
-          quotePosition,
+          basePosition: position(b, base.name),
+          quotePosition: position(q, quote.name),
           canLoanIn: { base: b?.borrowLimit ?? 0, quote: q?.borrowLimit ?? 0 },
           transferOut: { base: b?.transferOutLimit ?? 0, quote: q?.transferOutLimit ?? 0 },
-          riskRateBp: a.riskRateBp,
-          unwind: unwindPrice(basePosition, quotePosition, a.settings, perTick),
-          repayLock: false,
+          // At the mark (issue 15); before the market's first trade, as the margin view values it.
+          riskRateBp: risk?.riskRateBp ?? a.riskRateBp,
+          unwind: risk?.unwindPrice,
+          repayLock: risk?.repayLock ?? false,
+          level: risk?.level,
           version: engine.lastSeq,
           convert,
         }),
@@ -176,7 +181,17 @@ export function crossAssetsResult(engine: VenueState, userId: number): CrossAsse
       canTransferOut: c?.transferOutLimit ?? 0,
     };
   });
-  return crossAssets(coins, account?.riskRateBp, priceConverter(engine));
+  return crossAssets(coins, account?.riskRateBp, priceConverter(engine), crossRisk(account));
+}
+
+/**
+ * A cross account's level from its risk rate against its lines (1 normal, 2 at or below the notice
+ * line, 3 at or below the liquidation line), and `repayLock` false: the engine keeps notice flags
+ * and locks for isolated accounts only so far (docs/margin.md, "The notice line on the wire").
+ */
+export function crossRisk(account: MarginAccountView | undefined): CrossRisk {
+  if (account === undefined) return { level: 1, repayLock: false };
+  return { level: leverLevel(account.riskRateBp, account.settings) as 1 | 2 | 3, repayLock: false };
 }
 
 /**
@@ -208,7 +223,8 @@ function recordOf(ctx: SignedContext, loan: LoanRecord): ReturnType<typeof loanR
     borrowerName: engine.userName(borrowerUserId) ?? '',
     viewerIsBorrower: borrowerUserId === ctx.userId,
     venueSharePpm: engine.margin.lendingSettings(loan.coin)?.venueSharePpm ?? 0,
-    borrowerLocked: false,
+    borrowerLocked:
+      loan.borrower.kind === 'isolated' && engine.risk.isLocked(borrowerUserId, loan.borrower.market),
   });
 }
 
@@ -340,11 +356,58 @@ function getCrossRepayRecords(ctx: SignedContext): ApiReply {
   );
 }
 
+/** A liquidation record on the wire (the user's bills, the operator's `bourse liquidations`). */
+export function liquidationOf(engine: VenueState, r: LiquidationRecord): LiquidationWire {
+  const market = engine.market(r.market);
+  const base = market === undefined ? undefined : engine.coin(market.base);
+  const quote = market === undefined ? undefined : engine.coin(market.quote);
+  const view =
+    market === undefined || base === undefined || quote === undefined
+      ? undefined
+      : { name: market.name, priceScale: market.priceScale, base: coinView(base), quote: coinView(quote) };
+  return liquidationWire(r, view, (name) => {
+    const c = engine.coin(name);
+    return c === undefined ? undefined : coinView(c);
+  });
+}
+
+/** The bill types a liquidation books on the account (beside its order's `sell`/`buy`). */
+const LIQUIDATION_BILLS: ReadonlySet<string> = new Set([
+  'liquidationFee',
+  'insuranceCover',
+  'repayPrincipal',
+  'repayInterest',
+]);
+
+/**
+ * The liquidation a margin bill belongs to: by its ref (`liquidation:<id>`: the fee, the
+ * insurance's cover), or a repayment of the account inside a record's time span (the account is
+ * locked meanwhile, so nothing else repays it).
+ */
+function liquidationOfBill(
+  records: readonly LiquidationRecord[],
+  bill: MarginBillRow,
+): LiquidationRecord | undefined {
+  if (!LIQUIDATION_BILLS.has(bill.billType)) return undefined;
+  if (bill.ref.startsWith('liquidation:')) {
+    const id = Number(bill.ref.slice('liquidation:'.length));
+    return records.find((r) => r.id === id);
+  }
+  return records.find(
+    (r) =>
+      (r.account.kind === 'cross' ? bill.acctType === CROSS_ACCOUNT : r.market === bill.market) &&
+      bill.time >= r.startMs &&
+      (r.status === 'running' || bill.time <= r.endMs),
+  );
+}
+
 /**
  * `getLeverBills` ([coin], [marketName: one isolated account; absent: every one], [dataType],
  * [startDate], [endDate], [pageIndex], [pageSize 10–50]) and `getCrossBills` (the same without
  * marketName): the margin account's bills, newest first, in getSpotBills' item shape plus
- * `marketName` (`btcusdt`; "" for cross). `{"code":1000,"message":"success","result":[bill]}`.
+ * `marketName` (`btcusdt`; "" for cross), and on a liquidation's bills (its fee, the insurance's
+ * cover, its repayments) `liquidation`: the whole record (liquidationWire).
+ * `{"code":1000,"message":"success","result":[bill]}`.
  */
 function marginBills(acctType: 1 | 2) {
   return async (ctx: SignedContext): Promise<ApiReply> => {
@@ -359,11 +422,16 @@ function marginBills(acctType: 1 | 2) {
       coin: coin?.name,
       ...window,
     });
+    const records = engine.risk.liquidations(ctx.userId);
     return resultReply(
-      page.rows.map((bill) => ({
-        ...billRecord(bill, coin ?? engine.coin(bill.coin)),
-        marketName: bill.market.replace('_', ''),
-      })),
+      page.rows.map((bill) => {
+        const liquidation = records.length === 0 ? undefined : liquidationOfBill(records, bill);
+        return {
+          ...billRecord(bill, coin ?? engine.coin(bill.coin)),
+          marketName: bill.market.replace('_', ''),
+          ...(liquidation === undefined ? {} : { liquidation: liquidationOf(engine, liquidation) }),
+        };
+      }),
     );
   };
 }

@@ -1,0 +1,141 @@
+/**
+ * @module risk-routes — the operator's view of the risk side (issue 15, used by `bourse liquidations`
+ * and `bourse insurance`): the liquidation records, and the insurance fund per coin with what fed
+ * it and what it paid. Read-only, under the admin token. Records are the engine's (the same shape
+ * as the user's bills carry, src/margin/liquidation-wire.ts) plus the owner's name. A bad parameter,
+ * an unknown user, market, coin or record is refused (3004/3005/3003) with a message naming it.
+ */
+import { formatBigUnitsTrim } from '../../domain/money.ts';
+import type { LiquidationRecord } from '../../margin/liquidation.ts';
+import type { VenueState } from '../../sequencer/venue-ports.ts';
+import { liquidationOf } from '../http/signed/margin-views.ts';
+import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
+import { fail } from './admin-reply.ts';
+import { engineReader } from './venue-reader.ts';
+import { coinParam, DEFAULT_LIST_LIMIT, isReply, marketParam, paging, userParam } from './views-routes.ts';
+
+/** The paths of risk-routes (all read-only: the audit log does not record them). */
+export const RISK_READ_PATHS: readonly string[] = [
+  '/admin/liquidations/list',
+  '/admin/liquidations/show',
+  '/admin/insurance',
+];
+
+const STATUSES = ['running', 'done'] as const;
+
+const ok = (data: Record<string, unknown>): ApiReply => ({
+  json: { code: 1000, message: 'success', ...data },
+});
+
+const ownerOf = (r: LiquidationRecord): number => (r.account.kind === 'system' ? 0 : r.account.userId);
+
+/** A record as the operator sees it: the wire record plus the owner's name. */
+function recordRow(engine: VenueState, r: LiquidationRecord): Record<string, unknown> {
+  return { ...liquidationOf(engine, r), user: engine.userName(ownerOf(r)) ?? '' };
+}
+
+export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
+  const engine = deps.venue.engine;
+  const reader = engineReader(engine);
+  return [
+    {
+      /**
+       * [user] (name or id), [market], [status: running|done], [limit], [offset]: liquidation
+       * records, newest first.
+       */
+      path: '/admin/liquidations/list',
+      handler: (request) => {
+        const userText = param(request, 'user');
+        const user =
+          userText === undefined || userText === '' ? undefined : userParam(engine, reader, request);
+        if (isReply(user)) return user;
+        const market = marketParam(engine, request);
+        if (isReply(market)) return market;
+        const statusText = param(request, 'status');
+        if (
+          statusText !== undefined &&
+          statusText !== '' &&
+          !(STATUSES as readonly string[]).includes(statusText)
+        ) {
+          return fail(
+            'INVALID_PARAMETER',
+            `status '${statusText.slice(0, 20)}' must be one of ${STATUSES.join(', ')}`,
+          );
+        }
+        const page = paging(request, DEFAULT_LIST_LIMIT);
+        if (isReply(page)) return page;
+        const found = engine
+          .liquidations()
+          .filter(
+            (r) =>
+              (user === undefined || ownerOf(r) === user.userId) &&
+              (market === undefined || r.market === market.name) &&
+              (statusText === undefined || statusText === '' || r.status === statusText),
+          )
+          .reverse();
+        return ok({
+          total: found.length,
+          limit: page.limit,
+          offset: page.offset,
+          liquidations: found.slice(page.offset, page.offset + page.limit).map((r) => recordRow(engine, r)),
+        });
+      },
+    },
+    {
+      /** id: one liquidation record in full. */
+      path: '/admin/liquidations/show',
+      handler: (request) => {
+        const text = param(request, 'id') ?? '';
+        if (!/^[1-9]\d{0,14}$/.test(text)) {
+          return fail(
+            'INVALID_PARAMETER',
+            `id '${text.slice(0, 20)}' must be a liquidation number (1, 2, …)`,
+          );
+        }
+        const record = engine.liquidations().find((r) => r.id === Number(text));
+        if (record === undefined) return fail('INVALID_PARAMETER', `no liquidation ${text}`);
+        return ok({ liquidation: recordRow(engine, record) });
+      },
+    },
+    {
+      /**
+       * [coin]: per coin, the insurance fund's balance; what fed it (the venue's share of interest,
+       * liquidation fees) and what it paid (shortfalls covered); the bad debt written off against
+       * lenders beyond it; and how many liquidations there were.
+       */
+      path: '/admin/insurance',
+      handler: (request) => {
+        const only = coinParam(engine, request);
+        if (isReply(only)) return only;
+        const records = engine.liquidations();
+        const fund = new Map(engine.insurance().map((c) => [c.coin, c.available]));
+        const coins = only === undefined ? engine.coins() : [only];
+        return ok({
+          liquidations: records.length,
+          running: records.filter((r) => r.status === 'running').length,
+          coins: coins.map((c) => {
+            let fees = 0n;
+            let covered = 0n;
+            let badDebt = 0n;
+            for (const r of records)
+              for (const o of r.coins)
+                if (o.coin === c.name) {
+                  fees += BigInt(o.fee);
+                  covered += BigInt(o.insurance);
+                  badDebt += BigInt(o.badDebt);
+                }
+            const f = (n: bigint | number): string => formatBigUnitsTrim(BigInt(n), c.unitDecimal);
+            return {
+              coin: c.name,
+              available: f(fund.get(c.name) ?? 0),
+              interestShare: f(engine.margin.interestPaid(c.name).insurance),
+              liquidationFees: f(fees),
+              covered: f(covered),
+              badDebt: f(badDebt),
+            };
+          }),
+        });
+      },
+    },
+  ];
+}
