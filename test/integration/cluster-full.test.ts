@@ -1,10 +1,15 @@
 /**
  * Issue 18, the whole cluster in separate processes (test/fixtures/cluster.ts): `bourse engine`
- * on a JetStream stream of a private nats-server with `sync_interval: always`, two `bourse
- * gateway`s, `bourse history` writing PostgreSQL (a database of the run's own), and the rate
- * limits in Redis (a key prefix of the run's own). The ccxt `zb` suite passes through either
- * gateway; a WebSocket client on gateway B sees trades placed through gateway A; the history
- * role writes them; both gateways count against one rate-limit budget; and a gateway killed with
+ * leading a JetStream stream of a private nats-server with `sync_interval: always` and a second
+ * one standing by, two `bourse gateway`s, `bourse history` writing PostgreSQL (a database of the
+ * run's own), and the rate limits in Redis (a key prefix of the run's own).
+ *
+ * First the leader is killed with SIGKILL while orders go through both gateways: the standby
+ * takes over, both gateways reach it by themselves, the history role writes every acknowledged
+ * order's row once, and a new standby joins the new leader. Everything after runs on that
+ * cluster (the new leader and its standby): the ccxt `zb` suite passes through either gateway; a
+ * WebSocket client on gateway B sees trades placed through gateway A; the history role writes
+ * them; both gateways count against one rate-limit budget in Redis; and a gateway killed with
  * SIGKILL sends its WebSocket clients to the other, where they rebuild from the snapshots, while
  * the other gateway's clients and the engine notice nothing.
  */
@@ -13,9 +18,11 @@ import { after, before, describe, test } from 'node:test';
 import { PgHistoryStore } from '../../src/store/pg-history-store.ts';
 import { BTC_USDT, describeCcxtZb, ETH_USDT, type CcxtTarget } from '../e2e/ccxt-suite.ts';
 import { startCluster, type Cluster } from '../fixtures/cluster.ts';
+import type { EngineCandidate } from '../fixtures/engine-candidate.ts';
 import { FailoverWsClient } from '../fixtures/failover-ws-client.ts';
 import { natsSkipReason } from '../fixtures/nats-server.ts';
-import { pgSkipReason } from '../fixtures/postgres.ts';
+import { orderLoad } from '../fixtures/order-load.ts';
+import { dumpHistory, pgSkipReason } from '../fixtures/postgres.ts';
 import { redisSkipReason } from '../fixtures/redis-server.ts';
 import { startRole, type RoleProcess } from '../fixtures/role-process.ts';
 import { untilTrue, until } from '../fixtures/until.ts';
@@ -28,7 +35,7 @@ const skip = natsSkipReason() || (await pgSkipReason()) || (await redisSkipReaso
 let cluster: Cluster | undefined;
 
 before(async () => {
-  if (skip === false) cluster = await startCluster();
+  if (skip === false) cluster = await startCluster({ standby: true });
 });
 
 after(async () => {
@@ -53,12 +60,94 @@ async function trader(name: string, deposits: [string, string][], i: number): Pr
   return new ZbClient(baseOf(i), client.accessKey, client.secret);
 }
 
+/** Resolves once the history role has written everything up to the engine's seq now. */
+async function historyWritten(): Promise<void> {
+  const seq = await c().engineSeq();
+  const store = await PgHistoryStore.open(c().historyUrl);
+  try {
+    await until(`the history role to write seq ${seq}`, async () =>
+      (await store.checkpoint()) >= seq ? true : undefined,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 const order = (price: string, amount: string, side: 'buy' | 'sell'): [string, string][] => [
   ['currency', 'eth_btc'],
   ['tradeType', side === 'buy' ? '1' : '0'],
   ['price', price],
   ['amount', amount],
 ];
+
+describe('failover in the whole cluster (issue 18)', { skip }, () => {
+  test('kill -9 of the leader while orders go through both gateways: the standby takes over, bourse history writes every acknowledged order once', async () => {
+    const [old, standby] = c().engines as [EngineCandidate, EngineCandidate];
+    // Sixteen keys, to keep most orders under each key's 60 requests a second: the limits are on,
+    // and an order over them is answered 4002 through either gateway (counted, not an error).
+    const traders: ZbClient[] = [];
+    for (let i = 0; i < 16; i++) {
+      traders.push(
+        await trader(
+          `fo-${i}`,
+          [
+            ['zb', '1000000'],
+            ['qc', '1000000'],
+          ],
+          0,
+        ),
+      );
+    }
+    await c().settled(baseOf(1));
+    const load = orderLoad(
+      [baseOf(0), baseOf(1)],
+      traders,
+      (i) => [
+        ['currency', 'zb_qc'],
+        ['tradeType', String(i % 2)],
+        ['price', (1 + (i % 7) / 100).toFixed(4)],
+        ['amount', '10.00'],
+      ],
+      2,
+    );
+    await pause(600);
+    const killedAt = performance.now();
+    await old.kill();
+    await c().takeOver(standby);
+    await pause(1_000);
+    const report = await load.stop();
+    assert.deepEqual(report.other, []);
+    const after = report.acknowledged.filter((a) => a.sentAt > killedAt);
+    for (const gateway of [0, 1]) {
+      assert.ok(
+        after.some((a) => a.gateway === gateway),
+        `no order sent through gateway ${gateway} after the kill was acknowledged`,
+      );
+    }
+
+    // The history role follows the stream, whoever leads: each acknowledged order has its row, once.
+    await historyWritten();
+    const rows = (await dumpHistory(c().database.url, 'history')).orders as { id: number }[];
+    const written = new Map<string, number>();
+    for (const row of rows) written.set(String(row.id), (written.get(String(row.id)) ?? 0) + 1);
+    const acknowledged = report.acknowledged.map((a) => a.id);
+    assert.equal(new Set(acknowledged).size, acknowledged.length, 'an order id acknowledged twice');
+    assert.deepEqual(
+      acknowledged.filter((id) => written.get(id) !== 1),
+      [],
+      'acknowledged orders without exactly one row',
+    );
+    console.log(
+      `failover: ${acknowledged.length} orders acknowledged (${after.length} sent after the kill), ` +
+        `${report.notAccepted} NOT_ACCEPTED, ${report.limited} over a key's rate limit; history written to seq ${await c().engineSeq()}`,
+    );
+
+    // A new standby follows the new leader; the tests below run on this cluster.
+    await c().addStandby();
+  });
+});
 
 describeCcxtZb(
   'the ccxt zb suite through gateway A',
@@ -89,15 +178,7 @@ describe('the cluster in separate processes (issue 18)', { skip }, () => {
     await ws.close();
 
     // The history role writes the trade; either gateway reads it from PostgreSQL.
-    const seq = await c().engineSeq();
-    const store = await PgHistoryStore.open(c().historyUrl);
-    try {
-      await until('the history role to write the trade', async () =>
-        (await store.checkpoint()) >= seq ? true : undefined,
-      );
-    } finally {
-      await store.close();
-    }
+    await historyWritten();
     const viaB = new ZbClient(baseOf(1), buyer.accessKey, buyer.secret);
     const got = await viaB.call('getOrder', [
       ['currency', 'eth_btc'],

@@ -15,12 +15,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { natsSkipReason } from '../fixtures/nats-server.ts';
-import {
-  killRound,
-  startFailoverCluster,
-  whenLeading,
-  type FailoverCluster,
-} from '../fixtures/failover-cluster.ts';
+import { whenLeading } from '../fixtures/engine-candidate.ts';
+import { killRound, startFailoverCluster, type FailoverCluster } from '../fixtures/failover-cluster.ts';
 
 const skip = natsSkipReason();
 let cluster: FailoverCluster | undefined;
