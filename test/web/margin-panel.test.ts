@@ -18,14 +18,27 @@ import {
   SCREENSHOTS,
   type BrowserVenue,
 } from '../fixtures/browser-venue.ts';
+import { until } from '../fixtures/until.ts';
 import type { ServerProcess } from '../fixtures/server-process.ts';
 import { admin } from '../fixtures/zb-client.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type PageGlobal = any;
 
-const cellText = (page: Page, selector: string): Promise<string> =>
-  page.locator(selector).innerText({ timeout: 10_000 });
+/** Waits until the element's text matches `pattern` (the page fills cells as answers arrive), then returns it. */
+async function seeText(page: Page, selector: string, pattern: RegExp): Promise<string> {
+  const text = await until(
+    `${selector} to match ${pattern}`,
+    async () => {
+      const t = await page.locator(selector).innerText({ timeout: 10_000 });
+      return pattern.test(t) ? t : undefined;
+    },
+    15_000,
+  ).catch(async (error: Error) => {
+    throw new Error(`${error.message}; it reads ${JSON.stringify(await page.locator(selector).innerText())}`);
+  });
+  return text;
+}
 
 describe('the trading page: the margin tab', { skip: browserSkip }, () => {
   let server: ServerProcess;
@@ -72,7 +85,7 @@ describe('the trading page: the margin tab', { skip: browserSkip }, () => {
     await page.waitForSelector('#user-name:has-text("demo-trader")');
     await page.click('#account-tabs button[data-tab="margin"]');
     await page.waitForSelector('#margin-lines:has-text("no isolated account yet")');
-    assert.match(await cellText(page, '#margin-borrow-offer'), /0\.05 % a day for 10 days/);
+    await seeText(page, '#margin-borrow-offer', /0\.05 % a day for 10 days/);
 
     // Spot → isolated: 1,000 USDT, no debt, so no risk rate.
     await page.selectOption('#margin-transfer-way', 'transferInLever');
@@ -86,8 +99,8 @@ describe('the trading page: the margin tab', { skip: browserSkip }, () => {
         .querySelector('#margin-isolated tbody tr:nth-child(2) td:nth-child(2)')
         ?.textContent?.startsWith('1000'),
     );
-    assert.equal(await cellText(page, '#margin-risk'), '-');
-    assert.match(await cellText(page, '#margin-lines'), /opening .* liquidation/);
+    await seeText(page, '#margin-risk', /^-$/);
+    await seeText(page, '#margin-lines', /opening .* liquidation/);
 
     // Borrow 2,000 USDT for 10 days: borrowed and interest show, the risk rate appears.
     await page.selectOption('#margin-borrow-account', 'isolated');
@@ -99,9 +112,9 @@ describe('the trading page: the margin tab', { skip: browserSkip }, () => {
     await page.waitForFunction(
       () => (globalThis as PageGlobal).document.getElementById('margin-risk')?.textContent !== '-',
     );
-    assert.match(await cellText(page, `${usdtRow} td:nth-child(4)`), /^2000\.0+$/);
-    assert.match(await cellText(page, `${usdtRow} td:nth-child(5)`), /^0\.04166/);
-    assert.match(await cellText(page, '#margin-risk'), /^\d+\.\d{4}$/);
+    await seeText(page, `${usdtRow} td:nth-child(4)`, /^2000\.0+$/);
+    await seeText(page, `${usdtRow} td:nth-child(5)`, /^0\.04166/);
+    await seeText(page, '#margin-risk', /^\d+\.\d{4}$/);
     const loan = page.locator('#margin-loans tbody tr').first();
     await loan.waitFor();
     assert.match(
@@ -154,7 +167,7 @@ describe('the trading page: the margin tab', { skip: browserSkip }, () => {
     await page.waitForFunction(
       () => (globalThis as PageGlobal).document.getElementById('margin-risk')?.textContent === '-',
     );
-    assert.match(await cellText(page, `${usdtRow} td:nth-child(4)`), /^0(\.0+)?$/);
+    await seeText(page, `${usdtRow} td:nth-child(4)`, /^0(\.0+)?$/);
     await page.waitForSelector('#margin-loans tbody tr:first-child:has-text("repaid")');
 
     // A refusal shows the API's message and code and changes nothing.
