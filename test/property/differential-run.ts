@@ -206,6 +206,22 @@ function levels(rows: readonly BookRow[]): [number, number][] {
   return out;
 }
 
+/** The risk side (issue 15): every market's mark, every isolated account's risk rate and notice flag. */
+function compareRisk(engine: Engine, naive: NaiveEngine, where: string): void {
+  for (const market of naive.marketNames())
+    assert.equal(engine.risk.markPrice(market), naive.risk.markPrice(market), `${where}: mark of ${market}`);
+  for (const acct of naive.margin.accounts()) {
+    const [kind, user, market] = acct.split(':');
+    if (kind !== 'i') continue;
+    const r = engine.risk.accountRisk(Number(user), market ?? '');
+    assert.deepEqual(
+      { riskRateBp: r?.riskRateBp, notice: r?.notice, repayLock: r?.repayLock },
+      { riskRateBp: naive.risk.riskRateBp(acct), notice: naive.risk.isFlagged(acct), repayLock: false },
+      `${where}: risk of ${acct} (mark ${String(r?.markPrice)})`,
+    );
+  }
+}
+
 /** Compares the whole observable state of both engines and runs both self-checks. */
 function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
   naive.checkConservation();
@@ -263,6 +279,7 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
       );
     }
   }
+  compareRisk(engine, naive, where);
   for (const coin of naive.coinNames())
     assert.equal(
       BigInt(engine.margin.poolFunded(coin)),

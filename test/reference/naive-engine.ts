@@ -30,6 +30,7 @@ import type { CancelReason } from '../../src/domain/events.ts';
 import type { ResultName } from '../../src/domain/result-codes.ts';
 import type { MarketSpec, VenueConfig } from '../../src/domain/specs.ts';
 import { NaiveMargin, type Pocket } from './naive-margin.ts';
+import { NaiveRisk } from './naive-risk.ts';
 
 /*
  * Everything here is written from the rules in src/domain/money.ts and the engine's doc comments,
@@ -227,6 +228,8 @@ export class NaiveEngine {
   #cancels: [number, CancelReason][] = [];
   /** Margin accounts, lending, loans and interest (naive-margin.ts). */
   readonly margin: NaiveMargin;
+  /** Marks, risk rates and notice flags of isolated accounts (naive-risk.ts). */
+  readonly risk: NaiveRisk;
 
   constructor(config: VenueConfig) {
     this.#platformCoin = config.settings.platformCoin;
@@ -251,6 +254,21 @@ export class NaiveEngine {
       spot: (id, coin) => this.#funds(this.#users.get(id) as User, coin),
       coins: () => this.#coins,
     });
+    this.risk = new NaiveRisk({
+      markets: () =>
+        this.#markets.map((m) => ({
+          name: m.spec.name,
+          base: m.spec.base,
+          quote: m.spec.quote,
+          priceScale: m.spec.priceScale,
+          lastPrice: m.lastPrice,
+          bestBid: this.#best(m.bids, BUY),
+          bestAsk: this.#best(m.asks, SELL),
+        })),
+      decimals: (coin) => this.#decimals.get(coin) as number,
+      accounts: () => this.margin.accounts(),
+      pocketOf: (account, coin) => this.margin.pocketOf(account, coin),
+    });
     for (const c of config.coins) {
       this.#decimals.set(c.name, c.unitDecimal);
       this.#coins.push(c.name);
@@ -274,8 +292,25 @@ export class NaiveEngine {
     }
   }
 
-  /** Applies one command. Throws for what it does not model: coin and market upserts, API keys. */
+  /**
+   * Applies one command, then (when accepted) the risk side's step. Throws for what it does not
+   * model: coin and market upserts, API keys, forced liquidation.
+   */
   apply(cmd: SequencedCommand): NaiveOutcome {
+    const r = this.#apply(cmd);
+    if (r.result === 'OK') this.risk.afterCommand(cmd.time, r.trades);
+    return r;
+  }
+
+  /** The best price of a book side (highest bid, lowest ask), undefined when empty. */
+  #best(orders: readonly Order[], side: Side): bigint | undefined {
+    let best: bigint | undefined;
+    for (const o of orders)
+      if (best === undefined || (side === BUY ? o.price > best : o.price < best)) best = o.price;
+    return best;
+  }
+
+  #apply(cmd: SequencedCommand): NaiveOutcome {
     this.#time = cmd.time;
     this.margin.time = cmd.time;
     this.#trades = [];
