@@ -216,10 +216,37 @@ function compareRisk(engine: Engine, naive: NaiveEngine, where: string): void {
     const r = engine.risk.accountRisk(Number(user), market ?? '');
     assert.deepEqual(
       { riskRateBp: r?.riskRateBp, notice: r?.notice, repayLock: r?.repayLock },
-      { riskRateBp: naive.risk.riskRateBp(acct), notice: naive.risk.isFlagged(acct), repayLock: false },
+      {
+        riskRateBp: naive.risk.riskRateBp(acct),
+        notice: naive.risk.isFlagged(acct),
+        repayLock: naive.risk.isLocked(acct),
+      },
       `${where}: risk of ${acct} (mark ${String(r?.markPrice)})`,
     );
   }
+  for (const { coin, available } of engine.insurance())
+    assert.equal(BigInt(available), naive.margin.insurance(coin), `${where}: insurance fund ${coin}`);
+  const theirs = naive.risk.liquidations().map((r) => ({
+    id: r.id,
+    account: r.account,
+    markAtStart: Number(r.markAtStart),
+    riskRateBp: r.riskRateBp,
+    orders: r.orders.map((o) => [o.side, Number(o.priceTicks), Number(o.amount), Number(o.filled)]),
+    coins: [...r.coins].map(([coin, c]) =>
+      [coin, c.repaid, c.shortfall, c.insurance, c.badDebt, c.fee].map(String),
+    ),
+    done: r.done,
+  }));
+  const mine = engine.liquidations().map((r) => ({
+    id: r.id,
+    account: r.account.kind === 'isolated' ? `i:${r.account.userId}:${r.account.market}` : '?',
+    markAtStart: r.markAtStart,
+    riskRateBp: r.riskRateBp,
+    orders: r.orders.map((o) => [o.side, o.priceTicks, o.amount, o.filled]),
+    coins: r.coins.map((c) => [c.coin, c.repaid, c.shortfall, c.insurance, c.badDebt, c.fee].map(String)),
+    done: r.status === 'done',
+  }));
+  assert.deepEqual(mine, theirs, `${where}: liquidation records`);
 }
 
 /** Compares the whole observable state of both engines and runs both self-checks. */

@@ -141,6 +141,8 @@ interface Order {
   readonly usePlatformCoin: boolean;
   /** The account it pays from and settles in: 'spot' or a margin account (naive-margin.ts). */
   readonly acct: string;
+  /** A forced liquidation's order: no trading fee as taker. */
+  readonly liquidation: boolean;
 }
 
 interface Deposit {
@@ -224,6 +226,8 @@ export class NaiveEngine {
   #nextOrderId = 1;
   #nextTradeId = 1;
   #time = 0;
+  /** The order `#submit` made last (a liquidation reads what it filled). */
+  #lastSubmitted: Order | undefined;
   #trades: NaiveTrade[] = [];
   #cancels: [number, CancelReason][] = [];
   /** Margin accounts, lending, loans and interest (naive-margin.ts). */
@@ -261,6 +265,7 @@ export class NaiveEngine {
           base: m.spec.base,
           quote: m.spec.quote,
           priceScale: m.spec.priceScale,
+          lotUnits: m.lotBase,
           lastPrice: m.lastPrice,
           bestBid: this.#best(m.bids, BUY),
           bestAsk: this.#best(m.asks, SELL),
@@ -268,6 +273,11 @@ export class NaiveEngine {
       decimals: (coin) => this.#decimals.get(coin) as number,
       accounts: () => this.margin.accounts(),
       pocketOf: (account, coin) => this.margin.pocketOf(account, coin),
+      trades: () => this.#trades,
+      cancelAccountOrders: (account) => this.#cancelAccountOrders(account),
+      liquidationOrder: (account, side, price, lots) => this.#liquidationOrder(account, side, price, lots),
+      autoRepay: () => this.margin.autoRepay(),
+      margin: this.margin,
     });
     for (const c of config.coins) {
       this.#decimals.set(c.name, c.unitDecimal);
@@ -297,9 +307,61 @@ export class NaiveEngine {
    * model: coin and market upserts, API keys, forced liquidation.
    */
   apply(cmd: SequencedCommand): NaiveOutcome {
+    this.#trades = [];
+    this.#cancels = [];
+    if (this.#locked(cmd)) return this.#refuse('INVALID_STATE');
     const r = this.#apply(cmd);
-    if (r.result === 'OK') this.risk.afterCommand(cmd.time, r.trades);
+    if (r.result === 'OK') this.risk.afterCommand(cmd.time, cmd.type === 'FireTimers');
     return r;
+  }
+
+  /** Whether the command is the owner's on an isolated account locked by its liquidation (repayLock). */
+  #locked(cmd: SequencedCommand): boolean {
+    switch (cmd.type) {
+      case 'PlaceOrder':
+      case 'PlaceOrderBatch':
+      case 'MarginTransfer':
+      case 'Borrow':
+      case 'RepayAll':
+        return cmd.acctType === 1 && this.risk.isLocked(`i:${cmd.userId}:${cmd.market}`);
+      case 'RepayLoan': {
+        const b = this.margin.borrowerOf(cmd.loanId);
+        return b !== undefined && b.startsWith(`i:${cmd.userId}:`) && this.risk.isLocked(b);
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** A liquidation cancels every resting order of the account, oldest first. */
+  #cancelAccountOrders(account: string): void {
+    const victims = this.#markets
+      .flatMap((m) => [...m.bids, ...m.asks])
+      .filter((o) => o.acct === account)
+      .sort((a, b) => a.id - b.id);
+    for (const o of victims) this.#cancelResting(o, 'liquidation');
+  }
+
+  /** A liquidation's order: IOC from the isolated account, no trading fee, no minimums; lots filled. */
+  #liquidationOrder(account: string, side: 'buy' | 'sell', price: bigint, lots: bigint): bigint {
+    const [, user, name] = account.split(':');
+    const market = this.#market(name ?? '') as Market;
+    const s = side === 'buy' ? BUY : SELL;
+    const cost = s === BUY ? price * lots * market.tickLotQuote : lots * market.lotBase;
+    this.#submit(
+      this.#users.get(Number(user)) as User,
+      market,
+      s,
+      'ioc',
+      Number(price),
+      Number(lots),
+      cost,
+      '',
+      account,
+      false,
+      true,
+    );
+    return (this.#lastSubmitted as Order).filled;
   }
 
   /** The best price of a book side (highest bid, lowest ask), undefined when empty. */
@@ -313,8 +375,6 @@ export class NaiveEngine {
   #apply(cmd: SequencedCommand): NaiveOutcome {
     this.#time = cmd.time;
     this.margin.time = cmd.time;
-    this.#trades = [];
-    this.#cancels = [];
     switch (cmd.type) {
       case 'MarginTransfer':
         return this.#margin(
@@ -964,6 +1024,7 @@ export class NaiveEngine {
     clientOrderId: string,
     acct: string,
     prefrozen = false,
+    liquidation = false,
   ): number {
     const order: Order = {
       id: this.#nextOrderId++,
@@ -981,7 +1042,9 @@ export class NaiveEngine {
       frozen: cost,
       usePlatformCoin: user.usePlatformCoin,
       acct,
+      liquidation,
     };
+    this.#lastSubmitted = order;
     if (!prefrozen) {
       const pay = this.#pocket(user.id, acct, this.#payCoin(market, side));
       pay.available -= cost;
@@ -1017,7 +1080,8 @@ export class NaiveEngine {
     const price = maker.price;
     const value = price * lots * market.tickLotQuote;
     const baseUnits = lots * market.lotBase;
-    const { base, quote, takerFee: takerRate, makerFee: makerRate } = market.spec;
+    const { base, quote, makerFee: makerRate } = market.spec;
+    const takerRate = taker.liquidation ? 0 : market.spec.takerFee;
     const buyer = taker.side === BUY ? taker : maker;
     const seller = taker.side === BUY ? maker : taker;
     // The buyer froze its own limit price; any improvement over the fill price goes back now.
