@@ -30,6 +30,14 @@ export interface DifferentialStats {
   /** States deposit and withdrawal records entered (from DepositUpdated and WithdrawalUpdated). */
   readonly depositStates: Record<string, number>;
   readonly withdrawalStates: Record<string, number>;
+  /** Issue 15: liquidations run, those whose shortfall the insurance fund covered (in part or whole), those that left bad debt. */
+  liquidations: number;
+  insuranceCovers: number;
+  badDebts: number;
+  /** Accounts seen flagged at the notice line at a state check (summed over checks). */
+  notices: number;
+  /** The lowest risk rate (BP) of a cross account seen at a state check; Infinity without one. */
+  minCrossRiskRateBp: number;
 }
 
 /**
@@ -393,7 +401,18 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
         throw new Error(`${where} (state check): ${String(error)}\n${span}`, { cause: error });
       }
       stats.checks++;
+      for (const acct of naive.margin.accounts()) {
+        if (acct.startsWith('i:') && naive.risk.isFlagged(acct)) stats.notices++;
+        if (!acct.startsWith('c:')) continue;
+        const rate = engine.margin.account(Number(acct.slice(2)), 2, '')?.riskRateBp;
+        if (rate !== undefined && rate < stats.minCrossRiskRateBp) stats.minCrossRiskRateBp = rate;
+      }
     }
+  }
+  for (const r of engine.liquidations()) {
+    stats.liquidations++;
+    if (r.coins.some((c) => c.insurance > 0)) stats.insuranceCovers++;
+    if (r.coins.some((c) => c.badDebt > 0)) stats.badDebts++;
   }
   const hash = engine.stateHash();
   assert.equal(
@@ -411,6 +430,11 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
   total.platformFeeTrades += run.platformFeeTrades;
   total.checks += run.checks;
   total.maxResting = Math.max(total.maxResting, run.maxResting);
+  total.liquidations += run.liquidations;
+  total.insuranceCovers += run.insuranceCovers;
+  total.badDebts += run.badDebts;
+  total.notices += run.notices;
+  total.minCrossRiskRateBp = Math.min(total.minCrossRiskRateBp, run.minCrossRiskRateBp);
   for (const [from, into] of [
     [run.results, total.results],
     [run.commandTypes, total.commandTypes],
@@ -435,5 +459,19 @@ export function emptyStats(): DifferentialStats {
     cancelReasons: {},
     depositStates: {},
     withdrawalStates: {},
+    liquidations: 0,
+    insuranceCovers: 0,
+    badDebts: 0,
+    notices: 0,
+    minCrossRiskRateBp: Infinity,
   };
+}
+
+/** One line on what a run's risk side saw (issue 15). */
+export function riskSummary(s: DifferentialStats): string {
+  const cross = Number.isFinite(s.minCrossRiskRateBp) ? (s.minCrossRiskRateBp / 10_000).toFixed(4) : '-';
+  return (
+    `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
+    `${s.badDebts} with bad debt; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}`
+  );
 }
