@@ -12,7 +12,7 @@ import type {
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
-import { LEVER_USERS, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
+import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
 export class Rng {
@@ -99,8 +99,9 @@ export interface GeneratorOptions {
   /**
    * With `margin`: leveraged isolated positions and price shocks (issue 15, price-shocks.ts), so
    * that accounts cross their notice and liquidation lines. Cross accounts' debts are kept small
-   * (borrows a fiftieth, margin orders without express) so that they never reach their
-   * liquidation line: the reference does not liquidate cross accounts. Default false.
+   * (borrows of a 2,000th of the usual, margin orders without express, no transfers out) so that
+   * they never reach their liquidation line: the reference does not liquidate cross accounts (the
+   * differential test checks the lowest cross risk rate it saw). Default false.
    */
   readonly shocks?: boolean;
 }
@@ -204,7 +205,7 @@ const MARGIN_WEIGHTS = {
   invalidMargin: 10,
 };
 /** Leveraged positions and price shocks, added only with `shocks: true`. */
-const SHOCK_WEIGHTS = { leverage: 12, shock: 3 };
+const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
 type Kind = keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS | keyof typeof SHOCK_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
@@ -448,8 +449,9 @@ export class CommandGenerator {
     const cross = this.#rng.chance(35);
     let userId = this.#user();
     // With shocks, the leveraged positions' isolated accounts are the price shocks' alone.
-    if (this.#shocks && !cross && LEVER_USERS.includes(userId))
-      userId = this.#rng.int(LEVER_USERS.length + 1, Math.max(LEVER_USERS.length + 1, this.#users));
+    const lever = leverUsers(this.#users).length;
+    if (this.#shocks && !cross && userId <= lever)
+      userId = this.#rng.int(lever + 1, Math.max(lever + 1, this.#users));
     return { userId, acctType: cross ? 2 : 1, market: cross ? '' : m.name, m };
   }
 
@@ -474,7 +476,8 @@ export class CommandGenerator {
         return {
           type: 'MarginTransfer',
           userId: a.userId,
-          direction: kind === 'marginIn' ? 'in' : 'out',
+          // With shocks, nothing leaves a cross account: its risk rate falls only by price and interest.
+          direction: kind === 'marginIn' || this.#crossCapped(a.acctType) ? 'in' : 'out',
           acctType: a.acctType,
           market: a.market,
           coin,
@@ -530,8 +533,9 @@ export class CommandGenerator {
           market: a.market,
           coin,
           // With shocks, cross accounts borrow little: they must never reach their liquidation line.
-          amount:
-            r < 70 || (this.#shocks && a.acctType === 2)
+          amount: this.#crossCapped(a.acctType)
+            ? Math.max(1, Math.floor(this.#coinAmount(coin) / 2_000))
+            : r < 70
               ? Math.max(1, Math.floor(this.#coinAmount(coin) / 50))
               : this.#coinAmount(coin),
           ...(rng.chance(30) ? { maxDailyRatePpm: rng.chance(90) ? rng.pick(RATES) : 3_000 } : {}),
@@ -572,7 +576,9 @@ export class CommandGenerator {
           acctType: a.acctType,
           // Margin accounts hold less: orders near the minimum mostly.
           amount: rng.chance(80) ? rng.int(plan.minLots, plan.minLots * 8) : o.amount,
-          ...(rng.chance(60) ? { express: rng.chance(75) && !this.#crossCapped(a.acctType) } : {}),
+          ...(rng.chance(60) ? { express: rng.chance(75) } : {}),
+          // (an account's default may be express: say no explicitly)
+          ...(this.#crossCapped(a.acctType) ? { express: false } : {}),
         };
       }
       case 'marginBatch': {
@@ -581,7 +587,8 @@ export class CommandGenerator {
           ...b,
           ...(this.#shocks ? { userId: a.userId } : {}),
           acctType: a.acctType,
-          ...(rng.chance(50) ? { express: !this.#crossCapped(a.acctType) } : {}),
+          ...(rng.chance(50) ? { express: true } : {}),
+          ...(this.#crossCapped(a.acctType) ? { express: false } : {}),
         };
       }
       default: {

@@ -60,11 +60,14 @@ const limit = (userId: number, market: string, side: Side, price: number, amount
 });
 
 /**
- * The users whose isolated accounts hold leveraged positions, the first long, the second short in
- * every market (a position adds to the one before, never hedges it); the generator's other margin
- * commands leave their isolated accounts alone, so that nothing dilutes the leverage.
+ * The users whose isolated accounts hold leveraged positions: odd ones long, even ones short in
+ * every market (a position adds to the one before, never hedges it); 1–4 with six users or more,
+ * else 1–2. The generator's other margin commands leave their isolated accounts alone, so that
+ * nothing dilutes the leverage.
  */
-export const LEVER_USERS: readonly number[] = [1, 2];
+export function leverUsers(users: number): readonly number[] {
+  return users >= 6 ? [1, 2, 3, 4] : [1, 2];
+}
 
 /** A rich user (1 … users − 1; the last user is poor) other than `not`. */
 function richBut(rng: ShockRng, users: number, not: number): number {
@@ -92,11 +95,11 @@ export function leveragedPosition(
   fundingId: string,
 ): Scheduled[] {
   const long = rng.chance(60);
-  const trader = LEVER_USERS[long ? 0 : 1] as number;
+  const trader = 2 * rng.int(0, leverUsers(users).length / 2 - 1) + (long ? 1 : 2);
   const maker = richBut(rng, users, trader);
   const coin = long ? m.quote : m.base;
   const equityUnits = equityOf(coin);
-  const borrowed = Math.floor((equityUnits * rng.int(20, 39)) / 10);
+  const borrowed = Math.floor((equityUnits * rng.int(28, 39)) / 10);
   const total = equityUnits + borrowed;
   const out: Scheduled[] = [
     {
