@@ -34,6 +34,8 @@ export interface DifferentialStats {
   liquidations: number;
   insuranceCovers: number;
   badDebts: number;
+  /** Commands in which two or more liquidations began (a cascade, or one move crossing several). */
+  cascades: number;
   /** Accounts seen flagged at the notice line at a state check (summed over checks). */
   notices: number;
   /** The lowest risk rate (BP) of a cross account seen at a state check; Infinity without one. */
@@ -352,6 +354,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
   const generator = new CommandGenerator(seed, venue, options.generator);
   const stats = emptyStats();
   const rerun = `rerun with SEED=${seed} CHECK_EVERY=1`;
+  let liquidationsBefore = 0;
   for (let i = 1; i <= commands; i++) {
     const cmd: SequencedCommand = generator.next(naive);
     const where = `seed ${seed}, command #${i}`;
@@ -369,6 +372,9 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
       assert.deepEqual(a, b, `${where} diverged: ${JSON.stringify(cmd)} (engine first, reference second)`);
     }
     stats.commands++;
+    const began = naive.risk.liquidations().length;
+    if (began - liquidationsBefore >= 2) stats.cascades++;
+    liquidationsBefore = began;
     stats.trades += a.trades.length;
     bump(stats.results, a.result);
     bump(stats.commandTypes, cmd.type);
@@ -433,6 +439,7 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
   total.liquidations += run.liquidations;
   total.insuranceCovers += run.insuranceCovers;
   total.badDebts += run.badDebts;
+  total.cascades += run.cascades;
   total.notices += run.notices;
   total.minCrossRiskRateBp = Math.min(total.minCrossRiskRateBp, run.minCrossRiskRateBp);
   for (const [from, into] of [
@@ -462,6 +469,7 @@ export function emptyStats(): DifferentialStats {
     liquidations: 0,
     insuranceCovers: 0,
     badDebts: 0,
+    cascades: 0,
     notices: 0,
     minCrossRiskRateBp: Infinity,
   };
@@ -472,6 +480,6 @@ export function riskSummary(s: DifferentialStats): string {
   const cross = Number.isFinite(s.minCrossRiskRateBp) ? (s.minCrossRiskRateBp / 10_000).toFixed(4) : '-';
   return (
     `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
-    `${s.badDebts} with bad debt; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}`
+    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}`
   );
 }

@@ -102,6 +102,7 @@ describe('engine vs naive reference', () => {
     assert.ok(total.insuranceCovers > 0, 'no insurance cover');
     assert.ok(total.badDebts > 0, 'no bad debt');
     assert.ok(total.notices > 0, 'no notice flag');
+    assert.ok(total.cascades > 0, 'no command began two liquidations');
     assert.ok((total.cancelReasons.liquidation ?? 0) > 0, 'no order cancelled by a liquidation');
     assert.ok(
       total.minCrossRiskRateBp > 10_800,
