@@ -185,7 +185,13 @@ export class Engine {
     ctx.time = cmd.time;
     ctx.events = [];
     const r = this.#risk.lockedRefusal(cmd) ?? this.#dispatch(cmd);
-    if (r.result === 'OK') this.#risk.afterCommand(cmd.type === 'FireTimers');
+    if (r.result !== 'OK') return r;
+    const before = ctx.events.length;
+    this.#risk.afterCommand(cmd.type === 'FireTimers');
+    // A result with events of its own (an idempotent duplicate's empty list) still reports what
+    // the risk step did after it (a liquidation's orders, trades and balance changes).
+    if (r.events !== ctx.events && ctx.events.length > before)
+      return { ...r, events: [...r.events, ...ctx.events.slice(before)] };
     return r;
   }
 

@@ -12,6 +12,7 @@ import type {
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
+import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
 export class Rng {
@@ -95,6 +96,14 @@ export interface GeneratorOptions {
    * Default false, which keeps every stream without margin exactly as it was (golden hashes).
    */
   readonly margin?: boolean;
+  /**
+   * With `margin`: leveraged isolated positions and price shocks (issue 15, price-shocks.ts), so
+   * that accounts cross their notice and liquidation lines. Cross accounts' debts are kept small
+   * (borrows of a 2,000th of the usual, margin orders without express, no transfers out) so that
+   * they never reach their liquidation line: the reference does not liquidate cross accounts (the
+   * differential test checks the lowest cross risk rate it saw). Default false.
+   */
+  readonly shocks?: boolean;
 }
 
 interface MarketPlan {
@@ -195,7 +204,9 @@ const MARGIN_WEIGHTS = {
   marginBatch: 8,
   invalidMargin: 10,
 };
-type Kind = keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS;
+/** Leveraged positions and price shocks, added only with `shocks: true`. */
+const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
+type Kind = keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS | keyof typeof SHOCK_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -229,6 +240,9 @@ export class CommandGenerator {
   #depositSerial = 0;
   #txSerial = 0;
   readonly #margin: boolean;
+  readonly #shocks: boolean;
+  /** A leveraged position's or a shock's commands still to send. */
+  readonly #burst: Scheduled[] = [];
   #fundingSerial = 0;
 
   constructor(seed: number, venue: VenueConfig, options: GeneratorOptions = {}) {
@@ -236,9 +250,11 @@ export class CommandGenerator {
     this.#restingCap = options.restingCap ?? 250;
     const scale = (w: number): number => Math.max(1, Math.round((w * (options.cancelPercent ?? 100)) / 100));
     this.#margin = options.margin === true;
+    this.#shocks = this.#margin && options.shocks === true;
     this.#weights = {
       ...WEIGHTS,
       ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
+      ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -308,8 +324,13 @@ export class CommandGenerator {
   /** The next command, stamped with a rising sequence number and a non-decreasing time. */
   next(view: GeneratorView): SequencedCommand {
     const tied = this.#sameTime.shift();
-    const cmd = tied ?? this.#setup.shift() ?? this.#random(view);
+    const burst = tied === undefined && this.#setup.length === 0 ? this.#burst.shift() : undefined;
+    const cmd = tied ?? this.#setup.shift() ?? burst?.cmd ?? this.#random(view);
     this.#seq++;
+    if (burst?.dtMs !== undefined) {
+      this.#time += burst.dtMs;
+      return { ...cmd, seq: this.#seq, time: this.#time } as SequencedCommand;
+    }
     // Mostly small steps, a quarter of them none; now and then a jump past dead-man deadlines,
     // and rarely one of hours (past midnight for daily limits, past fund-password windows).
     if (tied === undefined) {
@@ -393,6 +414,18 @@ export class CommandGenerator {
         return this.#invalidOrder(view);
       case 'register':
         return this.#register();
+      case 'leverage':
+      case 'shock': {
+        const m = this.#market();
+        const share = rng.int(400, 4_000);
+        const equity = (coin: string): number => Math.floor((RICH[coin] as number) / share);
+        this.#burst.push(
+          ...(kind === 'shock'
+            ? priceShock(rng, m, this.#users)
+            : leveragedPosition(rng, m, this.#users, equity, `lever${++this.#fundingSerial}`)),
+        );
+        return (this.#burst.shift() as Scheduled).cmd;
+      }
       case 'marginIn':
       case 'marginOut':
       case 'fundPool':
@@ -414,7 +447,12 @@ export class CommandGenerator {
   #marginAccount(): { userId: number; acctType: 1 | 2; market: string; m: MarketPlan } {
     const m = this.#market();
     const cross = this.#rng.chance(35);
-    return { userId: this.#user(), acctType: cross ? 2 : 1, market: cross ? '' : m.name, m };
+    let userId = this.#user();
+    // With shocks, the leveraged positions' isolated accounts are the price shocks' alone.
+    const lever = leverUsers(this.#users).length;
+    if (this.#shocks && !cross && userId <= lever)
+      userId = this.#rng.int(lever + 1, Math.max(lever + 1, this.#users));
+    return { userId, acctType: cross ? 2 : 1, market: cross ? '' : m.name, m };
   }
 
   /** An amount of `coin`: mostly a slice of a rich user's holding, sometimes tiny or huge. */
@@ -438,7 +476,8 @@ export class CommandGenerator {
         return {
           type: 'MarginTransfer',
           userId: a.userId,
-          direction: kind === 'marginIn' ? 'in' : 'out',
+          // With shocks, nothing leaves a cross account: its risk rate falls only by price and interest.
+          direction: kind === 'marginIn' || this.#crossCapped(a.acctType) ? 'in' : 'out',
           acctType: a.acctType,
           market: a.market,
           coin,
@@ -493,7 +532,12 @@ export class CommandGenerator {
           acctType: a.acctType,
           market: a.market,
           coin,
-          amount: r < 70 ? Math.max(1, Math.floor(this.#coinAmount(coin) / 50)) : this.#coinAmount(coin),
+          // With shocks, cross accounts borrow little: they must never reach their liquidation line.
+          amount: this.#crossCapped(a.acctType)
+            ? Math.max(1, Math.floor(this.#coinAmount(coin) / 2_000))
+            : r < 70
+              ? Math.max(1, Math.floor(this.#coinAmount(coin) / 50))
+              : this.#coinAmount(coin),
           ...(rng.chance(30) ? { maxDailyRatePpm: rng.chance(90) ? rng.pick(RATES) : 3_000 } : {}),
           ...(rng.chance(20) ? { days: rng.chance(90) ? rng.pick([10, 20, 30]) : 7 } : {}),
           rollOver: rng.chance(40),
@@ -528,15 +572,24 @@ export class CommandGenerator {
         const plan = this.#markets.find((p) => p.name === o.market) as MarketPlan;
         return {
           ...o,
+          ...(this.#shocks ? { userId: a.userId } : {}),
           acctType: a.acctType,
           // Margin accounts hold less: orders near the minimum mostly.
           amount: rng.chance(80) ? rng.int(plan.minLots, plan.minLots * 8) : o.amount,
           ...(rng.chance(60) ? { express: rng.chance(75) } : {}),
+          // (an account's default may be express: say no explicitly)
+          ...(this.#crossCapped(a.acctType) ? { express: false } : {}),
         };
       }
       case 'marginBatch': {
         const b = this.#batch(view);
-        return { ...b, acctType: a.acctType, ...(rng.chance(50) ? { express: true } : {}) };
+        return {
+          ...b,
+          ...(this.#shocks ? { userId: a.userId } : {}),
+          acctType: a.acctType,
+          ...(rng.chance(50) ? { express: true } : {}),
+          ...(this.#crossCapped(a.acctType) ? { express: false } : {}),
+        };
       }
       default: {
         // Unknown market and account forms.
@@ -574,6 +627,11 @@ export class CommandGenerator {
         };
       }
     }
+  }
+
+  /** With shocks, cross accounts' margin orders do not borrow (see `GeneratorOptions.shocks`). */
+  #crossCapped(acctType: 1 | 2): boolean {
+    return this.#shocks && acctType === 2;
   }
 
   #user(): number {

@@ -30,6 +30,16 @@ export interface DifferentialStats {
   /** States deposit and withdrawal records entered (from DepositUpdated and WithdrawalUpdated). */
   readonly depositStates: Record<string, number>;
   readonly withdrawalStates: Record<string, number>;
+  /** Issue 15: liquidations run, those whose shortfall the insurance fund covered (in part or whole), those that left bad debt. */
+  liquidations: number;
+  insuranceCovers: number;
+  badDebts: number;
+  /** Commands in which two or more liquidations began (a cascade, or one move crossing several). */
+  cascades: number;
+  /** Accounts seen flagged at the notice line at a state check (summed over checks). */
+  notices: number;
+  /** The lowest risk rate (BP) of a cross account seen at a state check; Infinity without one. */
+  minCrossRiskRateBp: number;
 }
 
 /**
@@ -206,6 +216,49 @@ function levels(rows: readonly BookRow[]): [number, number][] {
   return out;
 }
 
+/** The risk side (issue 15): every market's mark, every isolated account's risk rate and notice flag. */
+function compareRisk(engine: Engine, naive: NaiveEngine, where: string): void {
+  for (const market of naive.marketNames())
+    assert.equal(engine.risk.markPrice(market), naive.risk.markPrice(market), `${where}: mark of ${market}`);
+  for (const acct of naive.margin.accounts()) {
+    const [kind, user, market] = acct.split(':');
+    if (kind !== 'i') continue;
+    const r = engine.risk.accountRisk(Number(user), market ?? '');
+    assert.deepEqual(
+      { riskRateBp: r?.riskRateBp, notice: r?.notice, repayLock: r?.repayLock },
+      {
+        riskRateBp: naive.risk.riskRateBp(acct),
+        notice: naive.risk.isFlagged(acct),
+        repayLock: naive.risk.isLocked(acct),
+      },
+      `${where}: risk of ${acct} (mark ${String(r?.markPrice)})`,
+    );
+  }
+  for (const { coin, available } of engine.insurance())
+    assert.equal(BigInt(available), naive.margin.insurance(coin), `${where}: insurance fund ${coin}`);
+  const theirs = naive.risk.liquidations().map((r) => ({
+    id: r.id,
+    account: r.account,
+    markAtStart: Number(r.markAtStart),
+    riskRateBp: r.riskRateBp,
+    orders: r.orders.map((o) => [o.side, Number(o.priceTicks), Number(o.amount), Number(o.filled)]),
+    coins: [...r.coins].map(([coin, c]) =>
+      [coin, c.repaid, c.shortfall, c.insurance, c.badDebt, c.fee].map(String),
+    ),
+    done: r.done,
+  }));
+  const mine = engine.liquidations().map((r) => ({
+    id: r.id,
+    account: r.account.kind === 'isolated' ? `i:${r.account.userId}:${r.account.market}` : '?',
+    markAtStart: r.markAtStart,
+    riskRateBp: r.riskRateBp,
+    orders: r.orders.map((o) => [o.side, o.priceTicks, o.amount, o.filled]),
+    coins: r.coins.map((c) => [c.coin, c.repaid, c.shortfall, c.insurance, c.badDebt, c.fee].map(String)),
+    done: r.status === 'done',
+  }));
+  assert.deepEqual(mine, theirs, `${where}: liquidation records`);
+}
+
 /** Compares the whole observable state of both engines and runs both self-checks. */
 function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
   naive.checkConservation();
@@ -263,6 +316,7 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
       );
     }
   }
+  compareRisk(engine, naive, where);
   for (const coin of naive.coinNames())
     assert.equal(
       BigInt(engine.margin.poolFunded(coin)),
@@ -300,6 +354,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
   const generator = new CommandGenerator(seed, venue, options.generator);
   const stats = emptyStats();
   const rerun = `rerun with SEED=${seed} CHECK_EVERY=1`;
+  let liquidationsBefore = 0;
   for (let i = 1; i <= commands; i++) {
     const cmd: SequencedCommand = generator.next(naive);
     const where = `seed ${seed}, command #${i}`;
@@ -317,6 +372,9 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
       assert.deepEqual(a, b, `${where} diverged: ${JSON.stringify(cmd)} (engine first, reference second)`);
     }
     stats.commands++;
+    const began = naive.risk.liquidations().length;
+    if (began - liquidationsBefore >= 2) stats.cascades++;
+    liquidationsBefore = began;
     stats.trades += a.trades.length;
     bump(stats.results, a.result);
     bump(stats.commandTypes, cmd.type);
@@ -349,7 +407,18 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
         throw new Error(`${where} (state check): ${String(error)}\n${span}`, { cause: error });
       }
       stats.checks++;
+      for (const acct of naive.margin.accounts()) {
+        if (acct.startsWith('i:') && naive.risk.isFlagged(acct)) stats.notices++;
+        if (!acct.startsWith('c:')) continue;
+        const rate = engine.margin.account(Number(acct.slice(2)), 2, '')?.riskRateBp;
+        if (rate !== undefined && rate < stats.minCrossRiskRateBp) stats.minCrossRiskRateBp = rate;
+      }
     }
+  }
+  for (const r of engine.liquidations()) {
+    stats.liquidations++;
+    if (r.coins.some((c) => c.insurance > 0)) stats.insuranceCovers++;
+    if (r.coins.some((c) => c.badDebt > 0)) stats.badDebts++;
   }
   const hash = engine.stateHash();
   assert.equal(
@@ -367,6 +436,12 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
   total.platformFeeTrades += run.platformFeeTrades;
   total.checks += run.checks;
   total.maxResting = Math.max(total.maxResting, run.maxResting);
+  total.liquidations += run.liquidations;
+  total.insuranceCovers += run.insuranceCovers;
+  total.badDebts += run.badDebts;
+  total.cascades += run.cascades;
+  total.notices += run.notices;
+  total.minCrossRiskRateBp = Math.min(total.minCrossRiskRateBp, run.minCrossRiskRateBp);
   for (const [from, into] of [
     [run.results, total.results],
     [run.commandTypes, total.commandTypes],
@@ -391,5 +466,20 @@ export function emptyStats(): DifferentialStats {
     cancelReasons: {},
     depositStates: {},
     withdrawalStates: {},
+    liquidations: 0,
+    insuranceCovers: 0,
+    badDebts: 0,
+    cascades: 0,
+    notices: 0,
+    minCrossRiskRateBp: Infinity,
   };
+}
+
+/** One line on what a run's risk side saw (issue 15). */
+export function riskSummary(s: DifferentialStats): string {
+  const cross = Number.isFinite(s.minCrossRiskRateBp) ? (s.minCrossRiskRateBp / 10_000).toFixed(4) : '-';
+  return (
+    `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
+    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}`
+  );
 }

@@ -1,8 +1,12 @@
-/** @module differential.long — the engine against the naive reference on 1,000,000 seeded random spot and margin commands. */
+/** @module differential.long — the engine against the naive reference on 1,000,000 seeded random spot and margin commands, with price shocks and liquidations. */
 import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
 import {
   EXTENDED_MARKETS,
   EXTENDED_VENUE,
+  addStats,
+  emptyStats,
+  riskSummary,
   runDifferential,
   type DifferentialOptions,
 } from './differential-run.ts';
@@ -16,20 +20,31 @@ const CHECK_EVERY = Number(process.env.CHECK_EVERY ?? 1_000);
  * with more users, some have only three users.
  */
 const ALL_RUNS: Omit<DifferentialOptions, 'commands' | 'checkEvery'>[] = [
-  { seed: 1001, generator: { margin: true } },
-  { seed: 1002, generator: { margin: true } },
-  { seed: 1003, generator: { margin: true } },
-  { seed: 1004, generator: { users: 10, restingCap: 600, cancelPercent: 15, margin: true } },
-  { seed: 1005, generator: { users: 3, margin: true } },
-  { seed: 1006, generator: { users: 10, restingCap: 600, cancelPercent: 15, margin: true } },
-  { seed: 1007, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true } },
-  { seed: 1008, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true } },
+  { seed: 1001, generator: { margin: true, shocks: true } },
+  { seed: 1002, generator: { margin: true, shocks: true } },
+  { seed: 1003, generator: { margin: true, shocks: true } },
+  { seed: 1004, generator: { users: 10, restingCap: 600, cancelPercent: 15, margin: true, shocks: true } },
+  { seed: 1005, generator: { users: 3, margin: true, shocks: true } },
+  { seed: 1006, generator: { users: 10, restingCap: 600, cancelPercent: 15, margin: true, shocks: true } },
+  { seed: 1007, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true } },
+  { seed: 1008, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true } },
   {
     seed: 1009,
     venue: EXTENDED_VENUE,
-    generator: { markets: EXTENDED_MARKETS, users: 10, restingCap: 600, cancelPercent: 15, margin: true },
+    generator: {
+      markets: EXTENDED_MARKETS,
+      users: 10,
+      restingCap: 600,
+      cancelPercent: 15,
+      margin: true,
+      shocks: true,
+    },
   },
-  { seed: 1010, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, users: 3, margin: true } },
+  {
+    seed: 1010,
+    venue: EXTENDED_VENUE,
+    generator: { markets: EXTENDED_MARKETS, users: 3, margin: true, shocks: true },
+  },
 ];
 
 // SEED=<n> runs only the chosen seed, on both venues; CHECK_EVERY=<n> sets the state-check interval.
@@ -38,19 +53,26 @@ const RUNS =
   chosen === undefined
     ? ALL_RUNS
     : [
-        { seed: Number(chosen), generator: { margin: true } },
+        { seed: Number(chosen), generator: { margin: true, shocks: true } },
         {
           seed: Number(chosen),
           venue: EXTENDED_VENUE,
-          generator: { markets: EXTENDED_MARKETS, margin: true },
+          generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true },
         },
       ];
 
 describe('engine vs naive reference, long', () => {
+  const total = emptyStats();
   for (const options of RUNS) {
     const venue = options.venue === undefined ? 'default venue' : 'extended venue';
-    test(`seed ${options.seed}, ${venue}: ${COMMANDS_PER_SEED} commands agree`, () => {
-      runDifferential({ ...options, commands: COMMANDS_PER_SEED, checkEvery: CHECK_EVERY });
+    test(`seed ${options.seed}, ${venue}: ${COMMANDS_PER_SEED} commands agree`, (t) => {
+      const run = runDifferential({ ...options, commands: COMMANDS_PER_SEED, checkEvery: CHECK_EVERY });
+      t.diagnostic(riskSummary(run));
+      addStats(total, run);
     });
   }
+  test('risk summary', () => {
+    console.log(`long differential run: ${riskSummary(total)}`);
+    assert.ok(total.minCrossRiskRateBp > 10_800, 'a cross account reached its liquidation line');
+  });
 });

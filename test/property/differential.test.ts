@@ -1,4 +1,8 @@
-/** @module differential.test — the engine against the naive reference on 100,000 seeded random spot and margin commands. */
+/**
+ * @module differential.test — the engine against the naive reference on 100,000 seeded random spot
+ * and margin commands, with price shocks and leveraged isolated positions (liquidations, insurance
+ * covers, bad debt).
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
@@ -11,6 +15,7 @@ import {
   EXTENDED_VENUE,
   addStats,
   emptyStats,
+  riskSummary,
   runDifferential,
   type DifferentialOptions,
 } from './differential-run.ts';
@@ -22,8 +27,8 @@ const chosen = process.env.SEED;
 /** A run on the default venue, or on the extended one (distinct maker/taker fees, two fee paths to zb). */
 function run(seed: number, extended: boolean): Omit<DifferentialOptions, 'commands' | 'checkEvery'> {
   return extended
-    ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true } }
-    : { seed, generator: { margin: true } };
+    ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true } }
+    : { seed, generator: { margin: true, shocks: true } };
 }
 const RUNS =
   chosen === undefined
@@ -90,6 +95,19 @@ describe('engine vs naive reference', () => {
       assert.ok((total.cancelReasons[reason] ?? 0) > 0, `no order was cancelled for reason ${reason}`);
     assert.ok(total.trades > total.commands / 5, `only ${total.trades} trades`);
     assert.ok(total.platformFeeTrades > 0, 'no fee was paid in the platform coin');
+    // Issue 15: the shocks reach the lines; cross accounts stay clear of theirs (not liquidated yet).
+    t.diagnostic(riskSummary(total));
+    console.log(`differential run: ${riskSummary(total)}`);
+    assert.ok(total.liquidations > 0, 'no liquidation');
+    assert.ok(total.insuranceCovers > 0, 'no insurance cover');
+    assert.ok(total.badDebts > 0, 'no bad debt');
+    assert.ok(total.notices > 0, 'no notice flag');
+    assert.ok(total.cascades > 0, 'no command began two liquidations');
+    assert.ok((total.cancelReasons.liquidation ?? 0) > 0, 'no order cancelled by a liquidation');
+    assert.ok(
+      total.minCrossRiskRateBp > 10_800,
+      `a cross account reached ${total.minCrossRiskRateBp} BP, at or below its liquidation line`,
+    );
   });
 });
 

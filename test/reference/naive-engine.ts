@@ -30,6 +30,7 @@ import type { CancelReason } from '../../src/domain/events.ts';
 import type { ResultName } from '../../src/domain/result-codes.ts';
 import type { MarketSpec, VenueConfig } from '../../src/domain/specs.ts';
 import { NaiveMargin, type Pocket } from './naive-margin.ts';
+import { NaiveRisk } from './naive-risk.ts';
 
 /*
  * Everything here is written from the rules in src/domain/money.ts and the engine's doc comments,
@@ -140,6 +141,8 @@ interface Order {
   readonly usePlatformCoin: boolean;
   /** The account it pays from and settles in: 'spot' or a margin account (naive-margin.ts). */
   readonly acct: string;
+  /** A forced liquidation's order: no trading fee as taker. */
+  readonly liquidation: boolean;
 }
 
 interface Deposit {
@@ -223,10 +226,14 @@ export class NaiveEngine {
   #nextOrderId = 1;
   #nextTradeId = 1;
   #time = 0;
+  /** The order `#submit` made last (a liquidation reads what it filled). */
+  #lastSubmitted: Order | undefined;
   #trades: NaiveTrade[] = [];
   #cancels: [number, CancelReason][] = [];
   /** Margin accounts, lending, loans and interest (naive-margin.ts). */
   readonly margin: NaiveMargin;
+  /** Marks, risk rates and notice flags of isolated accounts (naive-risk.ts). */
+  readonly risk: NaiveRisk;
 
   constructor(config: VenueConfig) {
     this.#platformCoin = config.settings.platformCoin;
@@ -251,6 +258,27 @@ export class NaiveEngine {
       spot: (id, coin) => this.#funds(this.#users.get(id) as User, coin),
       coins: () => this.#coins,
     });
+    this.risk = new NaiveRisk({
+      markets: () =>
+        this.#markets.map((m) => ({
+          name: m.spec.name,
+          base: m.spec.base,
+          quote: m.spec.quote,
+          priceScale: m.spec.priceScale,
+          lotUnits: m.lotBase,
+          lastPrice: m.lastPrice,
+          bestBid: this.#best(m.bids, BUY),
+          bestAsk: this.#best(m.asks, SELL),
+        })),
+      decimals: (coin) => this.#decimals.get(coin) as number,
+      accounts: () => this.margin.accounts(),
+      pocketOf: (account, coin) => this.margin.pocketOf(account, coin),
+      trades: () => this.#trades,
+      cancelAccountOrders: (account) => this.#cancelAccountOrders(account),
+      liquidationOrder: (account, side, price, lots) => this.#liquidationOrder(account, side, price, lots),
+      autoRepay: () => this.margin.autoRepay(),
+      margin: this.margin,
+    });
     for (const c of config.coins) {
       this.#decimals.set(c.name, c.unitDecimal);
       this.#coins.push(c.name);
@@ -274,12 +302,79 @@ export class NaiveEngine {
     }
   }
 
-  /** Applies one command. Throws for what it does not model: coin and market upserts, API keys. */
+  /**
+   * Applies one command, then (when accepted) the risk side's step. Throws for what it does not
+   * model: coin and market upserts, API keys, forced liquidation.
+   */
   apply(cmd: SequencedCommand): NaiveOutcome {
-    this.#time = cmd.time;
-    this.margin.time = cmd.time;
     this.#trades = [];
     this.#cancels = [];
+    if (this.#locked(cmd)) return this.#refuse('INVALID_STATE');
+    const r = this.#apply(cmd);
+    if (r.result === 'OK') this.risk.afterCommand(cmd.time, cmd.type === 'FireTimers');
+    return r;
+  }
+
+  /** Whether the command is the owner's on an isolated account locked by its liquidation (repayLock). */
+  #locked(cmd: SequencedCommand): boolean {
+    switch (cmd.type) {
+      case 'PlaceOrder':
+      case 'PlaceOrderBatch':
+      case 'MarginTransfer':
+      case 'Borrow':
+      case 'RepayAll':
+        return cmd.acctType === 1 && this.risk.isLocked(`i:${cmd.userId}:${cmd.market}`);
+      case 'RepayLoan': {
+        const b = this.margin.borrowerOf(cmd.loanId);
+        return b !== undefined && b.startsWith(`i:${cmd.userId}:`) && this.risk.isLocked(b);
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** A liquidation cancels every resting order of the account, oldest first. */
+  #cancelAccountOrders(account: string): void {
+    const victims = this.#markets
+      .flatMap((m) => [...m.bids, ...m.asks])
+      .filter((o) => o.acct === account)
+      .sort((a, b) => a.id - b.id);
+    for (const o of victims) this.#cancelResting(o, 'liquidation');
+  }
+
+  /** A liquidation's order: IOC from the isolated account, no trading fee, no minimums; lots filled. */
+  #liquidationOrder(account: string, side: 'buy' | 'sell', price: bigint, lots: bigint): bigint {
+    const [, user, name] = account.split(':');
+    const market = this.#market(name ?? '') as Market;
+    const s = side === 'buy' ? BUY : SELL;
+    const cost = s === BUY ? price * lots * market.tickLotQuote : lots * market.lotBase;
+    this.#submit(
+      this.#users.get(Number(user)) as User,
+      market,
+      s,
+      'ioc',
+      Number(price),
+      Number(lots),
+      cost,
+      '',
+      account,
+      false,
+      true,
+    );
+    return (this.#lastSubmitted as Order).filled;
+  }
+
+  /** The best price of a book side (highest bid, lowest ask), undefined when empty. */
+  #best(orders: readonly Order[], side: Side): bigint | undefined {
+    let best: bigint | undefined;
+    for (const o of orders)
+      if (best === undefined || (side === BUY ? o.price > best : o.price < best)) best = o.price;
+    return best;
+  }
+
+  #apply(cmd: SequencedCommand): NaiveOutcome {
+    this.#time = cmd.time;
+    this.margin.time = cmd.time;
     switch (cmd.type) {
       case 'MarginTransfer':
         return this.#margin(
@@ -929,6 +1024,7 @@ export class NaiveEngine {
     clientOrderId: string,
     acct: string,
     prefrozen = false,
+    liquidation = false,
   ): number {
     const order: Order = {
       id: this.#nextOrderId++,
@@ -946,7 +1042,9 @@ export class NaiveEngine {
       frozen: cost,
       usePlatformCoin: user.usePlatformCoin,
       acct,
+      liquidation,
     };
+    this.#lastSubmitted = order;
     if (!prefrozen) {
       const pay = this.#pocket(user.id, acct, this.#payCoin(market, side));
       pay.available -= cost;
@@ -982,7 +1080,8 @@ export class NaiveEngine {
     const price = maker.price;
     const value = price * lots * market.tickLotQuote;
     const baseUnits = lots * market.lotBase;
-    const { base, quote, takerFee: takerRate, makerFee: makerRate } = market.spec;
+    const { base, quote, makerFee: makerRate } = market.spec;
+    const takerRate = taker.liquidation ? 0 : market.spec.takerFee;
     const buyer = taker.side === BUY ? taker : maker;
     const seller = taker.side === BUY ? maker : taker;
     // The buyer froze its own limit price; any improvement over the fill price goes back now.

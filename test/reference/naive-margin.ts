@@ -59,7 +59,7 @@ interface Loan {
   nextHour: number;
   readonly rollOver: boolean;
   investMark: boolean;
-  /** 1 repaying, 2 repaid, 5 auto-repaying, 6 auto-repaid. */
+  /** 1 repaying, 2 repaid, 3 needs liquidation, 4 liquidated, 5 auto-repaying, 6 auto-repaid. */
   status: number;
 }
 
@@ -84,7 +84,7 @@ export interface NaiveMarginHost {
 
 type Outcome = ResultName | { ok: true; loanIds?: number[]; offerId?: number; duplicate?: true };
 
-const isOpen = (l: Loan): boolean => l.status === 1 || l.status === 5;
+const isOpen = (l: Loan): boolean => l.status === 1 || l.status === 3 || l.status === 5;
 const okay = (extra: { loanIds?: number[]; offerId?: number; duplicate?: true } = {}): Outcome => ({
   ok: true,
   ...extra,
@@ -470,7 +470,7 @@ export class NaiveMargin {
       l.offer.remaining += principal;
       lender.frozen += principal;
     } else lender.available += principal;
-    if (l.principal === 0n && l.owed === 0n) l.status = auto ? 6 : 2;
+    if (l.principal === 0n && l.owed === 0n) l.status = l.status === 3 ? 4 : auto ? 6 : 2;
   }
 
   #amountOf(amount: unknown, owed: bigint, available: bigint): bigint | ResultName {
@@ -624,6 +624,92 @@ export class NaiveMargin {
       if (p.available < x) x = p.available;
       if (x > 0n) this.#repayAll(account, coin, Number(x), true);
     }
+  }
+
+  // ───────────── forced liquidation (naive-risk.ts drives it) ─────────────
+
+  /** The isolated account a loan was borrowed into, or undefined. */
+  borrowerOf(loanId: number): string | undefined {
+    return this.#loans.find((x) => x.id === loanId)?.borrower;
+  }
+
+  /** Every open loan of the account in `coins` charged up to now and put in status 3. */
+  beginLiquidation(account: string, coins: readonly string[]): void {
+    for (const l of this.#loans)
+      if (isOpen(l) && l.borrower === account && coins.includes(l.coin)) {
+        this.#advance(l, this.time);
+        l.status = 3;
+      }
+  }
+
+  /** What the account owes in a coin now (principal and interest, hours begun charged; nothing changed). */
+  owedNow(account: string, coin: string): bigint {
+    return this.#loans
+      .filter((l) => isOpen(l) && l.borrower === account && l.coin === coin)
+      .reduce((s, l) => s + this.#owedAt(l), 0n);
+  }
+
+  /** Repays `amount` of the account's debt in a coin from its available, as `repayAll` does. */
+  liquidationRepay(account: string, coin: string, amount: bigint): void {
+    this.#repayAll(account, coin, Number(amount), true);
+  }
+
+  insurance(coin: string): bigint {
+    return this.#insurance.get(coin) ?? 0n;
+  }
+
+  /** The insurance fund pays `amount` of a coin into the account, which repays its debt with it. */
+  insuranceCover(account: string, coin: string, amount: bigint): void {
+    this.#insurance.set(coin, this.insurance(coin) - amount);
+    this.pocket(account, coin).available += amount;
+    this.liquidationRepay(account, coin, amount);
+  }
+
+  /** The liquidation fee: from the account's available to the insurance fund. */
+  liquidationFee(account: string, coin: string, amount: bigint): void {
+    this.pocket(account, coin).available -= amount;
+    this.#insurance.set(coin, this.insurance(coin) + amount);
+  }
+
+  /**
+   * Bad debt: `amount` written off the account's open loans in a coin, pro rata of what each is
+   * owed (floor, then one unit each to the largest remainders, ties to the older loan), each share
+   * cancelling unpaid interest first, then principal. No money moves; a loan left owing nothing is 4.
+   */
+  writeOff(account: string, coin: string, amount: bigint): void {
+    const open = this.#loans.filter((l) => isOpen(l) && l.borrower === account && l.coin === coin);
+    for (const l of open) this.#advance(l, this.time);
+    const owed = open.map((l) => l.principal + l.owed);
+    const total = owed.reduce((a, b) => a + b, 0n);
+    if (amount > total) throw new Error(`reference write-off of ${amount} ${coin}, ${total} owed`);
+    const shares = owed.map((o) => (amount * o) / total);
+    const rems = owed.map((o) => (amount * o) % total);
+    let left = amount - shares.reduce((a, b) => a + b, 0n);
+    const order = open
+      .map((_, i) => i)
+      .sort((a, b) => {
+        const x = rems[a] as bigint;
+        const y = rems[b] as bigint;
+        return x !== y ? (y > x ? 1 : -1) : a - b;
+      });
+    for (const i of order) {
+      if (left === 0n) break;
+      shares[i] = (shares[i] as bigint) + 1n;
+      left -= 1n;
+    }
+    open.forEach((l, i) => {
+      const share = shares[i] as bigint;
+      if (share === 0n) return;
+      const interest = share < l.owed ? share : l.owed;
+      const principal = share - interest;
+      l.owed -= interest;
+      l.principal -= principal;
+      l.offer.lentOut -= principal;
+      const mine = this.pocket(account, coin);
+      mine.interest -= interest;
+      mine.borrowed -= principal;
+      if (l.principal === 0n && l.owed === 0n) l.status = 4;
+    });
   }
 
   // ───────────── reads and checks ─────────────
