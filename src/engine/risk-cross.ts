@@ -63,6 +63,8 @@ export class CrossAccounts {
   #paths: { paths: ValuationPaths; markets: number } | undefined;
   /** A market a cross account depends on got its first mark: every account is re-valued. */
   #all = false;
+  /** Markets whose mark moved in this step, for `revalue`. */
+  readonly #moved: MarketState[] = [];
 
   constructor(ledger: Ledger, registry: Registry, host: CrossHost, flagged: readonly number[] = []) {
     this.#ledger = ledger;
@@ -94,13 +96,24 @@ export class CrossAccounts {
   drift(m: MarketState, before: PriceTicks | undefined, after: PriceTicks): void {
     if (!this.uses(m)) return;
     if (before === undefined) this.#all = true;
-    else this.#bound.move(before, after);
+    else if (this.#bound.anyDue(m.index, after)) this.#moved.push(m);
   }
 
   /** Step 3: re-values the accounts the drift made due, by user id. */
   revalue(): void {
-    const due = this.#all ? this.#bound.all() : this.#bound.due();
+    if (!this.#all && this.#moved.length === 0) return;
+    let due: number[];
+    if (this.#all) due = this.#bound.all();
+    else {
+      const set = new Set<number>();
+      for (const m of this.#moved) {
+        const mark = this.#host.mark(m);
+        if (mark !== undefined) this.#bound.due(m.index, mark, set);
+      }
+      due = [...set].sort((a, b) => a - b);
+    }
     this.#all = false;
+    this.#moved.length = 0;
     for (const userId of due) {
       const a = this.#ledger.account(cross(userId));
       if (a !== undefined) this.account(a);
@@ -129,7 +142,7 @@ export class CrossAccounts {
     const owes = positions.some((p) => p.principal + p.interest > 0);
     this.#depend(a.userId, owes ? positions.map((p) => p.coin) : []);
     if (!owes) {
-      this.#bound.set(a.userId, undefined);
+      this.#bound.set(a.userId, undefined, []);
       this.#flagged.delete(a.userId);
       return;
     }
@@ -139,7 +152,11 @@ export class CrossAccounts {
     if (st.flagged) this.#flagged.add(a.userId);
     else this.#flagged.delete(a.userId);
     // Without a valuation (a debt coin without a price) it is looked at again at the next move.
-    this.#bound.set(a.userId, rate === undefined ? 0 : tolerance(rate, st.flagged, DEFAULT_MARGIN_SETTINGS));
+    this.#bound.set(
+      a.userId,
+      rate === undefined ? 0 : tolerance(rate, st.flagged, DEFAULT_MARGIN_SETTINGS),
+      this.#marksOf(a.userId),
+    );
     if (st.liquidate && v !== undefined) this.#host.queue(ref, riskRateBp(v) ?? 0);
   }
 
@@ -147,7 +164,7 @@ export class CrossAccounts {
   begin(ref: Extract<AccountRef, { kind: 'cross' }>, riskRateBp: number): void {
     const a = this.#ledger.account(ref);
     if (a === undefined) return;
-    this.#bound.set(ref.userId, undefined);
+    this.#bound.set(ref.userId, undefined, []);
     const v = this.valuationCoin()?.spec.name ?? '';
     const coins = new Set(
       this.positions(a)
@@ -244,6 +261,17 @@ export class CrossAccounts {
   }
 
   // ───────────────────────────── helpers ─────────────────────────────
+
+  /** [market index, mark] of the marked markets the account depends on. */
+  #marksOf(userId: number): [number, number][] {
+    const markets = this.#registry.marketStates();
+    const out: [number, number][] = [];
+    for (const i of this.#usesOf.get(userId) ?? []) {
+      const mark = this.#host.mark(markets[i] as MarketState);
+      if (mark !== undefined) out.push([i, mark]);
+    }
+    return out;
+  }
 
   #valuation(): ValuationPaths {
     const markets = this.#registry.marketStates();

@@ -7,25 +7,25 @@
  * ## Why a bound, not an unwind price
  * A cross account's risk rate depends on the marks of every market on the valuation paths of the
  * coins it holds or owes (`valuation-path.ts`), so it has no single price at which it crosses a
- * line. Instead the engine keeps the **drift** V = Σ |ln(mark′ ÷ mark)| over every mark move of a
- * market some cross account depends on. A coin's price is a product of at most two legs, so if V
- * grew by Δ since an account was valued, each coin's price moved by a factor within [e^−Δ, e^Δ];
- * its assets by at least e^−Δ, its debt by at most e^Δ, and its risk rate R by a factor within
- * [e^−2Δ, e^2Δ]. So the account cannot have reached a line L below R before Δ ≥ ln(R ÷ L) ÷ 2
- * (nor one above R before ln(L ÷ R) ÷ 2). `CrossBound` keeps each account in a heap keyed by
- * V₀ + that tolerance (the nearest of its lines: the notice line 1.13 when unflagged; the
- * liquidation line 1.08 and the flag's clearing line 1.15 when flagged), shrunk by a relative
- * 10⁻⁹ and 10⁻¹² so that the doubles' rounding can only make it re-value earlier. A move pops
- * only the accounts whose tolerance it used up; they are re-valued **exactly** (rationals of
- * bigints) and pushed back. The heap decides only *which* accounts are re-valued, never a flag or
- * a liquidation, so the outcome is the one an exact re-valuation of every account after every
- * move would give (and a replay from a snapshot, whose heap starts afresh, agrees).
+ * line. A coin's price is a product of at most two legs, so if the marks of the account's n
+ * markets moved by Δⱼ = |ln(mark′ⱼ ÷ markⱼ)| since it was valued, with Σ Δⱼ ≤ Δ, each coin's price
+ * moved by a factor within [e^−Δ, e^Δ], its assets by at least e^−Δ, its debt by at most e^Δ, and
+ * its risk rate R by a factor within [e^−2Δ, e^2Δ]. So the account cannot have reached a line L
+ * below R before Δ ≥ ln(R ÷ L) ÷ 2 (nor one above R before ln(L ÷ R) ÷ 2). `tolerance` gives T,
+ * the nearest of its lines' (the notice line 1.13 when unflagged; the liquidation line 1.08 and
+ * the flag's clearing line 1.15 when flagged), shrunk by a relative 10⁻⁹ and 10⁻¹² so that the
+ * doubles' rounding can only make it re-value earlier. `CrossBound` gives the account, in each of
+ * its n markets, the interval mark × e^(±T/n); a move of a market pops only the accounts whose
+ * interval it left, and they are re-valued **exactly** (rationals of bigints) and placed again.
+ * The bound decides only *which* accounts are re-valued, never a flag or a liquidation, so the
+ * outcome is the one an exact re-valuation of every account after every move would give (and a
+ * replay from a snapshot, whose bound starts afresh, agrees).
  *
  * ## Cost
- * A move costs O(k log n), k the accounts it pops: those within its drift of a line. Accounts far
- * from their lines are not touched for many moves; the cost is paid where the risk is. The bound
- * is loose in two ways, both only costing re-valuations: the drift adds moves of every market any
- * cross account depends on (not only the account's own), and it takes a coin's worst case.
+ * A move costs O(k log n), k the accounts whose interval it left: those it may have brought to a
+ * line. Prices wavering inside the intervals pop nothing (the intervals are around the mark at the
+ * account's last valuation, not a running sum of moves). The bound is loose by a factor 2 in the
+ * exponent and splits T evenly between the account's markets, which only costs re-valuations.
  *
  * ## Liquidation order (`crossNextOrder`)
  * Debts in name order; for the first coin D still owed beyond what the account holds, the surplus
@@ -81,16 +81,65 @@ export function tolerance(rate: Ratio | undefined, flagged: boolean, s: MarginSe
   return safe > 0 ? safe : 0;
 }
 
-/** The cross accounts' drift heap (see the module comment). Keys are user ids. */
-export class CrossBound {
-  #drift = 0;
-  /** Min-heap of [key, userId, generation]. */
-  readonly #heap: [number, number, number][] = [];
-  readonly #gen = new Map<number, number>();
+type Entry = [key: number, userId: number, generation: number];
 
-  get drift(): number {
-    return this.#drift;
+/** A min-heap of entries with lazy deletion (an entry whose generation is not its account's is stale). */
+class LazyHeap {
+  readonly items: Entry[] = [];
+
+  push(e: Entry): void {
+    const h = this.items;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if ((h[p] as Entry)[0] <= e[0]) break;
+      h[i] = h[p] as Entry;
+      i = p;
+    }
+    h[i] = e;
   }
+
+  pop(): Entry {
+    const h = this.items;
+    const top = h[0] as Entry;
+    const last = h.pop() as Entry;
+    if (h.length === 0) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= h.length) break;
+      const r = l + 1;
+      const c = r < h.length && (h[r] as Entry)[0] < (h[l] as Entry)[0] ? r : l;
+      if ((h[c] as Entry)[0] >= last[0]) break;
+      h[i] = h[c] as Entry;
+      i = c;
+    }
+    h[i] = last;
+    return top;
+  }
+
+  /** Drops stale entries (rebuilds the heap) once they are most of it. */
+  compact(live: (e: Entry) => boolean, liveCount: number): void {
+    if (this.items.length <= 4 * liveCount + 64) return;
+    const keep = this.items.filter(live);
+    this.items.length = 0;
+    for (const e of keep) this.push(e);
+  }
+}
+
+/**
+ * The cross accounts' bound (see the module comment), by user id. An account valued with
+ * tolerance T while it depends on n marked markets gets, in each of them, the interval
+ * [mark × e^(−T/n), mark × e^(T/n)]: while every mark stays inside its interval, Σ |ln(mark′ ÷
+ * mark)| < T, so no line can have been reached. A market's move pops the accounts whose interval
+ * it left (two heaps per market: lows as a max-heap, highs as a min-heap).
+ */
+export class CrossBound {
+  /** By market index: [lows (negated, a max-heap), highs]. */
+  readonly #heaps: [LazyHeap, LazyHeap][] = [];
+  readonly #gen = new Map<number, number>();
+  #nextGen = 1;
 
   /** The accounts watched. */
   get size(): number {
@@ -101,72 +150,66 @@ export class CrossBound {
     return this.#gen.has(userId);
   }
 
-  /** (Re-)places an account with its tolerance from now; `undefined` removes it. */
-  set(userId: number, tol: number | undefined): void {
-    const g = (this.#gen.get(userId) ?? 0) + 1;
-    if (tol === undefined) {
-      this.#gen.delete(userId);
-      return;
-    }
+  /**
+   * (Re-)places an account with tolerance `tol` around the marks of the markets it depends on
+   * (`marks`: [market index, mark]); `undefined` removes it. With tolerance 0 it is due at any move
+   * of those markets.
+   */
+  set(userId: number, tol: number | undefined, marks: readonly (readonly [number, number])[]): void {
+    this.#gen.delete(userId);
+    if (tol === undefined) return;
+    const g = this.#nextGen++;
     this.#gen.set(userId, g);
-    if (tol !== Number.POSITIVE_INFINITY) this.#push([this.#drift + tol, userId, g]);
-  }
-
-  /** Adds a mark move's drift (`due` then tells the accounts whose tolerance it used up). */
-  move(fromTicks: number, toTicks: number): void {
-    if (fromTicks > 0 && toTicks > 0) this.#drift += Math.abs(Math.log(toTicks / fromTicks));
-  }
-
-  /** The accounts whose key the drift reached (each once), removed from the heap, by user id. */
-  due(): number[] {
-    const out: number[] = [];
-    const heap = this.#heap;
-    while (heap.length > 0 && (heap[0] as [number, number, number])[0] <= this.#drift) {
-      const [, userId, g] = this.#pop();
-      if (this.#gen.get(userId) === g) {
-        out.push(userId);
-        this.#gen.set(userId, g + 1);
+    if (tol === Number.POSITIVE_INFINITY || marks.length === 0) return;
+    const f = Math.exp(tol / marks.length);
+    for (const [i, mark] of marks) {
+      let h = this.#heaps[i];
+      if (h === undefined) this.#heaps[i] = h = [new LazyHeap(), new LazyHeap()];
+      // Rounding: the interval only shrinks (1e-12 relative), so a mark at its edge is due.
+      h[0].push([-(mark / f) * (1 + 1e-12), userId, g]);
+      h[1].push([mark * f * (1 - 1e-12), userId, g]);
+      if (h[1].items.length > 4 * this.#gen.size + 64) {
+        const live = (e: Entry): boolean => this.#gen.get(e[1]) === e[2];
+        h[0].compact(live, this.#gen.size);
+        h[1].compact(live, this.#gen.size);
       }
     }
-    return out.sort((a, b) => a - b);
+  }
+
+  /** Whether a move of market `i` to `mark` reaches any account (nothing allocated). */
+  anyDue(i: number, mark: number): boolean {
+    const h = this.#heaps[i];
+    if (h === undefined) return false;
+    const lo = h[0].items[0];
+    const hi = h[1].items[0];
+    return (lo !== undefined && -lo[0] >= mark) || (hi !== undefined && hi[0] <= mark);
+  }
+
+  /** The accounts whose interval in market `i` the mark left, removed from the bound. */
+  due(i: number, mark: number, out: Set<number>): void {
+    const h = this.#heaps[i];
+    if (h === undefined) return;
+    const live = (e: Entry): boolean => this.#gen.get(e[1]) === e[2];
+    for (const [heap, past] of [
+      [h[0], (k: number) => -k >= mark],
+      [h[1], (k: number) => k <= mark],
+    ] as const) {
+      while (heap.items.length > 0 && past((heap.items[0] as Entry)[0])) {
+        const e = heap.pop();
+        if (live(e)) {
+          out.add(e[1]);
+          this.#gen.delete(e[1]);
+        }
+      }
+    }
+    // Amortized: a rebuild only once the heap has grown to four times the live accounts.
+    h[0].compact(live, this.#gen.size);
+    h[1].compact(live, this.#gen.size);
   }
 
   /** Every watched account, by user id (a mark appearing where there was none re-values them all). */
   all(): number[] {
     return [...this.#gen.keys()].sort((a, b) => a - b);
-  }
-
-  #push(e: [number, number, number]): void {
-    const h = this.#heap;
-    h.push(e);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if ((h[p] as [number, number, number])[0] <= e[0]) break;
-      h[i] = h[p] as [number, number, number];
-      i = p;
-    }
-    h[i] = e;
-  }
-
-  #pop(): [number, number, number] {
-    const h = this.#heap;
-    const top = h[0] as [number, number, number];
-    const last = h.pop() as [number, number, number];
-    if (h.length === 0) return top;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= h.length) break;
-      const r = l + 1;
-      const c =
-        r < h.length && (h[r] as [number, number, number])[0] < (h[l] as [number, number, number])[0] ? r : l;
-      if ((h[c] as [number, number, number])[0] >= last[0]) break;
-      h[i] = h[c] as [number, number, number];
-      i = c;
-    }
-    h[i] = last;
-    return top;
   }
 }
 
