@@ -15,7 +15,14 @@
  * depends on them (`uses`), as an isolated account keeps its market active.
  */
 import type { PriceTicks } from '../domain/money.ts';
-import { crossNextOrder, crossState, CrossBound, tolerance, type CrossMarket } from '../margin/cross-risk.ts';
+import {
+  crossNextOrder,
+  crossState,
+  CrossBound,
+  fastDecision,
+  tolerance,
+  type CrossMarket,
+} from '../margin/cross-risk.ts';
 import { riskRate, riskRateBp, valuate, type CoinPosition, type Ratio } from '../margin/lines.ts';
 import type { LiquidationMarket, Liquidations } from '../margin/liquidation.ts';
 import { cross, type AccountRef } from '../margin/movement.ts';
@@ -29,6 +36,8 @@ import type { CoinState, MarketState, Registry } from './registry.ts';
 export interface CrossHost {
   /** A market's mark now, undefined before it has one. */
   mark(m: MarketState): PriceTicks | undefined;
+  /** Changes whenever any market's mark is set, started or dropped (for cached prices). */
+  marksVersion(): number;
   /** Makes a market active (marked) if it is not. */
   activate(m: MarketState): void;
   /** A market no cross account depends on any more: inactive unless something else keeps it. */
@@ -63,6 +72,9 @@ export class CrossAccounts {
   #paths: { paths: ValuationPaths; markets: number } | undefined;
   /** A market a cross account depends on got its first mark: every account is re-valued. */
   #all = false;
+  /** Coin prices in doubles at the marks of `#pricesAt` (the risk step's marks version); null: none. */
+  readonly #pricesD = new Map<string, number | null>();
+  #pricesAt = -1;
   /** Markets whose mark moved in this step, for `revalue`. */
   readonly #moved: MarketState[] = [];
 
@@ -140,10 +152,22 @@ export class CrossAccounts {
     }
     const positions = this.positions(a);
     const owes = positions.some((p) => p.principal + p.interest > 0);
-    this.#depend(a.userId, owes ? positions.map((p) => p.coin) : []);
+    this.#depend(a.userId, owes ? positions : []);
     if (!owes) {
       this.#bound.set(a.userId, undefined, []);
       this.#flagged.delete(a.userId);
+      return;
+    }
+    // Doubles first (a fill comes with every trade of the account); exact near a line.
+    const rateD = this.#fastRate(positions);
+    const fast =
+      rateD === undefined
+        ? undefined
+        : fastDecision(rateD, this.#flagged.has(a.userId), DEFAULT_MARGIN_SETTINGS);
+    if (fast !== undefined) {
+      if (fast.state.flagged) this.#flagged.add(a.userId);
+      else this.#flagged.delete(a.userId);
+      this.#bound.set(a.userId, fast.tol, this.#marksOf(a.userId));
       return;
     }
     const v = valuate(positions, (c) => this.#price(c));
@@ -293,6 +317,34 @@ export class CrossAccounts {
     return this.#paths.paths;
   }
 
+  /** The risk rate in doubles (assets ÷ debt); undefined without debt or when a debt coin has no price. */
+  #fastRate(positions: readonly CoinPosition[]): number | undefined {
+    const version = this.#host.marksVersion();
+    if (this.#pricesAt !== version) {
+      this.#pricesD.clear();
+      this.#pricesAt = version;
+    }
+    let assets = 0;
+    let debt = 0;
+    for (const p of positions) {
+      const held = p.available + p.frozen;
+      const owed = p.principal + p.interest;
+      let price = this.#pricesD.get(p.coin);
+      if (price === undefined) {
+        const r = this.#price(p.coin);
+        price = r === undefined ? null : Number(r.num) / Number(r.den);
+        this.#pricesD.set(p.coin, price);
+      }
+      if (price === null) {
+        if (owed > 0) return undefined;
+        continue;
+      }
+      assets += held * price;
+      debt += owed * price;
+    }
+    return debt > 0 ? assets / debt : undefined;
+  }
+
   #price(coin: string): Ratio | undefined {
     return this.#valuation().price(coin, (name) => {
       const m = this.#registry.market(name);
@@ -304,11 +356,11 @@ export class CrossAccounts {
    * Keeps `#uses` in step with the markets on the paths of `coins`; a market no other account
    * uses any more is released at once (its mark dropped unless something else keeps it).
    */
-  #depend(userId: number, coins: readonly string[]): void {
+  #depend(userId: number, coins: readonly (string | CoinPosition)[]): void {
     const paths = this.#valuation();
     const now = new Set<number>();
-    for (const coin of coins)
-      for (const leg of paths.path(coin) ?? []) {
+    for (const c of coins)
+      for (const leg of paths.path(typeof c === 'string' ? c : c.coin) ?? []) {
         const m = this.#registry.market(leg.market);
         if (m !== undefined) now.add(m.index);
       }

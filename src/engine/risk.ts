@@ -158,6 +158,8 @@ export class Risk implements RiskView {
   #cross: CrossAccounts;
   /** While a snapshot loads: markets a cross account depends on become active with the snapshot's mark. */
   #loading = false;
+  /** Counts every mark set, started or dropped (the cross side caches prices per version). */
+  #marksVersion = 0;
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -176,6 +178,7 @@ export class Risk implements RiskView {
       this.#registry,
       {
         mark: (m) => this.#marks[m.index]?.mark,
+        marksVersion: () => this.#marksVersion,
         activate: (m) => {
           if (this.#active.has(m.index)) return;
           if (!this.#loading) this.#activate(m);
@@ -259,6 +262,7 @@ export class Risk implements RiskView {
       const after = mp.stepWith(time, trades, m.book.bids.best()?.price, m.book.asks.best()?.price);
       if (trades.length > 0) trades.length = 0;
       if (after !== undefined && after !== before) {
+        this.#marksVersion++;
         (moved ??= []).push(m);
         this.#cross.drift(m, before, after);
       }
@@ -320,6 +324,7 @@ export class Risk implements RiskView {
    */
   #activate(m: MarketState): void {
     this.#active.add(m.index);
+    this.#marksVersion++;
     m.stepTrades = [];
     const mp = new MarkPrice();
     this.#marks[m.index] = mp;
@@ -337,6 +342,7 @@ export class Risk implements RiskView {
     if ((this.#indexes[m.index]?.size ?? 0) > 0 || this.#cross.uses(m)) return;
     if (this.#liquidations.running().some((r) => r.market === m.spec.name)) return;
     this.#active.delete(m.index);
+    this.#marksVersion++;
     this.#marks[m.index] = undefined;
     m.stepTrades = undefined;
   }
@@ -628,6 +634,7 @@ export class Risk implements RiskView {
     );
     this.#queue = new LiquidationQueue(s?.queue ?? []);
     this.#cross = this.#newCross(s?.crossFlags ?? []);
+    this.#marksVersion++;
     this.#loading = true;
     try {
       this.#cross.load();

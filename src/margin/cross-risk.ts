@@ -71,7 +71,37 @@ export function tolerance(rate: Ratio | undefined, flagged: boolean, s: MarginSe
   if (rate === undefined) return Number.POSITIVE_INFINITY;
   if (rate.den === 0n) return 0;
   const low = Number((rate.num * SCALE) / rate.den) / 1e12;
-  const high = low + 2e-12;
+  return toleranceWithin(low, low + 2e-12, flagged, s);
+}
+
+/** Relative error allowed of a risk rate computed in doubles (`fastDecision`). */
+const FAST_REL = 1e-10;
+
+/**
+ * The state and tolerance from a risk rate computed in doubles (relative error below 10⁻¹⁰, far
+ * more than the few roundings of a valuation), or `undefined` when the rate is within 10⁻⁹ of a
+ * line or at or below the liquidation line: then the caller values the account exactly. So the
+ * decision, when there is one, is the exact rate's.
+ */
+export function fastDecision(
+  rate: number,
+  wasFlagged: boolean,
+  s: MarginSettings,
+): { state: CrossState; tol: number } | undefined {
+  const liq = s.forceRepayLineBp / BP;
+  const notice = s.noticeLineBp / BP;
+  const clear = (s.noticeLineBp + NOTICE_HYSTERESIS_BP) / BP;
+  if (!Number.isFinite(rate) || !(rate > liq * (1 + 1e-9))) return undefined;
+  for (const L of [notice, clear]) if (Math.abs(rate - L) <= L * 1e-9) return undefined;
+  const flagged = wasFlagged ? rate < clear : rate < notice;
+  return {
+    state: { flagged, liquidate: false },
+    tol: toleranceWithin(rate * (1 - FAST_REL), rate * (1 + FAST_REL), flagged, s),
+  };
+}
+
+/** The tolerance of a rate known to lie within [low, high]. */
+function toleranceWithin(low: number, high: number, flagged: boolean, s: MarginSettings): number {
   const ln = (x: number): number => (x > 0 ? Math.log(x) : Number.NEGATIVE_INFINITY);
   const t = flagged
     ? Math.min(ln(low / (s.forceRepayLineBp / BP)), ln((s.noticeLineBp + NOTICE_HYSTERESIS_BP) / BP / high)) /
