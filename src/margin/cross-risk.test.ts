@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { CrossBound, crossNextOrder, crossState, tolerance, type CrossMarket } from './cross-risk.ts';
+import {
+  CrossBound,
+  crossNextOrder,
+  crossState,
+  fastDecision,
+  tolerance,
+  type CrossMarket,
+} from './cross-risk.ts';
 import { ratio, riskRate, valuate, type CoinPosition, type Ratio } from './lines.ts';
 import { Liquidations } from './liquidation.ts';
 import { LendingBook } from './lending-book.ts';
@@ -25,6 +32,32 @@ describe('crossState', () => {
     assert.deepEqual(crossState(r(11_501), true, S), { flagged: false, liquidate: false });
     assert.deepEqual(crossState(r(10_800), false, S), { flagged: true, liquidate: true });
     assert.deepEqual(crossState(undefined, true, S), { flagged: false, liquidate: false });
+  });
+});
+
+describe('fastDecision', () => {
+  test('when it decides, it decides as the exact rate; near a line or at the liquidation line it defers', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 10n ** 6n, max: 10n ** 15n }),
+        fc.integer({ min: 10_700, max: 11_700 }),
+        fc.bigInt({ min: -1000n, max: 1000n }),
+        fc.boolean(),
+        (den, k, jitter, was) => {
+          // Rates around the lines, some within a few units of one.
+          const num = (den * BigInt(k)) / 10_000n + jitter;
+          if (num <= 0n) return;
+          const fast = fastDecision(Number(num) / Number(den), was, S);
+          if (fast === undefined) return;
+          assert.deepEqual(fast.state, crossState({ num, den }, was, S));
+          assert.ok(fast.tol <= tolerance({ num, den }, fast.state.flagged, S) + 1e-12);
+        },
+      ),
+      { numRuns: 2000, seed: 15 },
+    );
+    assert.equal(fastDecision(1.13, false, S), undefined);
+    assert.equal(fastDecision(1.07, false, S), undefined);
+    assert.deepEqual(fastDecision(1.14, true, S)?.state, { flagged: true, liquidate: false });
   });
 });
 
