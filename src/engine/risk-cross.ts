@@ -72,6 +72,8 @@ export class CrossAccounts {
   #paths: { paths: ValuationPaths; markets: number } | undefined;
   /** A market a cross account depends on got its first mark: every account is re-valued. */
   #all = false;
+  /** Per user: the coins (bit per coin index) its `#usesOf` was computed for; -1: not cached. */
+  readonly #maskOf = new Map<number, number>();
   /** Coin prices in doubles at the marks of `#pricesAt` (the risk step's marks version); null: none. */
   readonly #pricesD = new Map<string, number | null>();
   #pricesAt = -1;
@@ -152,7 +154,13 @@ export class CrossAccounts {
     }
     const positions = this.positions(a);
     const owes = positions.some((p) => p.principal + p.interest > 0);
-    this.#depend(a.userId, owes ? positions : []);
+    // The markets it depends on change only with the set of coins it holds or owes.
+    const mask = owes ? this.#coinMask(positions) : 0;
+    if (mask === -1 || this.#maskOf.get(a.userId) !== mask) {
+      this.#depend(a.userId, owes ? positions : []);
+      if (mask === 0) this.#maskOf.delete(a.userId);
+      else this.#maskOf.set(a.userId, mask);
+    }
     if (!owes) {
       this.#bound.set(a.userId, undefined, []);
       this.#flagged.delete(a.userId);
@@ -313,8 +321,21 @@ export class CrossAccounts {
         v,
       );
       this.#paths = { paths, markets: markets.length };
+      // New markets, new paths: every account's markets are computed again.
+      this.#maskOf.clear();
     }
     return this.#paths.paths;
+  }
+
+  /** A bit per coin index of `positions` (-1 when an index is beyond 30: no cache). */
+  #coinMask(positions: readonly CoinPosition[]): number {
+    let mask = 0;
+    for (const p of positions) {
+      const i = (this.#registry.coin(p.coin) as CoinState).index;
+      if (i > 30) return -1;
+      mask |= 1 << i;
+    }
+    return mask;
   }
 
   /** The risk rate in doubles (assets ÷ debt); undefined without debt or when a debt coin has no price. */
@@ -357,6 +378,7 @@ export class CrossAccounts {
    * uses any more is released at once (its mark dropped unless something else keeps it).
    */
   #depend(userId: number, coins: readonly (string | CoinPosition)[]): void {
+    this.#maskOf.delete(userId);
     const paths = this.#valuation();
     const now = new Set<number>();
     for (const c of coins)
