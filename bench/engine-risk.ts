@@ -11,6 +11,10 @@
  *    trades at that price until every liquidation has ended (32 per engine step): the time per
  *    liquidated account (it includes flagging the accounts the move put past their notice line).
  *
+ * With `acctType: 2` the same positions are held in **cross** accounts (one per user, valued at
+ * the marks through valuation-path.ts): the quiet moves then cost the cross drift bound
+ * (src/margin/cross-risk.ts) instead of the isolated index, and the crash its re-valuations.
+ *
  * Deterministic: the accounts' sizes come from a seeded generator; every command's result is
  * checked, and the liquidation records are counted.
  */
@@ -19,6 +23,8 @@ import { DEFAULT_VENUE } from '../src/config/default-venue.ts';
 import { BUY, SELL, type Command, type SequencedCommand, type Side } from '../src/domain/commands.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { MARKET, sfc32, START_PRICE_TICKS } from './engine-stream.ts';
+import { unitPrice, unwindPrice, type CoinPosition } from '../src/margin/lines.ts';
+import { DEFAULT_MARGIN_SETTINGS } from '../src/margin/settings.ts';
 
 /** 30,000.00 usdt in ticks (priceScale 2); one lot is 0.0001 btc, one tick × lot one usdt unit. */
 const P0 = START_PRICE_TICKS;
@@ -34,10 +40,13 @@ export interface RiskBenchOptions {
   /** Interleaved runs of part 1. */
   readonly runs: number;
   readonly runGc: () => void;
+  /** 1 isolated accounts (the default), 2 cross accounts. */
+  readonly acctType?: 1 | 2;
 }
 
 export interface RiskBenchFigures {
   readonly accounts: number;
+  readonly acctType: 1 | 2;
   readonly setupSeconds: number;
   readonly quiet: {
     readonly commands: number;
@@ -86,7 +95,7 @@ const order = (
   kind: 'limit' | 'ioc',
   price: number,
   amount: number,
-  acctType: 0 | 1 = 0,
+  acctType: 0 | 1 | 2 = 0,
 ): Command => ({
   type: 'PlaceOrder',
   userId,
@@ -104,7 +113,8 @@ const order = (
  * and the accounts: each moves 0.1 btc into its isolated btc_usdt account, borrows k × its value
  * in usdt (k from 1 to 3.9, seeded) and buys btc with it from maker 1 at P0.
  */
-export function build(accounts: number): Feed {
+export function build(accounts: number, acctType: 1 | 2 = 1): Feed {
+  const market = acctType === 1 ? MARKET : '';
   const f = new Feed();
   const mm1 = f.must({ type: 'RegisterUser', name: 'maker1' } as Command) as number;
   const mm2 = f.must({ type: 'RegisterUser', name: 'maker2' } as Command) as number;
@@ -135,8 +145,8 @@ export function build(accounts: number): Feed {
         type: 'MarginTransfer',
         userId: u,
         direction: 'in',
-        acctType: 1,
-        market: MARKET,
+        acctType,
+        market,
         coin: 'btc',
         amount: OWN_BTC_UNITS,
       });
@@ -145,13 +155,13 @@ export function build(accounts: number): Feed {
       f.must({
         type: 'Borrow',
         userId: u,
-        acctType: 1,
-        market: MARKET,
+        acctType,
+        market,
         coin: 'usdt',
         amount: lots * P0,
         rollOver: false,
       } as Command);
-      f.must(order(u, BUY, 'ioc', P0, lots, 1));
+      f.must(order(u, BUY, 'ioc', P0, lots, acctType));
     }
   }
   return f;
@@ -195,7 +205,8 @@ const median = (xs: readonly number[]): number => {
 
 export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
   let t = performance.now();
-  const risk = build(o.accounts);
+  const acctType = o.acctType ?? 1;
+  const risk = build(o.accounts, acctType);
   const spot = build(0);
   const setupSeconds = (performance.now() - t) / 1000;
 
@@ -231,7 +242,8 @@ export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
   // Part 2: the price that puts exactly 1% of the accounts at or below their line.
   const lines: number[] = [];
   for (let u = 3; u < 3 + o.accounts; u++) {
-    const w = risk.engine.risk.accountRisk(u, MARKET)?.unwindPrice;
+    const w =
+      acctType === 1 ? risk.engine.risk.accountRisk(u, MARKET)?.unwindPrice : crossUnwind(risk.engine, u);
     if (w?.side === 'below') lines.push(w.priceTicks);
   }
   lines.sort((a, b) => b - a);
@@ -267,10 +279,13 @@ export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
   if (liquidated !== crossed) throw new Error(`risk bench: ${liquidated} liquidated, expected ${crossed}`);
   risk.engine.assertInvariants();
   let flagged = 0;
-  for (let u = 3; u < 3 + o.accounts; u++) if (risk.engine.risk.isFlagged(u, MARKET)) flagged++;
+  for (let u = 3; u < 3 + o.accounts; u++)
+    if (acctType === 1 ? risk.engine.risk.isFlagged(u, MARKET) : risk.engine.risk.crossRisk(u).notice)
+      flagged++;
   const us = (ms: number): number => (ms * 1000) / o.quietCommands;
   return {
     accounts: o.accounts,
+    acctType,
     setupSeconds,
     quiet: {
       commands: o.quietCommands,
@@ -291,4 +306,25 @@ export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
       usPerLiquidatedAccount: (totalMs * 1000) / liquidated,
     },
   };
+}
+
+/** A cross account holding only btc and usdt: its line on btc_usdt's mark (as an isolated account's). */
+function crossUnwind(engine: Engine, userId: number): ReturnType<typeof unwindPrice> {
+  const view = engine.margin.account(userId, 2, '');
+  const pos = (coin: string): CoinPosition => {
+    const c = view?.coins.find((x) => x.coin === coin);
+    return {
+      coin,
+      available: c?.available ?? 0,
+      frozen: c?.frozen ?? 0,
+      principal: c?.borrowed ?? 0,
+      interest: c?.interest ?? 0,
+    };
+  };
+  const m = engine.market(MARKET);
+  const btc = engine.coin('btc');
+  const usdt = engine.coin('usdt');
+  if (m === undefined || btc === undefined || usdt === undefined) return undefined;
+  const perTick = unitPrice(1, m.priceScale, btc.unitDecimal, usdt.unitDecimal);
+  return unwindPrice(pos('btc'), pos('usdt'), DEFAULT_MARGIN_SETTINGS, perTick);
 }

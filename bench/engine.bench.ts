@@ -738,14 +738,30 @@ async function marginBenchmark(): Promise<Record<string, unknown>> {
 
 // ───────────────────────────── risk (issue 15) ─────────────────────────────
 
-/** 100,000 open isolated margin accounts: quiet moves against spot, and a move crossing 1% of them. */
-function riskPart(): RiskBenchFigures {
+/**
+ * 100,000 open isolated margin accounts, then 100,000 cross ones: quiet moves against spot, and a
+ * move crossing 1% of them.
+ */
+function riskPart(): { isolated: RiskBenchFigures; cross: RiskBenchFigures } {
+  const isolated = riskRun(1);
+  runGc();
+  return { isolated, cross: riskRun(2) };
+}
+
+function riskRun(acctType: 1 | 2): RiskBenchFigures {
   const accounts = QUICK ? 10_000 : 100_000;
-  const f = riskBenchmark({ accounts, quietCommands: QUICK ? 20_000 : 200_000, runs: QUICK ? 3 : 7, runGc });
+  const f = riskBenchmark({
+    accounts,
+    quietCommands: QUICK ? 20_000 : 200_000,
+    runs: QUICK ? 3 : 7,
+    runGc,
+    acctType,
+  });
   const q = f.quiet;
   const c = f.crash;
+  const kind = acctType === 1 ? 'isolated btc_usdt' : 'cross';
   console.log(
-    `\nRisk (issue 15): ${fmtInt(f.accounts)} open isolated btc_usdt margin accounts (longs owing usdt), ` +
+    `\nRisk (issue 15): ${fmtInt(f.accounts)} open ${kind} margin accounts (longs owing usdt), ` +
       `built in ${f.setupSeconds.toFixed(1)} s`,
   );
   console.log(

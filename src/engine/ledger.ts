@@ -161,7 +161,7 @@ export class Ledger {
   readonly #feeIncome = this.#system.get(FEE_INCOME) as LedgerAccount;
 
   /**
-   * Isolated accounts whose balances or debts changed since the risk module last took them
+   * Margin accounts (isolated and cross) whose balances or debts changed since the risk module last took them
    * (src/engine/risk.ts keeps the liquidation index current from it); `undefined`: not tracked.
    */
   touched: Set<LedgerAccount> | undefined;
@@ -224,8 +224,7 @@ export class Ledger {
     account.available[i] = available;
     account.frozen[i] = frozen;
     // A freeze or release (no change in total) moves no line.
-    if (account.margin !== undefined && deltaAvailable + deltaFrozen !== 0 && account.key.kind === 'isolated')
-      this.touched?.add(account);
+    if (account.margin !== undefined && deltaAvailable + deltaFrozen !== 0) this.touched?.add(account);
     const ctx = this.#ctx;
     if (account.margin === undefined) {
       ctx.events.push({
@@ -277,7 +276,7 @@ export class Ledger {
     account.borrowed[i] = borrowed;
     account.interest[i] = interest;
     account.noteDebt(i, borrowed + interest);
-    if (account.key.kind === 'isolated') this.touched?.add(account);
+    this.touched?.add(account);
   }
 
   /** Credits a system account (the other side of a user's bill; no event of its own). */

@@ -643,6 +643,11 @@ export class Margin implements MarginView {
     this.#applyEffects(e);
   }
 
+  /** Lists a forced liquidation's repayments with the account's others (getRepayments, getCrossRepayRecords). */
+  recordRepayments(repayments: readonly RepaymentRecord[]): void {
+    this.#record(repayments);
+  }
+
   // ───────────────────────────── timers ─────────────────────────────
 
   /**

@@ -1,10 +1,10 @@
 /**
- * Property test of the risk side inside the engine (issue 15): random isolated portfolios (longs
- * and shorts, borrowed from the pool) and random price paths traded through a market maker's
+ * Property test of the risk side inside the engine (issue 15): random isolated and cross portfolios
+ * (longs and shorts, borrowed from the pool) and random price paths traded through a market maker's
  * book, with timer ticks between (interest). After every command every invariant of the engine
  * holds (conservation per coin with pool, insurance and fee income; ledger debts = loan book;
- * frozen = what orders hold; the risk side's own), and no isolated account whose risk rate at the
- * mark is at or below the liquidation line (1.08) is left unlocked (a stronger rule than "while
+ * frozen = what orders hold; the risk side's own), and no isolated or cross account whose risk rate
+ * at the marks is at or below the liquidation line (1.08) is left unlocked (a stronger rule than "while
  * the book has liquidity inside the band": these runs stay within one step's budget). After every
  * step of the path, the money of the risk side adds up: the insurance fund holds exactly the
  * venue's share of interest plus the liquidation fees less what it paid, and every record's bad
@@ -46,6 +46,8 @@ const order = (
 
 class Checked extends EngineDriver {
   readonly users: number[] = [];
+  /** Users whose portfolio is in their cross account. */
+  readonly crossUsers: number[] = [];
   /** Every command applied, as sequenced. */
   readonly log: Parameters<Engine['apply']>[0][] = [];
   override apply(cmd: Command): ApplyResult {
@@ -56,6 +58,12 @@ class Checked extends EngineDriver {
       const risk = this.engine.risk.accountRisk(userId, 'btc_usdt');
       if (risk?.riskRateBp !== undefined && risk.riskRateBp <= 10_800)
         assert.ok(risk.repayLock, `user ${userId} at ${risk.riskRateBp} bp left unlocked after ${cmd.type}`);
+    }
+    for (const userId of this.crossUsers) {
+      // Below 10,800 bp shown (rounded down): certainly at or below the line.
+      const risk = this.engine.risk.crossRisk(userId);
+      if (risk.riskRateBp !== undefined && risk.riskRateBp < 10_800)
+        assert.ok(risk.repayLock, `cross ${userId} at ${risk.riskRateBp} bp left unlocked after ${cmd.type}`);
     }
     return r;
   }
@@ -81,6 +89,7 @@ function insuranceAddsUp(engine: Engine): void {
 
 const portfolio = fc.record({
   long: fc.boolean(),
+  cross: fc.boolean(),
   own: fc.integer({ min: 20, max: 200 }), // × 10 usdt
   lever: fc.integer({ min: 10, max: 38 }), // borrow = own × lever ÷ 10
 });
@@ -93,7 +102,7 @@ const step = fc.record({
 });
 
 test('risk in the engine: invariants after every command, nothing at or below the line left unlocked, restore gives the same hash', () => {
-  const seen = { liquidations: 0, done: 0, shortfalls: 0, badDebt: 0 };
+  const seen = { liquidations: 0, done: 0, shortfalls: 0, badDebt: 0, cross: 0 };
   fc.assert(
     fc.property(
       fc.array(portfolio, { minLength: 1, maxLength: 5 }),
@@ -115,14 +124,16 @@ test('risk in the engine: invariants after every command, nothing at or below th
         d.apply(order(taker, BUY, price, 10, { kind: 'ioc' }));
         ports.forEach((p, i) => {
           const u = d.fund(`u${i}`, 'usdt', String(p.own * 10));
-          d.users.push(u);
+          (p.cross ? d.crossUsers : d.users).push(u);
+          const acctType = p.cross ? 2 : 1;
+          const market = p.cross ? '' : 'btc_usdt';
           const own = p.own * 10 * USDT;
           d.apply({
             type: 'MarginTransfer',
             userId: u,
             direction: 'in',
-            acctType: 1,
-            market: 'btc_usdt',
+            acctType,
+            market,
             coin: 'usdt',
             amount: own,
           });
@@ -131,28 +142,28 @@ test('risk in the engine: invariants after every command, nothing at or below th
             d.apply({
               type: 'Borrow',
               userId: u,
-              acctType: 1,
-              market: 'btc_usdt',
+              acctType,
+              market,
               coin: 'usdt',
               amount: borrow,
               rollOver: false,
             } as Command);
             const lots = Math.floor((own + borrow) / (price * 1.01));
             d.apply(order(mm, SELL, price, lots));
-            d.apply(order(u, BUY, price, lots, { acctType: 1, kind: 'ioc' }));
+            d.apply(order(u, BUY, price, lots, { acctType, kind: 'ioc' }));
           } else {
             const lots = Math.floor((own * p.lever) / 10 / price);
             d.apply({
               type: 'Borrow',
               userId: u,
-              acctType: 1,
-              market: 'btc_usdt',
+              acctType,
+              market,
               coin: 'btc',
               amount: lots * LOT,
               rollOver: false,
             } as Command);
             d.apply(order(mm, BUY, price, lots));
-            d.apply(order(u, SELL, price, lots, { acctType: 1, kind: 'ioc' }));
+            d.apply(order(u, SELL, price, lots, { acctType, kind: 'ioc' }));
           }
         });
         const snapshots: { at: number; snapshot: ReturnType<Engine['snapshot']> }[] = [];
@@ -178,6 +189,7 @@ test('risk in the engine: invariants after every command, nothing at or below th
         for (const r of d.engine.liquidations()) {
           seen.liquidations++;
           if (r.status === 'done') seen.done++;
+          if (r.account.kind === 'cross') seen.cross++;
           if (r.coins.some((c) => c.shortfall > 0)) seen.shortfalls++;
           if (r.coins.some((c) => c.badDebt > 0)) seen.badDebt++;
         }
@@ -194,7 +206,7 @@ test('risk in the engine: invariants after every command, nothing at or below th
   );
   // The runs must reach what they test: liquidations, finished ones, shortfalls and bad debt.
   assert.ok(
-    seen.liquidations > 0 && seen.done > 0 && seen.shortfalls > 0 && seen.badDebt > 0,
+    seen.liquidations > 0 && seen.done > 0 && seen.shortfalls > 0 && seen.badDebt > 0 && seen.cross > 0,
     JSON.stringify(seen),
   );
 });

@@ -55,7 +55,7 @@ import {
   type CoinPosition,
   type Ratio,
 } from '../margin/lines.ts';
-import { LoanBook } from '../margin/loans.ts';
+import type { LoanBook, RepaymentRecord } from '../margin/loans.ts';
 import { MarkPrice, type MarkPriceSnapshot } from '../margin/mark-price.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
@@ -63,9 +63,10 @@ import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './engine.ts';
 import type { Margin } from './margin.ts';
 import type { Matching } from './matching.ts';
-import { INSURANCE, isolated, system, type Ledger, type LedgerAccount } from './ledger.ts';
+import { cross, INSURANCE, isolated, system, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { CoinState, MarketState, Registry } from './registry.ts';
 import { ActiveMarkets } from './risk-markets.ts';
+import { CrossAccounts, type CrossRisk } from './risk-cross.ts';
 
 /** What the risk module needs of matching and margin. */
 export interface RiskHooks {
@@ -85,6 +86,8 @@ export interface RiskHooks {
   ): number;
   /** What auto-repayment owes the fills of a liquidation order's makers. */
   afterOrder(): void;
+  /** Lists a liquidation's repayments with the account's others (getRepayments, getCrossRepayRecords). */
+  recordRepayments(repayments: readonly RepaymentRecord[]): void;
 }
 
 /** The risk side's part of a snapshot: marks, notice flags, liquidation records, the queue. */
@@ -95,6 +98,8 @@ export interface RiskSnapshot {
   readonly flags: [string, string[]][];
   readonly liquidations: LiquidationsSnapshot;
   readonly queue: { account: AccountRef; riskRateBp: number }[];
+  /** Cross accounts flagged at the notice line, by user id; absent when none. */
+  readonly crossFlags?: number[];
 }
 
 /** The operator's and the owner's reads of the risk side. */
@@ -109,6 +114,8 @@ export interface RiskView {
   liquidations(userId?: number): LiquidationRecord[];
   /** The risk fields of an isolated account for the margin answers; undefined for an unknown market. */
   accountRisk(userId: number, market: string): IsolatedRisk | undefined;
+  /** The risk fields of a user's cross account (flag, lock, level, risk rate at the marks). */
+  crossRisk(userId: number): CrossRisk;
 }
 
 /**
@@ -147,6 +154,12 @@ export class Risk implements RiskView {
   readonly #perTicks: ({ spec: MarketState['spec']; perTick: Ratio } | undefined)[] = [];
   #liquidations: Liquidations;
   #queue = new LiquidationQueue();
+  /** Cross accounts: valuation at the marks, flags, their liquidations (risk-cross.ts). */
+  #cross: CrossAccounts;
+  /** While a snapshot loads: markets a cross account depends on become active with the snapshot's mark. */
+  #loading = false;
+  /** Counts every mark set, started or dropped (the cross side caches prices per version). */
+  #marksVersion = 0;
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -154,7 +167,41 @@ export class Risk implements RiskView {
     this.#registry = registry;
     this.#hooks = hooks;
     this.#liquidations = new Liquidations(hooks.loanBook(), DEFAULT_LIQUIDATION_SETTINGS);
+    this.#cross = this.#newCross([]);
     ledger.touched = new Set();
+  }
+
+  #newCross(flagged: readonly number[]): CrossAccounts {
+    const ctx = this.#ctx;
+    return new CrossAccounts(
+      this.#ledger,
+      this.#registry,
+      {
+        mark: (m) => this.#marks[m.index]?.mark,
+        marksVersion: () => this.#marksVersion,
+        activate: (m) => {
+          if (this.#active.has(m.index)) return;
+          if (!this.#loading) this.#activate(m);
+          else {
+            this.#active.add(m.index);
+            m.stepTrades = [];
+          }
+        },
+        release: (m) => {
+          if (!this.#loading) this.#deactivateIfIdle(m);
+        },
+        queue: (ref, rr) => {
+          if (!this.#liquidations.isLocked(ref)) this.#queue.add(ref, rr);
+        },
+        liquidations: () => this.#liquidations,
+        market: (m) => this.#market(m),
+        hooks: this.#hooks,
+        get time() {
+          return ctx.time;
+        },
+      },
+      flagged,
+    );
   }
 
   #mark(m: MarketState): MarkPrice {
@@ -214,7 +261,11 @@ export class Risk implements RiskView {
       const before = mp.mark;
       const after = mp.stepWith(time, trades, m.book.bids.best()?.price, m.book.asks.best()?.price);
       if (trades.length > 0) trades.length = 0;
-      if (after !== undefined && after !== before) (moved ??= []).push(m);
+      if (after !== undefined && after !== before) {
+        this.#marksVersion++;
+        (moved ??= []).push(m);
+        this.#cross.drift(m, before, after);
+      }
     }
     return moved ?? NO_MARKETS;
   }
@@ -225,6 +276,7 @@ export class Risk implements RiskView {
       const mark = this.#marks[m.index]?.mark;
       if (mark !== undefined) this.#queueCrossed(m, this.#index(m).move(mark));
     }
+    if (moved.length > 0) this.#cross.revalue();
   }
 
   /** Step 2: re-indexes the isolated accounts the ledger saw change. */
@@ -232,6 +284,7 @@ export class Risk implements RiskView {
     const touched = this.#ledger.touched as Set<LedgerAccount>;
     if (touched.size === 0) return;
     for (const a of touched) {
+      if (a.key.kind === 'cross') this.#cross.account(a);
       if (a.key.kind !== 'isolated' || (this.#liquidations.busy && this.#liquidations.isLocked(a.key)))
         continue;
       const m = this.#registry.market(a.key.market);
@@ -271,6 +324,7 @@ export class Risk implements RiskView {
    */
   #activate(m: MarketState): void {
     this.#active.add(m.index);
+    this.#marksVersion++;
     m.stepTrades = [];
     const mp = new MarkPrice();
     this.#marks[m.index] = mp;
@@ -285,9 +339,10 @@ export class Risk implements RiskView {
 
   /** Drops a market's mark once no account owes anything there and no liquidation runs there. */
   #deactivateIfIdle(m: MarketState): void {
-    if ((this.#indexes[m.index]?.size ?? 0) > 0) return;
+    if ((this.#indexes[m.index]?.size ?? 0) > 0 || this.#cross.uses(m)) return;
     if (this.#liquidations.running().some((r) => r.market === m.spec.name)) return;
     this.#active.delete(m.index);
+    this.#marksVersion++;
     this.#marks[m.index] = undefined;
     m.stepTrades = undefined;
   }
@@ -321,6 +376,7 @@ export class Risk implements RiskView {
   }
 
   #begin(ref: AccountRef, riskRateBpAtStart: number): void {
+    if (ref.kind === 'cross') this.#cross.begin(ref, riskRateBpAtStart);
     if (ref.kind !== 'isolated') return;
     const m = this.#registry.market(ref.market) as MarketState;
     const mark = this.#marks[m.index]?.mark;
@@ -335,6 +391,7 @@ export class Risk implements RiskView {
 
   /** One order within the band, then settle; when done the account is indexed again. */
   #continue(ref: AccountRef): void {
+    if (ref.kind === 'cross') this.#cross.continue(ref);
     if (ref.kind !== 'isolated') return;
     const m = this.#registry.market(ref.market) as MarketState;
     const mark = this.#marks[m.index]?.mark as number;
@@ -365,6 +422,7 @@ export class Risk implements RiskView {
       this.#ctx.time,
     );
     this.#hooks.applyEffects(settled.effects);
+    this.#hooks.recordRepayments(settled.repayments);
     this.#hooks.afterOrder();
     if (settled.done) {
       this.#ledger.touched?.delete(a);
@@ -391,14 +449,20 @@ export class Risk implements RiskView {
       case 'Borrow':
       case 'RepayAll':
         if (cmd.acctType === 1) market = cmd.market;
+        else if (cmd.acctType === 2) market = '';
         break;
       case 'RepayLoan': {
         const b = this.#hooks.loanBook().loan(cmd.loanId)?.borrower;
         if (b?.kind === 'isolated' && b.userId === cmd.userId) market = b.market;
+        else if (b?.kind === 'cross' && b.userId === cmd.userId) market = '';
         break;
       }
       default:
         return undefined;
+    }
+    if (market === '') {
+      if (!this.#liquidations.isLocked(cross(cmd.userId))) return undefined;
+      return refused('INVALID_STATE', 'the cross account is locked by its liquidation (repayLock)');
     }
     if (market === undefined || !this.isLocked(cmd.userId, market)) return undefined;
     return refused(
@@ -501,6 +565,10 @@ export class Risk implements RiskView {
     };
   }
 
+  crossRisk(userId: number): CrossRisk {
+    return this.#cross.risk(userId);
+  }
+
   /** The insurance fund's available balance per coin (every coin, in the registry's order). */
   insurance(): { coin: string; available: CoinUnits }[] {
     const ins = this.#ledger.account(system(INSURANCE));
@@ -531,11 +599,13 @@ export class Risk implements RiskView {
     }
     const byName = <T>(xs: [string, T][]): [string, T][] =>
       xs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const crossFlags = this.#cross.flagged();
     return {
       marks: byName(marks),
       flags: byName(flags),
       liquidations: this.#liquidations.snapshot(),
       queue: this.#queue.snapshot(),
+      ...(crossFlags.length > 0 ? { crossFlags } : {}),
     };
   }
 
@@ -563,6 +633,14 @@ export class Risk implements RiskView {
       s?.liquidations,
     );
     this.#queue = new LiquidationQueue(s?.queue ?? []);
+    this.#cross = this.#newCross(s?.crossFlags ?? []);
+    this.#marksVersion++;
+    this.#loading = true;
+    try {
+      this.#cross.load();
+    } finally {
+      this.#loading = false;
+    }
     for (const a of this.#ledger.marginAccounts()) {
       if (a.key.kind !== 'isolated' || this.#liquidations.isLocked(a.key)) continue;
       const m = registry.market(a.key.market);
@@ -587,7 +665,12 @@ export class Risk implements RiskView {
       if (this.#marks[m.index]?.mark !== undefined && !this.#active.has(m.index))
         throw new Error(`invariant broken: market ${m.spec.name} has a mark but no debt or liquidation`);
     for (const r of this.#liquidations.running()) {
-      if (r.account.kind !== 'isolated') throw new Error(`liquidation ${r.id} of a non-isolated account`);
+      if (r.account.kind === 'cross') {
+        if (this.#cross.watched(r.account.userId))
+          throw new Error(`invariant broken: locked account ${accountKey(r.account)} still watched`);
+        continue;
+      }
+      if (r.account.kind !== 'isolated') throw new Error(`liquidation ${r.id} of a system account`);
       const m = this.#registry.market(r.account.market);
       if (m === undefined) throw new Error(`liquidation ${r.id} in unknown market`);
       if (this.#indexes[m.index]?.triggers(accountKey(r.account)) !== undefined)
@@ -605,5 +688,6 @@ export function riskHooks(margin: Margin, matching: Matching): RiskHooks {
     liquidationOrder: (account, market, side, price, lots) =>
       matching.liquidationOrder(account, market, side === 'buy' ? BUY : SELL, price, lots),
     afterOrder: () => margin.autoRepay(),
+    recordRepayments: (rs) => margin.recordRepayments(rs),
   };
 }

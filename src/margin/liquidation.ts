@@ -40,7 +40,7 @@
  */
 import type { PriceTicks } from '../domain/money.ts';
 import type { CoinPosition, Ratio } from './lines.ts';
-import type { LoanBook } from './loans.ts';
+import type { LoanBook, RepaymentRecord } from './loans.ts';
 import { accountKey, system, type AccountRef, type Effects, type TimeMs, type Units } from './movement.ts';
 import { BP } from './settings.ts';
 
@@ -125,6 +125,8 @@ export interface BeginResult {
 
 export interface SettleResult {
   readonly effects: Effects;
+  /** The loan book's repayment records of this step (for getRepayments / getCrossRepayRecords). */
+  readonly repayments: readonly RepaymentRecord[];
   readonly done: boolean;
 }
 
@@ -193,17 +195,33 @@ export class Liquidations {
     riskRateBp: number,
     nowMs: TimeMs,
   ): BeginResult {
+    return this.beginCoins(account, market.name, [market.base, market.quote], mark, riskRateBp, nowMs);
+  }
+
+  /**
+   * Step 1 for any account: `coins` are the coins the record follows (an isolated account's base
+   * and quote; a cross account's coins held or owed, in name order), `market` the record's market
+   * ('' for a cross account, whose `markAtStart` is 0: it has no single mark).
+   */
+  beginCoins(
+    account: AccountRef,
+    market: string,
+    coins: readonly string[],
+    mark: PriceTicks,
+    riskRateBp: number,
+    nowMs: TimeMs,
+  ): BeginResult {
     const key = accountKey(account);
     if (this.#running.has(key)) throw new Error(`${key} is already being liquidated`);
     const record: LiquidationRecord = {
       id: this.#nextId++,
       account,
-      market: market.name,
+      market,
       startMs: nowMs,
       markAtStart: mark,
       riskRateBp,
       orders: [],
-      coins: [market.base, market.quote].map((coin) => ({
+      coins: coins.map((coin) => ({
         coin,
         repaid: 0,
         shortfall: 0,
@@ -216,7 +234,7 @@ export class Liquidations {
     };
     this.#running.set(key, record);
     this.#records.push(record);
-    const effects = this.#loans.beginLiquidation(account, [market.base, market.quote], nowMs);
+    const effects = this.#loans.beginLiquidation(account, coins, nowMs);
     return { record, effects, cancelOrdersOf: account };
   }
 
@@ -280,18 +298,45 @@ export class Liquidations {
     insuranceAvailable: (coin: string) => Units,
     nowMs: TimeMs,
   ): SettleResult {
+    return this.settleCoins(
+      account,
+      [base, quote],
+      ([b, q]) => this.nextOrder(market, b as CoinPosition, q as CoinPosition, mark) !== undefined,
+      insuranceAvailable,
+      nowMs,
+    );
+  }
+
+  /**
+   * Step 3 for any account: `positions` are the record's coins after the order's fills; `more`
+   * tells, from the positions after this step's repayments, whether another order would still
+   * trade (then the liquidation stays open).
+   */
+  settleCoins(
+    account: AccountRef,
+    positions: readonly CoinPosition[],
+    more: (after: CoinPosition[]) => boolean,
+    insuranceAvailable: (coin: string) => Units,
+    nowMs: TimeMs,
+  ): SettleResult {
     const r = this.#runningOf(account);
     const effects: Effects = { movements: [], debts: [] };
+    const repayments: RepaymentRecord[] = [];
     const add = (e: Effects): void => {
       effects.movements.push(...e.movements);
       effects.debts.push(...e.debts);
     };
+    const repay = (coin: string, amount: Units, available: Units): void => {
+      const res = this.#repay(account, coin, amount, available, nowMs);
+      add(res.effects);
+      repayments.push(...res.repayments);
+    };
     const left = new Map<string, { available: Units; owed: Units }>();
-    for (const p of [base, quote]) {
+    for (const p of positions) {
       const o = this.#loans.owedAt(account, p.coin, nowMs);
       const owed = o.principal + o.interest;
       const pay = Math.min(p.available, owed);
-      if (pay > 0) add(this.#repay(account, p.coin, pay, p.available, nowMs));
+      if (pay > 0) repay(p.coin, pay, p.available);
       this.#outcome(r, p.coin).repaid += pay;
       left.set(p.coin, { available: p.available - pay, owed: owed - pay });
     }
@@ -299,9 +344,8 @@ export class Liquidations {
       const l = left.get(p.coin) as { available: Units; owed: Units };
       return { coin: p.coin, available: l.available, frozen: p.frozen, principal: l.owed, interest: 0 };
     };
-    if (this.nextOrder(market, after(base), after(quote), mark) !== undefined)
-      return { effects, done: false };
-    for (const p of [base, quote]) {
+    if (more(positions.map(after))) return { effects, repayments, done: false };
+    for (const p of positions) {
       const l = left.get(p.coin) as { available: Units; owed: Units };
       const out = this.#outcome(r, p.coin);
       if (l.owed > 0) {
@@ -317,7 +361,7 @@ export class Liquidations {
             toPocket: 'available',
             ref: r.id,
           });
-          add(this.#repay(account, p.coin, cover, cover, nowMs));
+          repay(p.coin, cover, cover);
         }
         const bad = l.owed - cover;
         if (bad > 0) add(this.#loans.writeOff(account, p.coin, bad, nowMs).effects);
@@ -343,17 +387,23 @@ export class Liquidations {
     r.status = 'done';
     r.endMs = nowMs;
     this.#running.delete(accountKey(account));
-    return { effects, done: true };
+    return { effects, repayments, done: true };
   }
 
   snapshot(): LiquidationsSnapshot {
     return { nextId: this.#nextId, records: structuredClone(this.#records) };
   }
 
-  #repay(account: AccountRef, coin: string, amount: Units, available: Units, nowMs: TimeMs): Effects {
+  #repay(
+    account: AccountRef,
+    coin: string,
+    amount: Units,
+    available: Units,
+    nowMs: TimeMs,
+  ): { effects: Effects; repayments: RepaymentRecord[] } {
     const res = this.#loans.repayAll(coin, { borrower: account, amount, available, timeMs: nowMs });
     if (!res.ok) throw new Error(`liquidation repayment refused: ${res.message}`);
-    return res.effects;
+    return res;
   }
 
   #outcome(r: LiquidationRecord, coin: string): CoinOutcome {

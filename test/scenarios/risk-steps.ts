@@ -8,8 +8,11 @@
  *                                                      risk rate at the mark ("-" without debt),
  *                                                      level 1 normal, 2 flagged at the notice
  *                                                      line, 3 locked for liquidation; unwind price
+ *     risk alice cross: rate 1.0629 level 3            a cross account's, at the marks (the engine's
+ *                                                      flag and lock, src/engine/risk-cross.ts)
  *     liquidations: 2                                  how many liquidations began so far
  *     liquidation 1: alice isolated btc_usdt done      whose, and running or done
+ *     liquidation 2: alice cross done                  (a cross account's)
  *     liquidation 1 usdt: repaid 3000.0625 shortfall 0 insurance 0 bad debt 0 fee 30.000625
  *     insurance usdt: 30.006875                        the insurance fund's balance
  */
@@ -61,6 +64,29 @@ export function parseRiskStep(body: string): MarginStep | undefined {
           `unwind price in ticks: expected ${ticks(p, market, unwind)}, got ${risk.unwindPrice?.priceTicks ?? 'none'}`,
         );
       if (risk.repayLock !== (risk.level === 3)) p.fail(`repayLock ${risk.repayLock} at level ${risk.level}`);
+    });
+  }
+  if ((m = /^risk (\S+) cross: rate (\S+) level ([123])$/.exec(body))) {
+    const [, user, rate, level] = m as unknown as [string, string, string, string];
+    return expect((p) => {
+      const risk = p.engine.risk.crossRisk(p.userId(user));
+      const actual = [formatRiskRate(risk.riskRateBp), risk.level];
+      const expectedRate =
+        rate === '-' ? '-' : formatRiskRate(parseDecimal(rate, 4) ?? p.fail(`rate '${rate}'`));
+      if (actual.join() !== [expectedRate, Number(level)].join())
+        p.fail(`cross risk rate, level: expected ${expectedRate}, ${level}, got ${actual.join(', ')}`);
+      if (risk.repayLock !== (risk.level === 3)) p.fail(`repayLock ${risk.repayLock} at level ${risk.level}`);
+    });
+  }
+  if ((m = /^liquidation (\d+): (\S+) cross (running|done)$/.exec(body))) {
+    const [, id, user, status] = m as unknown as [string, string, string, string];
+    return expect((p) => {
+      const r = p.engine.liquidations().find((x) => x.id === Number(id)) ?? p.fail(`no liquidation ${id}`);
+      const who = r.account.kind === 'cross' ? r.account.userId : -1;
+      if (who !== p.userId(user) || r.status !== status)
+        p.fail(
+          `liquidation ${id}: expected ${user} cross ${status}, got ${r.account.kind} ${who} ${r.status}`,
+        );
     });
   }
   if ((m = /^liquidations: (\d+)$/.exec(body))) {

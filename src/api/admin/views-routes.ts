@@ -241,9 +241,9 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
           return { coin: c.name, available: units(c.name, b.available), frozen: units(c.name, b.frozen) };
         });
         // Margin accounts (issue 14): what each holds and owes, per coin it has touched.
-        // Isolated ones at the mark, with the notice flag and the liquidation lock (issue 15).
+        // At the marks, with the notice flag and the liquidation lock (issue 15).
         const margin = engine.margin.accountsOf(id).map((a) => {
-          const risk = a.acctType === 1 ? engine.risk.accountRisk(id, a.market) : undefined;
+          const risk = a.acctType === 1 ? engine.risk.accountRisk(id, a.market) : engine.risk.crossRisk(id);
           const rate = risk?.riskRateBp ?? a.riskRateBp;
           return {
             account: a.acctType === 1 ? `isolated ${a.market}` : 'cross',

@@ -166,9 +166,11 @@ export function riskState(engine: VenueState, userId: number, account: string): 
     };
   }
   const view = engine.margin.account(userId, 2, '');
+  const risk = crossRisk(engine, userId);
   return {
-    ...crossRisk(view),
-    riskRate: formatRiskRate(view?.riskRateBp),
+    level: risk.level,
+    repayLock: risk.repayLock,
+    riskRate: formatRiskRate(risk.riskRateBp ?? view?.riskRateBp),
     lastLiquidation: lastLiquidation(engine, userId, account),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The risk side on the WebSocket (issue 15): a mark moved by other people's trades crosses an
  * account's notice line and its owner gets one push naming the account with `level` 2; the lock of a
- * liquidation (`level` 3, `repayLock`) and its end are pushed too; a cross account's notice reaches
- * push_user_cross_asset and push_user_incr_asset.
+ * liquidation (`level` 3, `repayLock`) and its end are pushed too; a cross account's notice and
+ * lock (the engine's, at the marks) reach push_user_cross_asset and push_user_incr_asset.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -125,11 +125,8 @@ describe('risk pushes', () => {
     h.must(limitOrder(frank, SELL, 3_000_000, 1000, { acctType: 2 }));
     const c = await watching(frank);
     let price = 3_010_000;
-    const level = (): number | undefined => {
-      const view = h.engine.margin.account(frank, 2, '');
-      return view?.riskRateBp !== undefined && view.riskRateBp <= 11_300 ? 2 : 1;
-    };
-    while (level() !== 2) {
+    // The engine's flag, at the marks (which lag the last trades a little).
+    while (!h.engine.risk.crossRisk(frank).notice) {
       await tradeAt(h, gina, hugo, price);
       price += 10_000;
       assert.ok(price < 4_000_000, 'the notice line was never reached');
@@ -146,6 +143,19 @@ describe('risk pushes', () => {
       'the cross account on push_user_incr_asset',
     );
     assert.equal(incr.riskRate, cross.riskRate);
+    // Up to the liquidation line: no ask inside the band, so the cross account waits, locked.
+    while (!h.engine.risk.crossRisk(frank).repayLock) {
+      await tradeAt(h, gina, hugo, price);
+      price += 10_000;
+      assert.ok(price < 5_000_000, 'the liquidation line was never reached');
+    }
+    await nextTick();
+    const locked = await c.take(
+      (m) => m?.channel === 'push_user_cross_asset' && m.level === 3,
+      5_000,
+      'the cross lock push',
+    );
+    assert.equal(locked.repayLock, true);
     await c.close();
   });
 });

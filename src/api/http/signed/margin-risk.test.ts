@@ -134,4 +134,40 @@ describe('the risk side in the margin answers', () => {
     const result = (await ok(h, alice, 'getCrossAssets')).result as Json;
     assert.deepEqual([result.riskRate, result.level, result.repayLock], ['-', 1, false]);
   });
+
+  test('getCrossAssets reads the engine’s cross flag and lock: level 2 at the notice line, 3 and repayLock while liquidated; getCrossRepayRecords lists the liquidation’s repayments', async () => {
+    const h = new SignedApiHarness();
+    const ids = await longVenue(h.venue, 2);
+    const alice = await h.key(ids.alice);
+    const cross = async (): Promise<Json> => (await ok(h, alice, 'getCrossAssets')).result as Json;
+    let r = await cross();
+    // 100 usdt + 0.12974 btc at the mark 30,000 against 3,000.0625 usdt owed.
+    assert.deepEqual([r.riskRate, r.level, r.repayLock], ['1.3307', 1, false]);
+    const engine = h.venue.engine;
+    let price = 2_990_000;
+    while (!engine.risk.crossRisk(ids.alice).notice) {
+      await tradeAt(h.venue, ids.bob, ids.carol, price);
+      price -= 10_000;
+      assert.ok(price > 2_000_000, 'the notice line was never reached');
+    }
+    r = await cross();
+    assert.deepEqual([r.level, r.repayLock], [2, false]);
+    assert.ok(Number(r.riskRate) <= 1.13 && Number(r.riskRate) > 1.08, `riskRate ${String(r.riskRate)}`);
+    while (engine.liquidations().length === 0) {
+      await tradeAt(h.venue, ids.bob, ids.carol, price);
+      price -= 10_000;
+      assert.ok(price > 1_000_000, 'the liquidation line was never reached');
+    }
+    r = await cross();
+    assert.deepEqual([r.level, r.repayLock], [3, true]);
+    const refused = (await h.call('doCrossLoan', alice, { coin: 'usdt', amount: '1' })) as Json;
+    assert.notEqual(refused.code, 1000, 'a locked cross account borrows nothing');
+    const mark = engine.risk.markPrice('btc_usdt') as number;
+    await h.venue.must(limitOrder(ids.bob, BUY, mark, 2000));
+    await h.venue.must({ type: 'FireTimers' });
+    r = await cross();
+    assert.deepEqual([r.riskRate, r.level, r.repayLock, r.loanIn], ['-', 1, false, 0]);
+    const repaid = (await ok(h, alice, 'getCrossRepayRecords', { coin: 'usdt' })).result as Json[];
+    assert.ok(repaid.length > 0, `getCrossRepayRecords: ${JSON.stringify(repaid)}`);
+  });
 });

@@ -26,7 +26,6 @@ import {
   loanOfferItem,
   loanRecord,
   repaymentItem,
-  leverLevel,
   type CoinView,
   type Converter,
   type CrossAssetsWire,
@@ -181,17 +180,25 @@ export function crossAssetsResult(engine: VenueState, userId: number): CrossAsse
       canTransferOut: c?.transferOutLimit ?? 0,
     };
   });
-  return crossAssets(coins, account?.riskRateBp, priceConverter(engine), crossRisk(account));
+  const risk = crossRisk(engine, userId);
+  return crossAssets(coins, risk.riskRateBp ?? account?.riskRateBp, priceConverter(engine), {
+    level: risk.level,
+    repayLock: risk.repayLock,
+  });
 }
 
 /**
- * A cross account's level from its risk rate against its lines (1 normal, 2 at or below the notice
- * line, 3 at or below the liquidation line), and `repayLock` false: the engine keeps notice flags
- * and locks for isolated accounts only so far (docs/margin.md, "The notice line on the wire").
+ * A cross account's risk state as the engine's risk step keeps it (src/engine/risk-cross.ts): `level`
+ * 1 normal, 2 flagged at the notice line, 3 locked for liquidation (`repayLock`), and the risk
+ * rate at the marks (undefined without debt or before the marks; the answers then fall back on
+ * the margin view's rate at last prices).
  */
-export function crossRisk(account: MarginAccountView | undefined): CrossRisk {
-  if (account === undefined) return { level: 1, repayLock: false };
-  return { level: leverLevel(account.riskRateBp, account.settings) as 1 | 2 | 3, repayLock: false };
+export function crossRisk(
+  engine: VenueState,
+  userId: number,
+): CrossRisk & { riskRateBp: number | undefined } {
+  const r = engine.risk.crossRisk(userId);
+  return { level: r.level, repayLock: r.repayLock, riskRateBp: r.riskRateBp };
 }
 
 /**

@@ -1,0 +1,414 @@
+/**
+ * @module engine/risk-cross — cross margin accounts in the engine's risk step (issue 15): their
+ * valuation at mark prices through `valuation-path.ts`, the notice flag (1.13, cleared above 1.15),
+ * the liquidation line (1.08) and their forced liquidation, with the isolated accounts' lock,
+ * cancel, band, fee, insurance and bad-debt rules (`liquidation.ts`). The rules are the pure
+ * modules' (src/margin/cross-risk.ts); src/engine/risk.ts calls this module at its steps:
+ * - step 1 (marks): `drift` for every mark move of a market a cross account depends on;
+ * - step 2 (accounts): `account` for every cross account the command changed;
+ * - step 3 (moves): `revalue` re-values the accounts the drift made due (`CrossBound`);
+ * - step 4 (liquidations): `begin` and `continue` for the cross accounts queued.
+ *
+ * ## Markets a cross account depends on
+ * The markets on the valuation paths of the coins it holds or owes, while it owes something or is
+ * being liquidated. They are kept active (marked) by the risk step as long as one cross account
+ * depends on them (`uses`), as an isolated account keeps its market active.
+ */
+import type { PriceTicks } from '../domain/money.ts';
+import {
+  crossNextOrder,
+  crossState,
+  CrossBound,
+  fastDecision,
+  tolerance,
+  type CrossMarket,
+} from '../margin/cross-risk.ts';
+import { riskRate, riskRateBp, valuate, type CoinPosition, type Ratio } from '../margin/lines.ts';
+import type { LiquidationMarket, Liquidations } from '../margin/liquidation.ts';
+import { cross, type AccountRef } from '../margin/movement.ts';
+import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
+import { ValuationPaths } from '../margin/valuation-path.ts';
+import type { RiskHooks } from './risk.ts';
+import { INSURANCE, system, type Ledger, type LedgerAccount } from './ledger.ts';
+import type { CoinState, MarketState, Registry } from './registry.ts';
+
+/** What the cross side needs of the risk step. */
+export interface CrossHost {
+  /** A market's mark now, undefined before it has one. */
+  mark(m: MarketState): PriceTicks | undefined;
+  /** Changes whenever any market's mark is set, started or dropped (for cached prices). */
+  marksVersion(): number;
+  /** Makes a market active (marked) if it is not. */
+  activate(m: MarketState): void;
+  /** A market no cross account depends on any more: inactive unless something else keeps it. */
+  release(m: MarketState): void;
+  /** Queues an account for liquidation with its risk rate. */
+  queue(ref: AccountRef, riskRateBp: number): void;
+  liquidations(): Liquidations;
+  market(m: MarketState): LiquidationMarket;
+  readonly hooks: RiskHooks;
+  readonly time: number;
+}
+
+/** What `getCrossAssets` shows of the risk side. */
+export interface CrossRisk {
+  readonly riskRateBp: number | undefined;
+  readonly notice: boolean;
+  readonly repayLock: boolean;
+  readonly level: 1 | 2 | 3;
+}
+
+export class CrossAccounts {
+  readonly #ledger: Ledger;
+  readonly #registry: Registry;
+  readonly #host: CrossHost;
+  readonly #bound = new CrossBound();
+  /** Flagged at the notice line, by user id. */
+  readonly #flagged = new Set<number>();
+  /** Per user: the market indexes its valuation depends on. */
+  readonly #usesOf = new Map<number, readonly number[]>();
+  /** Per market index: how many cross accounts depend on it. */
+  readonly #uses: number[] = [];
+  #paths: { paths: ValuationPaths; markets: number } | undefined;
+  /** A market a cross account depends on got its first mark: every account is re-valued. */
+  #all = false;
+  /** Per user: the coins (bit per coin index) its `#usesOf` was computed for; -1: not cached. */
+  readonly #maskOf = new Map<number, number>();
+  /** Coin prices in doubles at the marks of `#pricesAt` (the risk step's marks version); null: none. */
+  readonly #pricesD = new Map<string, number | null>();
+  #pricesAt = -1;
+  /** Markets whose mark moved in this step, for `revalue`. */
+  readonly #moved: MarketState[] = [];
+
+  constructor(ledger: Ledger, registry: Registry, host: CrossHost, flagged: readonly number[] = []) {
+    this.#ledger = ledger;
+    this.#registry = registry;
+    this.#host = host;
+    for (const u of flagged) this.#flagged.add(u);
+  }
+
+  /** Whether a cross account depends on the market (it must stay marked). */
+  uses(m: MarketState): boolean {
+    return (this.#uses[m.index] ?? 0) > 0;
+  }
+
+  isFlagged(userId: number): boolean {
+    return this.#flagged.has(userId);
+  }
+
+  /** Flagged user ids, ascending (the snapshot's). */
+  flagged(): number[] {
+    return [...this.#flagged].sort((a, b) => a - b);
+  }
+
+  /** The valuation coin: usdt when the venue has it, else the first market's quote (margin's). */
+  valuationCoin(): CoinState | undefined {
+    return this.#registry.coin('usdt') ?? this.#registry.marketStates()[0]?.quote;
+  }
+
+  /** Step 1: a mark move of market `m` (before: the mark before it, undefined: none). */
+  drift(m: MarketState, before: PriceTicks | undefined, after: PriceTicks): void {
+    if (!this.uses(m)) return;
+    if (before === undefined) this.#all = true;
+    else if (this.#bound.anyDue(m.index, after)) this.#moved.push(m);
+  }
+
+  /** Step 3: re-values the accounts the drift made due, by user id. */
+  revalue(): void {
+    if (!this.#all && this.#moved.length === 0) return;
+    let due: number[];
+    if (this.#all) due = this.#bound.all();
+    else {
+      const set = new Set<number>();
+      for (const m of this.#moved) {
+        const mark = this.#host.mark(m);
+        if (mark !== undefined) this.#bound.due(m.index, mark, set);
+      }
+      due = [...set].sort((a, b) => a - b);
+    }
+    this.#all = false;
+    this.#moved.length = 0;
+    for (const userId of due) {
+      const a = this.#ledger.account(cross(userId));
+      if (a !== undefined) this.account(a);
+    }
+  }
+
+  /**
+   * Step 2 (and after a liquidation ends): re-values a cross account exactly, sets or clears its
+   * flag, queues it at the liquidation line, and re-keys it in the bound. Skips a locked account.
+   */
+  account(a: LedgerAccount): void {
+    const ref = cross(a.userId);
+    const liq = this.#host.liquidations();
+    if (liq.isLocked(ref)) {
+      // While locked it depends on the markets of its record's coins (fixed at the start).
+      this.#depend(
+        a.userId,
+        liq
+          .records(ref)
+          .at(-1)
+          ?.coins.map((c) => c.coin) ?? [],
+      );
+      return;
+    }
+    const positions = this.positions(a);
+    const owes = positions.some((p) => p.principal + p.interest > 0);
+    // The markets it depends on change only with the set of coins it holds or owes.
+    const mask = owes ? this.#coinMask(positions) : 0;
+    if (mask === -1 || this.#maskOf.get(a.userId) !== mask) {
+      this.#depend(a.userId, owes ? positions : []);
+      if (mask === 0) this.#maskOf.delete(a.userId);
+      else this.#maskOf.set(a.userId, mask);
+    }
+    if (!owes) {
+      this.#bound.set(a.userId, undefined, []);
+      this.#flagged.delete(a.userId);
+      return;
+    }
+    // Doubles first (a fill comes with every trade of the account); exact near a line.
+    const rateD = this.#fastRate(positions);
+    const fast =
+      rateD === undefined
+        ? undefined
+        : fastDecision(rateD, this.#flagged.has(a.userId), DEFAULT_MARGIN_SETTINGS);
+    if (fast !== undefined) {
+      if (fast.state.flagged) this.#flagged.add(a.userId);
+      else this.#flagged.delete(a.userId);
+      this.#bound.set(a.userId, fast.tol, this.#marksOf(a.userId));
+      return;
+    }
+    const v = valuate(positions, (c) => this.#price(c));
+    const rate = v === undefined ? undefined : riskRate(v);
+    const st = crossState(rate, this.#flagged.has(a.userId), DEFAULT_MARGIN_SETTINGS);
+    if (st.flagged) this.#flagged.add(a.userId);
+    else this.#flagged.delete(a.userId);
+    // Without a valuation (a debt coin without a price) it is looked at again at the next move.
+    this.#bound.set(
+      a.userId,
+      rate === undefined ? 0 : tolerance(rate, st.flagged, DEFAULT_MARGIN_SETTINGS),
+      this.#marksOf(a.userId),
+    );
+    if (st.liquidate && v !== undefined) this.#host.queue(ref, riskRateBp(v) ?? 0);
+  }
+
+  /** Step 4: locks the account, cancels its orders, opens the record, sends the first order. */
+  begin(ref: Extract<AccountRef, { kind: 'cross' }>, riskRateBp: number): void {
+    const a = this.#ledger.account(ref);
+    if (a === undefined) return;
+    this.#bound.set(ref.userId, undefined, []);
+    const v = this.valuationCoin()?.spec.name ?? '';
+    const coins = new Set(
+      this.positions(a)
+        .filter((p) => p.available + p.frozen + p.principal + p.interest > 0)
+        .map((p) => p.coin),
+    );
+    if (v !== '') coins.add(v);
+    this.#host.hooks.cancelAccountOrders(a);
+    const sorted = [...coins].sort();
+    this.#depend(ref.userId, sorted);
+    const b = this.#host.liquidations().beginCoins(ref, '', sorted, 0, riskRateBp, this.#host.time);
+    this.#host.hooks.applyEffects(b.effects);
+    this.continue(ref);
+  }
+
+  /** One order within the band (when the book has liquidity there), then settle. */
+  continue(ref: Extract<AccountRef, { kind: 'cross' }>): void {
+    const liq = this.#host.liquidations();
+    const a = this.#ledger.account(ref) as LedgerAccount;
+    const record = liq.records(ref).at(-1);
+    if (record === undefined) return;
+    const coins = record.coins.map((c) => c.coin);
+    const vCoin = this.valuationCoin()?.spec.name ?? '';
+    const order = crossNextOrder(liq, this.positions(a, coins), this.#crossMarket, vCoin);
+    const m = order === undefined ? undefined : this.#registry.market(order.market);
+    if (order !== undefined && m !== undefined) {
+      const best = (order.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
+      const inBand =
+        best !== undefined && (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks);
+      if (inBand) {
+        const lots = order.amount / m.baseUnitsPerLot;
+        const filled = this.#host.hooks.liquidationOrder(a, m, order.side, order.priceTicks, lots);
+        liq.recordOrder(ref, order, filled * m.baseUnitsPerLot, this.#host.time);
+      }
+    }
+    const ins = this.#ledger.account(system(INSURANCE));
+    const settled = liq.settleCoins(
+      ref,
+      this.positions(a, coins),
+      (after) => crossNextOrder(liq, after, this.#crossMarket, vCoin) !== undefined,
+      (coin) => ins?.available[(this.#registry.coin(coin) as CoinState).index] ?? 0,
+      this.#host.time,
+    );
+    this.#host.hooks.applyEffects(settled.effects);
+    this.#host.hooks.recordRepayments(settled.repayments);
+    this.#host.hooks.afterOrder();
+    this.#ledger.touched?.delete(a);
+    if (settled.done) this.account(a);
+  }
+
+  /** The risk fields of a user's cross account. */
+  risk(userId: number): CrossRisk {
+    const ref = cross(userId);
+    const a = this.#ledger.account(ref);
+    let rate: number | undefined;
+    if (a !== undefined) {
+      const v = valuate(this.positions(a), (c) => this.#price(c));
+      rate = v === undefined ? undefined : riskRateBp(v);
+    }
+    const repayLock = this.#host.liquidations().isLocked(ref);
+    const notice = this.#flagged.has(userId);
+    return { riskRateBp: rate, notice, repayLock, level: repayLock ? 3 : notice ? 2 : 1 };
+  }
+
+  /** The account's positions, every coin it holds or owes (or `coins`), in coin order. */
+  positions(a: LedgerAccount, coins?: readonly string[]): CoinPosition[] {
+    const states =
+      coins === undefined
+        ? this.#registry.coinStates()
+        : coins.map((c) => this.#registry.coin(c) as CoinState);
+    const out: CoinPosition[] = [];
+    for (const c of states) {
+      const i = c.index;
+      const p = {
+        coin: c.spec.name,
+        available: a.available[i] ?? 0,
+        frozen: a.frozen[i] ?? 0,
+        principal: a.borrowed[i] ?? 0,
+        interest: a.interest[i] ?? 0,
+      };
+      if (coins !== undefined || p.available + p.frozen + p.principal + p.interest > 0) out.push(p);
+    }
+    return out;
+  }
+
+  /** Re-indexes every cross account after a snapshot loads (flags are the snapshot's). */
+  load(): void {
+    for (const a of this.#ledger.marginAccounts()) if (a.key.kind === 'cross') this.account(a);
+  }
+
+  /** The user ids with a running or queued liquidation are not in the bound: for invariants. */
+  watched(userId: number): boolean {
+    return this.#bound.has(userId);
+  }
+
+  // ───────────────────────────── helpers ─────────────────────────────
+
+  /** [market index, mark] of the marked markets the account depends on. */
+  #marksOf(userId: number): [number, number][] {
+    const markets = this.#registry.marketStates();
+    const out: [number, number][] = [];
+    for (const i of this.#usesOf.get(userId) ?? []) {
+      const mark = this.#host.mark(markets[i] as MarketState);
+      if (mark !== undefined) out.push([i, mark]);
+    }
+    return out;
+  }
+
+  #valuation(): ValuationPaths {
+    const markets = this.#registry.marketStates();
+    if (this.#paths === undefined || this.#paths.markets !== markets.length) {
+      const v = this.valuationCoin()?.spec.name ?? '';
+      const paths = new ValuationPaths(
+        markets.map((m) => ({
+          name: m.spec.name,
+          base: m.base.spec.name,
+          quote: m.quote.spec.name,
+          priceScale: m.spec.priceScale,
+          baseDecimal: m.base.spec.unitDecimal,
+          quoteDecimal: m.quote.spec.unitDecimal,
+        })),
+        v,
+      );
+      this.#paths = { paths, markets: markets.length };
+      // New markets, new paths: every account's markets are computed again.
+      this.#maskOf.clear();
+    }
+    return this.#paths.paths;
+  }
+
+  /** A bit per coin index of `positions` (-1 when an index is beyond 30: no cache). */
+  #coinMask(positions: readonly CoinPosition[]): number {
+    let mask = 0;
+    for (const p of positions) {
+      const i = (this.#registry.coin(p.coin) as CoinState).index;
+      if (i > 30) return -1;
+      mask |= 1 << i;
+    }
+    return mask;
+  }
+
+  /** The risk rate in doubles (assets ÷ debt); undefined without debt or when a debt coin has no price. */
+  #fastRate(positions: readonly CoinPosition[]): number | undefined {
+    const version = this.#host.marksVersion();
+    if (this.#pricesAt !== version) {
+      this.#pricesD.clear();
+      this.#pricesAt = version;
+    }
+    let assets = 0;
+    let debt = 0;
+    for (const p of positions) {
+      const held = p.available + p.frozen;
+      const owed = p.principal + p.interest;
+      let price = this.#pricesD.get(p.coin);
+      if (price === undefined) {
+        const r = this.#price(p.coin);
+        price = r === undefined ? null : Number(r.num) / Number(r.den);
+        this.#pricesD.set(p.coin, price);
+      }
+      if (price === null) {
+        if (owed > 0) return undefined;
+        continue;
+      }
+      assets += held * price;
+      debt += owed * price;
+    }
+    return debt > 0 ? assets / debt : undefined;
+  }
+
+  #price(coin: string): Ratio | undefined {
+    return this.#valuation().price(coin, (name) => {
+      const m = this.#registry.market(name);
+      return m === undefined ? undefined : this.#host.mark(m);
+    });
+  }
+
+  /**
+   * Keeps `#uses` in step with the markets on the paths of `coins`; a market no other account
+   * uses any more is released at once (its mark dropped unless something else keeps it).
+   */
+  #depend(userId: number, coins: readonly (string | CoinPosition)[]): void {
+    this.#maskOf.delete(userId);
+    const paths = this.#valuation();
+    const now = new Set<number>();
+    for (const c of coins)
+      for (const leg of paths.path(typeof c === 'string' ? c : c.coin) ?? []) {
+        const m = this.#registry.market(leg.market);
+        if (m !== undefined) now.add(m.index);
+      }
+    const before = this.#usesOf.get(userId) ?? [];
+    const markets = this.#registry.marketStates();
+    for (const i of now)
+      if (!before.includes(i)) {
+        this.#uses[i] = (this.#uses[i] ?? 0) + 1;
+        this.#host.activate(markets[i] as MarketState);
+      }
+    for (const i of before)
+      if (!now.has(i)) {
+        this.#uses[i] = (this.#uses[i] ?? 0) - 1;
+        if (this.#uses[i] === 0) this.#host.release(markets[i] as MarketState);
+      }
+    if (now.size === 0) this.#usesOf.delete(userId);
+    else
+      this.#usesOf.set(
+        userId,
+        [...now].sort((x, y) => x - y),
+      );
+  }
+
+  readonly #crossMarket = (base: string, quote: string): CrossMarket | undefined => {
+    const m = this.#registry.market(`${base}_${quote}`);
+    if (m === undefined || m.base.spec.name !== base || m.quote.spec.name !== quote) return undefined;
+    return { ...this.#host.market(m), mark: this.#host.mark(m) };
+  };
+}
