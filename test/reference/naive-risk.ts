@@ -25,6 +25,7 @@
  *
  * Cross accounts have no risk side here (nor in the engine's liquidation yet).
  */
+import { ValuationPaths } from '../../src/margin/valuation-path.ts';
 import type { Pocket } from './naive-margin.ts';
 
 const BP = 10_000n;
@@ -158,9 +159,11 @@ export class NaiveRisk {
     this.#seen += trades.length;
     const accounts = this.#host.accounts().filter((a) => a.startsWith('i:'));
     let moved = false;
+    const forCross = this.#crossMarkets();
     for (const m of this.#host.markets()) {
       const mine = accounts.filter((a) => marketOf(a) === m.name);
       const busy =
+        forCross.has(m.name) ||
         mine.some((a) => !this.#running.has(a) && this.#owes(a, m)) ||
         [...this.#running.values()].some((r) => r.market === m.name);
       let w = this.#windows.get(m.name);
@@ -190,6 +193,32 @@ export class NaiveRisk {
       for (const a of mine) this.#check(a, m, w?.mark);
     }
     return moved;
+  }
+
+  /**
+   * The markets cross accounts keep marked: those on the valuation paths (docs/margin.md, the
+   * path rule, as `ValuationPaths` chooses it from the list of markets) of every coin a cross
+   * account holds or owes while it owes something. The reference does not liquidate cross
+   * accounts (the generator keeps them clear of their lines); it keeps the same marks.
+   */
+  #crossMarkets(): Set<string> {
+    const markets = this.#host.markets();
+    const coins = [...new Set(markets.flatMap((m) => [m.base, m.quote]))];
+    const valuationCoin = coins.includes('usdt') ? 'usdt' : (markets[0]?.quote ?? '');
+    const paths = new ValuationPaths(
+      markets.map((m) => ({ ...m, baseDecimal: 0, quoteDecimal: 0 })),
+      valuationCoin,
+    );
+    const out = new Set<string>();
+    for (const a of this.#host.accounts()) {
+      if (!a.startsWith('c:')) continue;
+      const pockets = coins.map((c) => [c, this.#host.pocketOf(a, c)] as const);
+      if (!pockets.some(([, p]) => p.borrowed + p.interest > 0n)) continue;
+      for (const [coin, p] of pockets)
+        if (p.available + p.frozen + p.borrowed + p.interest > 0n)
+          for (const leg of paths.path(coin) ?? []) out.add(leg.market);
+    }
+    return out;
   }
 
   #owes(account: string, m: NaiveRiskMarket): boolean {
