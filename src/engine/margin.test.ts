@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
+import { CheckedDriver, EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
 import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { HOUR_MS, DAY_MS } from '../margin/movement.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
@@ -11,13 +11,7 @@ const USDT = 1_000_000; // units of one usdt
 const BTC = 100_000_000; // units of one btc
 
 /** A driver that checks every invariant after every command. */
-class Checked extends EngineDriver {
-  override apply(cmd: Command): ApplyResult {
-    const r = super.apply(cmd);
-    this.engine.assertInvariants();
-    return r;
-  }
-
+class Checked extends CheckedDriver {
   /** Applies `cmd` at exactly `time`. */
   at(time: number, cmd: Command): ApplyResult {
     this.time = time - 1;

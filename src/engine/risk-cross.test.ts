@@ -1,52 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
-import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
+import { CheckedDriver, EngineDriver, limitOrder, mustApply } from '../../test/fixtures/engine-driver.ts';
+import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
 import { Engine, type ApplyResult } from './engine.ts';
 
 const USDT = 1_000_000;
 
-class Checked extends EngineDriver {
-  override apply(cmd: Command): ApplyResult {
-    const r = super.apply(cmd);
-    this.engine.assertInvariants();
-    return r;
-  }
-}
+const order = limitOrder;
 
-const order = (
-  userId: number,
-  side: 0 | 1,
-  price: number,
-  amount: number,
-  extra: Partial<PlaceOrder> = {},
-): Command => ({
-  type: 'PlaceOrder',
-  userId,
-  market: 'btc_usdt',
-  side,
-  kind: 'limit',
-  price,
-  amount,
-  acctType: 0,
-  clientOrderId: '',
-  ...extra,
-});
-
-const must = (d: EngineDriver, cmd: Command): ApplyResult => {
-  const r = d.apply(cmd);
-  assert.equal(r.result, 'OK', `${cmd.type}: ${r.message ?? ''}`);
-  return r;
-};
+const must = mustApply;
 
 /**
  * Alice's cross account: 1,000 usdt in, 3,000 borrowed from the pool, 0.13 btc bought at 30,000
  * from bob (the first trade: mark 30,000). Risk rate (1,000 + 0.12974 × p) ÷ 3,000 reaches 1.08
  * near p = 17,266 … with her 1,000 usdt left: (1,000 + 0.12974 p) ÷ 3,000 ≤ 1.08 ⟺ p ≤ 24,164.
  */
-function crossAlice(): { d: Checked; alice: number; bob: number; carol: number } {
-  const d = new Checked();
+function crossAlice(): { d: CheckedDriver; alice: number; bob: number; carol: number } {
+  const d = new CheckedDriver();
   const alice = d.fund('alice', 'usdt', '2000');
   const bob = d.fund('bob', 'btc', '5');
   d.fund('bob', 'usdt', '100000');

@@ -16,8 +16,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { EngineDriver } from '../../test/fixtures/engine-driver.ts';
-import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
+import { EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
+import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { HOUR_MS } from '../margin/movement.ts';
 import { Engine, type ApplyResult } from './engine.ts';
 
@@ -25,24 +25,7 @@ const USDT = 1_000_000;
 const BTC = 100_000_000;
 const LOT = 10_000; // 0.0001 btc
 
-const order = (
-  userId: number,
-  side: 0 | 1,
-  price: number,
-  amount: number,
-  extra: Partial<PlaceOrder> = {},
-): Command => ({
-  type: 'PlaceOrder',
-  userId,
-  market: 'btc_usdt',
-  side,
-  kind: 'limit',
-  price,
-  amount,
-  acctType: 0,
-  clientOrderId: '',
-  ...extra,
-});
+const order = limitOrder;
 
 class Checked extends EngineDriver {
   readonly users: number[] = [];
