@@ -487,8 +487,10 @@ export class Matching {
   }
 
   /**
-   * A forced liquidation's order (src/engine/risk.ts): immediate-or-cancel from a locked isolated
-   * account, no trading fee, no minimum amount or total. Returns the lots filled.
+   * A forced liquidation's order (src/engine/risk.ts): immediate-or-cancel from a locked margin
+   * account, no trading fee, no minimum amount or total. Returns the lots filled. First the owner's
+   * resting orders in the market (of any account) that the order could reach are cancelled (reason
+   * `liquidation`, oldest first): self-trade prevention would otherwise stop it at them.
    */
   liquidationOrder(
     account: LedgerAccount,
@@ -498,6 +500,13 @@ export class Matching {
     lots: Lots,
   ): Lots {
     const user = this.#registry.user(account.userId) as User;
+    const reachable = [...user.openOrders].filter(
+      (o) =>
+        o.market === market.spec.name &&
+        o.side !== side &&
+        (side === BUY ? o.price <= price : o.price >= price),
+    );
+    for (const order of reachable) this.#cancelResting(user, market, order, 'liquidation');
     // No minimum amount or total: a liquidation closes whatever is left.
     const cost = side === BUY ? price * lots * market.quoteUnitsPerTickLot : lots * market.baseUnitsPerLot;
     this.#settlement.liquidationTaker = true;

@@ -103,6 +103,42 @@ describe('cross accounts at the liquidation line', () => {
     assert.ok((d.engine.insurance().find((c) => c.coin === 'usdt')?.available ?? 0) >= q.fee);
   });
 
+  test("the owner's own bids at the top of the book, of another account, do not block the liquidation (self-trade prevention)", () => {
+    const { d, alice, bob, carol } = crossAlice();
+    must(d, order(bob, BUY, 2_340_000, 2000)); // plenty inside the band, behind alice's own bids:
+    must(d, order(alice, BUY, 2_345_000, 10)); // spot
+    must(d, {
+      type: 'MarginTransfer',
+      userId: alice,
+      direction: 'in',
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 100 * USDT,
+    });
+    must(d, order(alice, BUY, 2_346_000, 10, { acctType: 1 })); // isolated
+    must(d, order(alice, BUY, 2_000_000, 10)); // below the band: out of reach
+    const [spot, iso, low] = d.engine.openOrders(alice).map((o) => o.id);
+    const r = gap(d, bob, carol);
+    const [rec] = d.engine.liquidations();
+    assert.deepEqual(rec?.account, { kind: 'cross', userId: alice });
+    assert.equal(rec?.status, 'done', `orders ${JSON.stringify(rec?.orders.map((o) => o.filled))}`);
+    assert.deepEqual(
+      r.events.flatMap((e) =>
+        e.type === 'OrderUpdated' && e.cancelReason === 'liquidation' ? [e.orderId] : [],
+      ),
+      [spot, iso],
+      'the bids the order could reach, of any account, oldest first',
+    );
+    assert.deepEqual(
+      d.engine.openOrders(alice).map((o) => o.id),
+      [low],
+    );
+    assert.equal(d.engine.balance(alice, 'usdt')?.frozen, 20 * USDT);
+    const isoUsdt = d.engine.margin.account(alice, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'usdt');
+    assert.equal(isoUsdt?.available, 100 * USDT, "the isolated bid's hold is released");
+  });
+
   test('a thin book: locked (level 3), refuses its owner, the rest goes at the timer tick; a restore mid-way agrees', () => {
     const { d, alice, bob, carol } = crossAlice();
     must(d, order(bob, BUY, 2_340_000, 500));

@@ -214,23 +214,31 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     );
   });
 
-  test(
-    "the owner's own spot bid at the top of the book does not block the liquidation (self-trade prevention)",
-    {
-      todo: 'open question for the lead: the IOC stops at the owner’s own order and fills nothing, at every tick',
-    },
-    () => {
-      // Found by the differential run with price shocks: a liquidation order stopped by self-trade
-      // prevention at its owner's resting spot bid, 200+ times, with liquidity just behind it.
-      const { d, alice, bob, carol } = longAlice();
-      must(d, order(bob, BUY, 2_340_000, 2000)); // plenty inside the band …
-      must(d, order(alice, BUY, 2_345_000, 10)); // … behind alice's own spot bid
-      gap(d, bob, carol);
-      for (let i = 0; i < 3; i++) must(d, { type: 'FireTimers' });
-      const [rec] = d.engine.liquidations();
-      assert.equal(rec?.status, 'done', `orders ${JSON.stringify(rec?.orders.map((o) => o.filled))}`);
-    },
-  );
+  test("the owner's own spot bid at the top of the book does not block the liquidation (self-trade prevention)", () => {
+    // Found by the differential run with price shocks: a liquidation order stopped by self-trade
+    // prevention at its owner's resting spot bid, 200+ times, with liquidity just behind it. Now the
+    // owner's orders the liquidation order could reach are cancelled before it is sent.
+    const { d, alice, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 2000)); // plenty inside the band …
+    must(d, order(alice, BUY, 2_345_000, 10)); // … behind alice's own spot bid
+    must(d, order(alice, BUY, 2_000_000, 10)); // below the band: out of reach
+    const [top, low] = d.engine.openOrders(alice).map((o) => o.id);
+    const r = gap(d, bob, carol);
+    const [rec] = d.engine.liquidations();
+    assert.equal(rec?.status, 'done', `orders ${JSON.stringify(rec?.orders.map((o) => o.filled))}`);
+    assert.deepEqual(
+      r.events.flatMap((e) =>
+        e.type === 'OrderUpdated' && e.cancelReason === 'liquidation' ? [e.orderId] : [],
+      ),
+      [top],
+      'only the bid the order could reach is cancelled, reason liquidation',
+    );
+    assert.deepEqual(
+      d.engine.openOrders(alice).map((o) => o.id),
+      [low],
+    );
+    assert.equal(d.engine.balance(alice, 'usdt')?.frozen, 20 * USDT, "the cancelled bid's hold is released");
+  });
 
   test('a shortfall: the insurance fund pays what it holds, the rest is bad debt written off against the lender', () => {
     const { d, alice, bob, carol } = longAlice();

@@ -76,7 +76,10 @@ export interface RiskHooks {
   applyEffects(e: Effects): void;
   /** Cancels every resting order held in the account. */
   cancelAccountOrders(account: LedgerAccount): void;
-  /** Sends an IOC order without trading fee from the account; returns the lots filled. */
+  /**
+   * Sends an IOC order without trading fee from the account, after cancelling the owner's resting
+   * orders in the market that it could reach (self-trade prevention); returns the lots filled.
+   */
   liquidationOrder(
     account: LedgerAccount,
     market: MarketState,

@@ -342,11 +342,19 @@ export class NaiveEngine {
     for (const o of victims) this.#cancelResting(o, 'liquidation');
   }
 
-  /** A liquidation's order: IOC from the isolated account, no trading fee, no minimums; lots filled. */
+  /**
+   * A liquidation's order: IOC from the isolated account, no trading fee, no minimums; lots filled.
+   * First the owner's resting orders in the market (any account) that it could reach are cancelled
+   * (reason `liquidation`, oldest first), so self-trade prevention does not stop it at them.
+   */
   #liquidationOrder(account: string, side: 'buy' | 'sell', price: bigint, lots: bigint): bigint {
     const [, user, name] = account.split(':');
     const market = this.#market(name ?? '') as Market;
     const s = side === 'buy' ? BUY : SELL;
+    const victims = (s === BUY ? market.asks : market.bids)
+      .filter((o) => o.userId === Number(user) && (s === BUY ? o.price <= price : o.price >= price))
+      .sort((a, b) => a.id - b.id);
+    for (const o of victims) this.#cancelResting(o, 'liquidation');
     const cost = s === BUY ? price * lots * market.tickLotQuote : lots * market.lotBase;
     this.#submit(
       this.#users.get(Number(user)) as User,

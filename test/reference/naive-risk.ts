@@ -64,7 +64,10 @@ export interface NaiveRiskHost {
   trades(): readonly { market: string; price: number }[];
   /** Cancels the account's resting orders (reason `liquidation`), oldest first. */
   cancelAccountOrders(account: string): void;
-  /** An IOC limit order of the account without trading fee; returns the lots filled. */
+  /**
+   * An IOC limit order of the account without trading fee, after cancelling the owner's resting
+   * orders in the market that it could reach (reason `liquidation`); returns the lots filled.
+   */
   liquidationOrder(account: string, side: 'buy' | 'sell', priceTicks: bigint, lots: bigint): bigint;
   /** Auto-repayment of the fills' makers (as after any order). */
   autoRepay(): void;
