@@ -122,10 +122,16 @@ describe('the trading page: the margin tab', { skip: browserSkip }, () => {
       /isolated BTCUSDT\s+USDT\s+2000\.0+\s+2000\.0+.*0\.05%\s+repaying/s,
     );
 
-    // A PostOnly margin buy from the form, half a percent under the best bid: it rests, and open
-    // orders say which account it is in.
+    // A PostOnly margin buy from the form, 5% under the best bid (the demo keeps trading, and a
+    // PostOnly that would take is refused): it rests, and open orders say which account it is in.
+    await page.waitForFunction(
+      () =>
+        Number(
+          (globalThis as PageGlobal).document.querySelector('#bids .row:first-child span')?.textContent,
+        ) > 0,
+    );
     const bestBid = Number(await page.textContent('#bids .row:first-child span'));
-    const price = (Math.floor(bestBid * 0.995 * 100) / 100).toFixed(2);
+    const price = (Math.floor(bestBid * 0.95 * 100) / 100).toFixed(2);
     assert.equal(await page.locator('#order-express-line').isVisible(), false, 'no auto-borrow for spot');
     await page.selectOption('#order-account', '1');
     assert.equal(await page.locator('#order-express-line').isVisible(), true);
@@ -134,7 +140,7 @@ describe('the trading page: the margin tab', { skip: browserSkip }, () => {
     await page.fill('#order-price', price);
     await page.fill('#order-amount', '0.0100');
     await page.click('#order-submit');
-    await page.waitForSelector('#order-result.ok');
+    await page.waitForSelector('#order-result.ok, #order-result.error');
     const id = /Order (\d+) placed/.exec((await page.textContent('#order-result')) ?? '')?.[1];
     assert.ok(id, (await page.textContent('#order-result')) ?? '');
     await page.click('#account-tabs button[data-tab="open"]');
