@@ -28,6 +28,7 @@ import {
   type MarketSpec,
 } from '../domain/specs.ts';
 import type { CoinUnits, PriceTicks } from '../domain/money.ts';
+import type { StepTrades } from '../margin/mark-price.ts';
 import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './engine.ts';
 import { spot, type Ledger, type LedgerAccount } from './ledger.ts';
@@ -56,7 +57,7 @@ export interface MarketState {
    * The trade prices of the current engine step, collected for the market's mark price while the
    * risk side watches the market (src/engine/risk.ts); `undefined` otherwise (spot costs nothing).
    */
-  stepTrades: PriceTicks[] | undefined;
+  stepTrades: StepTrades | undefined;
 }
 
 export interface User {

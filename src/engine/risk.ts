@@ -56,7 +56,7 @@ import {
   type Ratio,
 } from '../margin/lines.ts';
 import type { LoanBook, RepaymentRecord } from '../margin/loans.ts';
-import { MarkPrice, type MarkPriceSnapshot } from '../margin/mark-price.ts';
+import { MarkPrice, StepTrades, type MarkPriceSnapshot } from '../margin/mark-price.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
@@ -140,8 +140,6 @@ export interface IsolatedRisk {
   readonly level: 1 | 2 | 3;
 }
 
-const NO_MARKETS: readonly MarketState[] = Object.freeze([]);
-
 export class Risk implements RiskView {
   readonly #ctx: CommandContext;
   readonly #ledger: Ledger;
@@ -163,6 +161,8 @@ export class Risk implements RiskView {
   #loading = false;
   /** Counts every mark set, started or dropped (the cross side caches prices per version). */
   #marksVersion = 0;
+  /** The markets whose mark moved in the last `#takeMarks` (its first entries; reused). */
+  readonly #moved: MarketState[] = [];
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -187,7 +187,7 @@ export class Risk implements RiskView {
           if (!this.#loading) this.#activate(m);
           else {
             this.#active.add(m.index);
-            m.stepTrades = [];
+            m.stepTrades = new StepTrades();
           }
         },
         release: (m) => {
@@ -230,56 +230,67 @@ export class Risk implements RiskView {
   }
 
   #step(timers: boolean): void {
-    let budget = this.#liquidations.settings.maxPerStep;
     let moved = this.#takeMarks();
     this.#takeAccounts();
     this.#moveAll(moved);
     // Running liquidations continue only when a price moved or the timers fired; new ones at once.
-    let go = timers || moved.length > 0 || this.#queue.size > 0;
+    if (this.#queue.size === 0 && !this.#liquidations.busy) return;
+    let budget = this.#liquidations.settings.maxPerStep;
+    let go = timers || moved > 0 || this.#queue.size > 0;
     while (go && budget > 0 && (this.#liquidations.busy || this.#queue.size > 0)) {
       budget -= this.#runLiquidations(budget);
       moved = this.#takeMarks();
       this.#takeAccounts();
       this.#moveAll(moved);
-      go = moved.length > 0 || this.#queue.size > 0;
+      go = moved > 0 || this.#queue.size > 0;
     }
   }
 
   /**
    * Step 1: every active market (`ActiveMarkets`) takes one mark step with the trades settlement
    * collected for it since the last step (`MarketState.stepTrades`), its book now and the command's
-   * time; returns the markets whose mark changed. Reads no event and allocates nothing unless a
-   * mark moved.
+   * time; leaves the markets whose mark changed in `#moved` and returns how many. Reads no event
+   * and allocates nothing.
    */
-  #takeMarks(): readonly MarketState[] {
+  #takeMarks(): number {
     const active = this.#active;
-    if (active.count === 0) return NO_MARKETS;
+    if (active.count === 0) return 0;
     const markets = this.#registry.marketStates();
     const time = this.#ctx.time;
-    let moved: MarketState[] | undefined;
+    const moved = this.#moved;
+    let count = 0;
     for (const i of active.indexes()) {
       const m = markets[i] as MarketState;
-      const trades = m.stepTrades as number[];
+      const trades = m.stepTrades as StepTrades;
       const mp = this.#mark(m);
       const before = mp.mark;
-      const after = mp.stepWith(time, trades, m.book.bids.best()?.price, m.book.asks.best()?.price);
-      if (trades.length > 0) trades.length = 0;
+      const after = mp.stepWith(
+        time,
+        trades.prices,
+        trades.count,
+        m.book.bids.best()?.price,
+        m.book.asks.best()?.price,
+      );
+      trades.count = 0;
       if (after !== undefined && after !== before) {
         this.#marksVersion++;
-        (moved ??= []).push(m);
+        moved[count++] = m;
         this.#cross.drift(m, before, after);
       }
     }
-    return moved ?? NO_MARKETS;
+    return count;
   }
 
-  /** Step 3 for each market whose mark moved (and that still has one). */
-  #moveAll(moved: readonly MarketState[]): void {
-    for (const m of moved) {
+  /** Step 3 for the first `count` markets of `#moved` (and each that still has a mark). */
+  #moveAll(count: number): void {
+    if (count === 0) return;
+    const moved = this.#moved;
+    for (let k = 0; k < count; k++) {
+      const m = moved[k] as MarketState;
       const mark = this.#marks[m.index]?.mark;
       if (mark !== undefined) this.#queueCrossed(m, this.#index(m).move(mark));
     }
-    if (moved.length > 0) this.#cross.revalue();
+    this.#cross.revalue();
   }
 
   /** Step 2: re-indexes the isolated accounts the ledger saw change. */
@@ -328,7 +339,7 @@ export class Risk implements RiskView {
   #activate(m: MarketState): void {
     this.#active.add(m.index);
     this.#marksVersion++;
-    m.stepTrades = [];
+    m.stepTrades = new StepTrades();
     const mp = new MarkPrice();
     this.#marks[m.index] = mp;
     if (m.lastPrice > 0)
@@ -654,7 +665,7 @@ export class Risk implements RiskView {
     for (const m of registry.marketStates())
       if ((this.#indexes[m.index]?.size ?? 0) > 0 || running.has(m.spec.name)) {
         this.#active.add(m.index);
-        m.stepTrades = [];
+        m.stepTrades = new StepTrades();
       }
     this.#ledger.touched?.clear();
   }

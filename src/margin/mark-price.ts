@@ -93,13 +93,17 @@ export class MarkPrice {
 
   /** Takes one step and returns the new mark. Steps come in time order (not checked twice). */
   step(st: MarketStep): number | undefined {
-    return this.stepWith(st.timeMs, st.trades, st.bestBid, st.bestAsk);
+    return this.stepWith(st.timeMs, st.trades, st.trades.length, st.bestBid, st.bestAsk);
   }
 
-  /** `step` with the step's parts as arguments (the engine's hot path builds no object). */
+  /**
+   * `step` with the step's parts as arguments (the engine's hot path builds no object): the first
+   * `tradeCount` of `trades`.
+   */
   stepWith(
     timeMs: TimeMs,
     trades: readonly number[],
+    tradeCount: number,
     bestBid: number | undefined,
     bestAsk: number | undefined,
   ): number | undefined {
@@ -107,7 +111,7 @@ export class MarkPrice {
     // Same book, no trade, nothing leaving the window: the same mark (a memo, not state: the
     // first step after a restore always computes).
     if (
-      trades.length === 0 &&
+      tradeCount === 0 &&
       bestBid === this.#bid &&
       bestAsk === this.#ask &&
       (this.#count === 0 || (this.#times[this.#head] as number) > from)
@@ -115,7 +119,7 @@ export class MarkPrice {
       return this.#mark;
     this.#bid = bestBid;
     this.#ask = bestAsk;
-    for (let i = 0; i < trades.length; i++) {
+    for (let i = 0; i < tradeCount; i++) {
       const p = trades[i] as number;
       if (!Number.isSafeInteger(p) || p <= 0) throw new Error(`mark price: bad trade price ${p}`);
       this.#last = p;
@@ -139,7 +143,8 @@ export class MarkPrice {
   #push(t: number, p: number): void {
     const cap = this.#times.length;
     if (this.#count === cap) this.#drop();
-    const i = (this.#head + this.#count) % cap;
+    let i = this.#head + this.#count;
+    if (i >= cap) i -= cap;
     this.#times[i] = t;
     this.#prices[i] = p;
     this.#count++;
@@ -148,7 +153,7 @@ export class MarkPrice {
 
   #drop(): void {
     this.#sum -= this.#prices[this.#head] as number;
-    this.#head = (this.#head + 1) % this.#times.length;
+    if (++this.#head === this.#times.length) this.#head = 0;
     this.#count--;
   }
 
@@ -177,6 +182,19 @@ export class MarkPrice {
       trades.push([this.#times[i] as number, this.#prices[i] as number]);
     }
     return { last: this.#last, trades, mark: this.#mark };
+  }
+}
+
+/**
+ * The trade prices of one engine step in one market, collected by settlement for the mark price:
+ * a reused array and a count, so that collecting a trade allocates nothing.
+ */
+export class StepTrades {
+  readonly prices: number[] = [];
+  count = 0;
+
+  add(price: number): void {
+    this.prices[this.count++] = price;
   }
 }
 
