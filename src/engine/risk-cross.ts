@@ -113,6 +113,23 @@ export class CrossAccounts {
     else if (this.#bound.anyDue(m.index, after)) this.#moved.push(m);
   }
 
+  /**
+   * For the risk step's quiet check: a mark of `m` strictly between `lowEdge(m)` and `highEdge(m)`
+   * gives `drift` nothing to do (no cross account depends on `m`, or none of their intervals
+   * there ends in between); `edgesVersion(m)` changes whenever the edges may have.
+   */
+  edgesVersion(m: MarketState): number {
+    return this.uses(m) ? this.#bound.version(m.index) : -1;
+  }
+
+  lowEdge(m: MarketState): number {
+    return this.uses(m) ? this.#bound.lowEdge(m.index) : -Infinity;
+  }
+
+  highEdge(m: MarketState): number {
+    return this.uses(m) ? this.#bound.highEdge(m.index) : Infinity;
+  }
+
   /** Step 3: re-values the accounts the drift made due, by user id. */
   revalue(): void {
     if (!this.#all && this.#moved.length === 0) return;

@@ -19,7 +19,11 @@
  * 1. **Marks.** Every active market takes one mark step: the trades since its last step with the
  *    command's time, the best bid and ask now (a step whose inputs did not change is a memo).
  *    Markets in index order. Everything read is journaled, so a replay computes the same marks;
- *    the marks' windows are in the snapshot (so in the state hash).
+ *    the marks' windows are in the snapshot (so in the state hash). A quiet move costs little:
+ *    with no liquidation running or waiting, the step keeps the window (L and A) and the book and
+ *    leaves the mark to be computed when read (`MarkPrice.advance`); the mark lies between L and
+ *    A, so while both lie strictly inside the market's quiet interval (no trigger of its index, no
+ *    cross account's bound there, cached by their versions) steps 2–4 have nothing of it to do.
  * 2. **Index.** Every isolated account whose balances or debts changed in the command (the ledger
  *    tracks them: fills, transfers, borrows, repayments, interest) gets its triggers re-computed
  *    at the market's mark, unless it is locked by a running liquidation.
@@ -163,6 +167,15 @@ export class Risk implements RiskView {
   #marksVersion = 0;
   /** The markets whose mark moved in the last `#takeMarks` (its first entries; reused). */
   readonly #moved: MarketState[] = [];
+  /**
+   * By market index, the quiet interval (lo, hi): a mark strictly inside crosses no trigger of
+   * the market's index and reaches no cross account's bound there; kept with the versions of the
+   * index and of the bound it was computed from.
+   */
+  readonly #quietLo: number[] = [];
+  readonly #quietHi: number[] = [];
+  readonly #quietIndexAt: number[] = [];
+  readonly #quietCrossAt: number[] = [];
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -231,6 +244,9 @@ export class Risk implements RiskView {
 
   #step(timers: boolean): void {
     let moved = this.#takeMarks();
+    // The usual command in a market where something is owed: the marks stepped, nothing else.
+    if (moved === 0 && this.#ledger.touched?.size === 0 && this.#queue.size === 0 && !this.#liquidations.busy)
+      return;
     this.#takeAccounts();
     this.#moveAll(moved);
     // Running liquidations continue only when a price moved or the timers fired; new ones at once.
@@ -258,11 +274,40 @@ export class Risk implements RiskView {
     const markets = this.#registry.marketStates();
     const time = this.#ctx.time;
     const moved = this.#moved;
+    // With no liquidation running or waiting, a market whose new mark can only lie between L and
+    // A (`MarkPrice.advance`), inside its quiet interval, is left with its mark uncomputed: no
+    // trigger or bound lies there, so nothing else happens in this step, and a read later computes
+    // the same mark from the same window and book.
+    const lazy = this.#queue.size === 0 && !this.#liquidations.busy;
     let count = 0;
-    for (const i of active.indexes()) {
+    const list = active.indexes();
+    for (let k = 0; k < list.length; k++) {
+      const i = list[k] as number;
       const m = markets[i] as MarketState;
       const trades = m.stepTrades as StepTrades;
       const mp = this.#mark(m);
+      if (lazy && mp.last !== undefined) {
+        const changed = mp.advance(
+          time,
+          trades.prices,
+          trades.count,
+          m.book.bids.bestPrice(),
+          m.book.asks.bestPrice(),
+        );
+        trades.count = 0;
+        if (!changed) continue;
+        this.#marksVersion++;
+        const l = mp.last;
+        const a = mp.average as number;
+        if (this.#quietLow(m) < (l < a ? l : a) && (l < a ? a : l) < (this.#quietHi[i] as number)) continue;
+        // A trigger or a bound may lie in between: the exact mark, taken as a move (at a mark
+        // where nothing changed, a move finds nothing: every trigger holding there was handled
+        // when it began to hold).
+        const mark = mp.mark as number;
+        moved[count++] = m;
+        this.#cross.drift(m, mark, mark);
+        continue;
+      }
       const before = mp.mark;
       const after = mp.stepWith(
         time,
@@ -279,6 +324,24 @@ export class Risk implements RiskView {
       }
     }
     return count;
+  }
+
+  /**
+   * The low end of market `m`'s quiet interval, recomputed when its index or cross bound changed
+   * since (the high end is left in `#quietHi`).
+   */
+  #quietLow(m: MarketState): number {
+    const i = m.index;
+    const ix = this.#indexes[i];
+    const ixAt = ix?.version ?? 0;
+    const crossAt = this.#cross.edgesVersion(m);
+    if (this.#quietIndexAt[i] !== ixAt || this.#quietCrossAt[i] !== crossAt) {
+      this.#quietLo[i] = Math.max(ix?.lowEdge() ?? -Infinity, this.#cross.lowEdge(m));
+      this.#quietHi[i] = Math.min(ix?.highEdge() ?? Infinity, this.#cross.highEdge(m));
+      this.#quietIndexAt[i] = ixAt;
+      this.#quietCrossAt[i] = crossAt;
+    }
+    return this.#quietLo[i] as number;
   }
 
   /** Step 3 for the first `count` markets of `#moved` (and each that still has a mark). */

@@ -113,6 +113,9 @@ function toleranceWithin(low: number, high: number, flagged: boolean, s: MarginS
 
 type Entry = [key: number, userId: number, generation: number];
 
+/** Versions of the bounds' markets, unique across bounds. */
+let nextBoundVersion = 1;
+
 /** A min-heap of entries with lazy deletion (an entry whose generation is not its account's is stale). */
 class LazyHeap {
   readonly items: Entry[] = [];
@@ -168,6 +171,8 @@ class LazyHeap {
 export class CrossBound {
   /** By market index: [lows (negated, a max-heap), highs]. */
   readonly #heaps: [LazyHeap, LazyHeap][] = [];
+  /** By market index: changes at every change of its heaps (unique across bounds). */
+  readonly #versions: number[] = [];
   readonly #gen = new Map<number, number>();
   #nextGen = 1;
 
@@ -198,12 +203,29 @@ export class CrossBound {
       // Rounding: the interval only shrinks (1e-12 relative), so a mark at its edge is due.
       h[0].push([-(mark / f) * (1 + 1e-12), userId, g]);
       h[1].push([mark * f * (1 - 1e-12), userId, g]);
+      this.#versions[i] = nextBoundVersion++;
       if (h[1].items.length > 4 * this.#gen.size + 64) {
         const live = (e: Entry): boolean => this.#gen.get(e[1]) === e[2];
         h[0].compact(live, this.#gen.size);
         h[1].compact(live, this.#gen.size);
       }
     }
+  }
+
+  /** Changes at every change of market `i`'s intervals. */
+  version(i: number): number {
+    return this.#versions[i] ?? 0;
+  }
+
+  /** A mark of market `i` strictly between `lowEdge(i)` and `highEdge(i)` reaches no account. */
+  lowEdge(i: number): number {
+    const low = this.#heaps[i]?.[0].items[0];
+    return low === undefined ? -Infinity : -low[0];
+  }
+
+  highEdge(i: number): number {
+    const high = this.#heaps[i]?.[1].items[0];
+    return high === undefined ? Infinity : high[0];
   }
 
   /** Whether a move of market `i` to `mark` reaches any account (nothing allocated). */
@@ -235,6 +257,7 @@ export class CrossBound {
     // Amortized: a rebuild only once the heap has grown to four times the live accounts.
     h[0].compact(live, this.#gen.size);
     h[1].compact(live, this.#gen.size);
+    this.#versions[i] = nextBoundVersion++;
   }
 
   /** Every watched account, by user id (a mark appearing where there was none re-values them all). */

@@ -128,7 +128,14 @@ test('property: every move returns exactly the accounts a full scan finds, and f
         for (const op of ops) {
           if (op.kind === 'move') {
             mark = op.mark;
+            // Strictly between the edges, a move crosses nothing and changes nothing.
+            const quiet = ix.lowEdge() < mark && mark < ix.highEdge();
+            const version = ix.version;
             const got = ix.move(mark);
+            if (quiet) {
+              assert.equal(got.liquidate.length + got.flagged.length + got.cleared.length, 0);
+              assert.equal(ix.version, version);
+            }
             assert.deepEqual(got.liquidate, ix.scan(mark));
             const wantFlag: string[] = [];
             const wantClear: string[] = [];

@@ -169,8 +169,12 @@ class TriggerSets {
   }
 }
 
+/** Versions of every index, unique across instances (a cache keyed by one never mistakes another). */
+let nextVersion = 1;
+
 /** The index of one market's isolated accounts. Keys are `accountKey`s. */
 export class LiquidationIndex {
+  #version = nextVersion++;
   readonly #entries = new Map<string, Entry>();
   readonly #liquidation = new TriggerSets();
   readonly #notice = new TriggerSets();
@@ -255,6 +259,32 @@ export class LiquidationIndex {
     this.#entries.delete(key);
   }
 
+  /** Changes at every change of its trigger sets (unique across indexes). */
+  get version(): number {
+    return this.#version;
+  }
+
+  /**
+   * The highest price at which an entry holding at or below its price (`le`) holds, and the
+   * lowest at which one holding at or above (`ge`) does: a mark strictly between the two crosses
+   * nothing (`move` returns `NOTHING_CROSSED` and changes nothing).
+   */
+  lowEdge(): number {
+    return Math.max(
+      this.#notice.le.maxPrice() ?? -Infinity,
+      this.#clear.le.maxPrice() ?? -Infinity,
+      this.#liquidation.le.maxPrice() ?? -Infinity,
+    );
+  }
+
+  highEdge(): number {
+    return Math.min(
+      this.#notice.ge.minPrice() ?? Infinity,
+      this.#clear.ge.minPrice() ?? Infinity,
+      this.#liquidation.ge.minPrice() ?? Infinity,
+    );
+  }
+
   /**
    * A new mark: the accounts it puts at or below the liquidation line (they stay indexed until the
    * caller removes them), and the notice flags it sets and clears (applied here). Each list in key
@@ -279,6 +309,7 @@ export class LiquidationIndex {
 
   /** Moves a flagged account between the notice and the clear sets (its liquidation entry stays). */
   #reflag(key: string, flagged: boolean): void {
+    this.#version = nextVersion++;
     const e = this.#entries.get(key) as Entry;
     if (flagged) {
       this.#notice.delete(e.triggers.notice, key);
@@ -291,12 +322,14 @@ export class LiquidationIndex {
   }
 
   #link(key: string, e: Entry): void {
+    this.#version = nextVersion++;
     this.#liquidation.add(e.triggers.liquidation, key);
     if (e.flagged) this.#clear.add(e.triggers.clear, key);
     else this.#notice.add(e.triggers.notice, key);
   }
 
   #unlink(key: string, e: Entry): void {
+    this.#version = nextVersion++;
     this.#liquidation.delete(e.triggers.liquidation, key);
     if (e.flagged) this.#clear.delete(e.triggers.clear, key);
     else this.#notice.delete(e.triggers.notice, key);

@@ -89,3 +89,34 @@ test('median3', () => {
   ] as const)
     assert.equal(median3(a, b, c), m);
 });
+
+test('property: a lazy step (advance, the mark read later) gives the mark a step gives, and it lies between L and A', () => {
+  const stepArb = fc.record({
+    dt: fc.integer({ min: 0, max: 120_000 }),
+    trades: fc.array(fc.integer({ min: 900, max: 1100 }), { maxLength: 3 }),
+    bid: fc.option(fc.integer({ min: 850, max: 1050 }), { nil: undefined }),
+    spread: fc.integer({ min: 1, max: 100 }),
+    read: fc.boolean(),
+  });
+  fc.assert(
+    fc.property(fc.array(stepArb, { maxLength: 120 }), (steps) => {
+      const eager = new MarkPrice();
+      const lazy = new MarkPrice();
+      let t = 0;
+      for (const s of steps) {
+        t += s.dt;
+        const ask = s.bid === undefined ? undefined : s.bid + s.spread;
+        const want = eager.stepWith(t, s.trades, s.trades.length, s.bid, ask);
+        lazy.advance(t, s.trades, s.trades.length, s.bid, ask);
+        const l = lazy.last;
+        const a = lazy.average;
+        if (want !== undefined && l !== undefined && a !== undefined) {
+          assert.ok(Math.min(l, a) <= want && want <= Math.max(l, a), `${want} not between ${l} and ${a}`);
+        }
+        if (s.read) assert.equal(lazy.mark, want);
+      }
+      assert.deepEqual(lazy.snapshot(), eager.snapshot());
+    }),
+    { numRuns: 300 },
+  );
+});

@@ -73,6 +73,8 @@ export class MarkPrice {
   #ask: number | undefined = -1;
   #lo = 0;
   #hi = 0;
+  /** A step taken by `advance` whose mark is not computed yet (see `advance`). */
+  #pending = false;
 
   constructor(settings: MarkPriceSettings = DEFAULT_MARK_PRICE_SETTINGS, snapshot?: MarkPriceSnapshot) {
     this.#s = settings;
@@ -88,7 +90,18 @@ export class MarkPrice {
 
   /** The mark after the last step, `undefined` before the market's first trade. */
   get mark(): number | undefined {
+    if (this.#pending) this.#compute();
     return this.#mark;
+  }
+
+  /** The last trade price (L), `undefined` before the first. */
+  get last(): number | undefined {
+    return this.#last;
+  }
+
+  /** The window's average (A) after the last step; L with no trade in the window. */
+  get average(): number | undefined {
+    return this.#count === 0 ? this.#last : Math.floor(this.#sum / this.#count);
   }
 
   /** Takes one step and returns the new mark. Steps come in time order (not checked twice). */
@@ -107,6 +120,24 @@ export class MarkPrice {
     bestBid: number | undefined,
     bestAsk: number | undefined,
   ): number | undefined {
+    this.advance(timeMs, trades, tradeCount, bestBid, bestAsk);
+    return this.mark;
+  }
+
+  /**
+   * Takes one step like `stepWith` but leaves the mark to be computed when it is read (`mark`):
+   * the window (L and A) is kept exactly, and the book's best bid and ask are kept for the mark.
+   * The median of three lies between any two of them, so the mark after this step lies between L
+   * and A (`last`, `average`): the engine skips the rest of a step while no line lies in between.
+   * Returns false when the step changed nothing (the same mark).
+   */
+  advance(
+    timeMs: TimeMs,
+    trades: readonly number[],
+    tradeCount: number,
+    bestBid: number | undefined,
+    bestAsk: number | undefined,
+  ): boolean {
     const from = timeMs - this.#s.windowMs;
     // Same book, no trade, nothing leaving the window: the same mark (a memo, not state: the
     // first step after a restore always computes).
@@ -116,7 +147,7 @@ export class MarkPrice {
       bestAsk === this.#ask &&
       (this.#count === 0 || (this.#times[this.#head] as number) > from)
     )
-      return this.#mark;
+      return false;
     this.#bid = bestBid;
     this.#ask = bestAsk;
     for (let i = 0; i < tradeCount; i++) {
@@ -128,15 +159,27 @@ export class MarkPrice {
     // The newest `maxTrades` are kept by the ring; trades of `windowMs` ago and older leave.
     while (this.#count > this.#s.maxTrades) this.#drop();
     while (this.#count > 0 && (this.#times[this.#head] as number) <= from) this.#drop();
+    this.#pending = true;
+    return true;
+  }
+
+  /** The mark of the last step: median(L, A, M) with the book that step saw. */
+  #compute(): void {
+    this.#pending = false;
     const last = this.#last;
-    if (last === undefined) return (this.#mark = undefined);
+    if (last === undefined) {
+      this.#mark = undefined;
+      return;
+    }
     const avg = this.#count === 0 ? last : Math.floor(this.#sum / this.#count);
+    const bestBid = this.#bid;
+    const bestAsk = this.#ask;
     let mid = avg;
     if (bestBid !== undefined && bestAsk !== undefined) {
       if (avg !== this.#bandOf) this.#band(avg);
       mid = Math.min(this.#hi, Math.max(this.#lo, Math.floor((bestBid + bestAsk) / 2)));
     }
-    return (this.#mark = median3(last, avg, mid));
+    this.#mark = median3(last, avg, mid);
   }
 
   /** Appends a trade; a full ring overwrites its oldest. */
@@ -181,7 +224,7 @@ export class MarkPrice {
       const i = (this.#head + k) % cap;
       trades.push([this.#times[i] as number, this.#prices[i] as number]);
     }
-    return { last: this.#last, trades, mark: this.#mark };
+    return { last: this.#last, trades, mark: this.mark };
   }
 }
 
