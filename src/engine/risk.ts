@@ -244,9 +244,6 @@ export class Risk implements RiskView {
 
   #step(timers: boolean): void {
     let moved = this.#takeMarks();
-    // The usual command in a market where something is owed: the marks stepped, nothing else.
-    if (moved === 0 && this.#ledger.touched?.size === 0 && this.#queue.size === 0 && !this.#liquidations.busy)
-      return;
     this.#takeAccounts();
     this.#moveAll(moved);
     // Running liquidations continue only when a price moved or the timers fired; new ones at once.
@@ -286,20 +283,21 @@ export class Risk implements RiskView {
       const m = markets[i] as MarketState;
       const trades = m.stepTrades as StepTrades;
       const mp = this.#mark(m);
-      if (lazy && mp.last !== undefined) {
-        const changed = mp.advance(
-          time,
-          trades.prices,
-          trades.count,
-          m.book.bids.bestPrice(),
-          m.book.asks.bestPrice(),
-        );
-        trades.count = 0;
-        if (!changed) continue;
+      // The lazy way needs a mark before the step (the first mark re-values every cross account).
+      const lazyHere = lazy && mp.last !== undefined;
+      const before = lazyHere ? undefined : mp.mark;
+      const changed = mp.advance(
+        time,
+        trades.prices,
+        trades.count,
+        m.book.bids.bestPrice(),
+        m.book.asks.bestPrice(),
+      );
+      trades.count = 0;
+      if (!changed) continue;
+      if (lazyHere) {
         this.#marksVersion++;
-        const l = mp.last;
-        const a = mp.average as number;
-        if (this.#quietLow(m) < (l < a ? l : a) && (l < a ? a : l) < (this.#quietHi[i] as number)) continue;
+        if (this.#quiet(m, mp.last as number, mp.average as number)) continue;
         // A trigger or a bound may lie in between: the exact mark, taken as a move (at a mark
         // where nothing changed, a move finds nothing: every trigger holding there was handled
         // when it began to hold).
@@ -308,15 +306,7 @@ export class Risk implements RiskView {
         this.#cross.drift(m, mark, mark);
         continue;
       }
-      const before = mp.mark;
-      const after = mp.stepWith(
-        time,
-        trades.prices,
-        trades.count,
-        m.book.bids.best()?.price,
-        m.book.asks.best()?.price,
-      );
-      trades.count = 0;
+      const after = mp.mark;
       if (after !== undefined && after !== before) {
         this.#marksVersion++;
         moved[count++] = m;
@@ -327,10 +317,10 @@ export class Risk implements RiskView {
   }
 
   /**
-   * The low end of market `m`'s quiet interval, recomputed when its index or cross bound changed
-   * since (the high end is left in `#quietHi`).
+   * Whether every mark between `l` and `a` lies strictly inside market `m`'s quiet interval,
+   * recomputed when its index or cross bound changed since.
    */
-  #quietLow(m: MarketState): number {
+  #quiet(m: MarketState, l: number, a: number): boolean {
     const i = m.index;
     const ix = this.#indexes[i];
     const ixAt = ix?.version ?? 0;
@@ -341,7 +331,7 @@ export class Risk implements RiskView {
       this.#quietIndexAt[i] = ixAt;
       this.#quietCrossAt[i] = crossAt;
     }
-    return this.#quietLo[i] as number;
+    return (this.#quietLo[i] as number) < Math.min(l, a) && Math.max(l, a) < (this.#quietHi[i] as number);
   }
 
   /** Step 3 for the first `count` markets of `#moved` (and each that still has a mark). */

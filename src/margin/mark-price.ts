@@ -167,11 +167,11 @@ export class MarkPrice {
   #compute(): void {
     this.#pending = false;
     const last = this.#last;
-    if (last === undefined) {
+    const avg = this.average;
+    if (last === undefined || avg === undefined) {
       this.#mark = undefined;
       return;
     }
-    const avg = this.#count === 0 ? last : Math.floor(this.#sum / this.#count);
     const bestBid = this.#bid;
     const bestAsk = this.#ask;
     let mid = avg;
