@@ -74,9 +74,11 @@ export class CrossAccounts {
   #all = false;
   /** Per user: the coins (bit per coin index) its `#usesOf` was computed for; -1: not cached. */
   readonly #maskOf = new Map<number, number>();
-  /** Coin prices in doubles at the marks of `#pricesAt` (the risk step's marks version); null: none. */
-  readonly #pricesD = new Map<string, number | null>();
+  /** Coin prices in doubles by coin index at the marks of `#pricesAt` (the marks version); null: none. */
+  readonly #pricesD: (number | null | undefined)[] = [];
   #pricesAt = -1;
+  /** Whether the account `#scan` read owes anything. */
+  #scanOwes = false;
   /** Markets whose mark moved in this step, for `revalue`. */
   readonly #moved: MarketState[] = [];
 
@@ -156,27 +158,43 @@ export class CrossAccounts {
    * flag, queues it at the liquidation line, and re-keys it in the bound. Skips a locked account.
    */
   account(a: LedgerAccount): void {
-    const ref = cross(a.userId);
     const liq = this.#host.liquidations();
-    if (liq.isLocked(ref)) {
+    if (liq.busy && liq.isLocked(cross(a.userId))) {
       // While locked it depends on the markets of its record's coins (fixed at the start).
       this.#depend(
         a.userId,
         liq
-          .records(ref)
+          .records(cross(a.userId))
           .at(-1)
           ?.coins.map((c) => c.coin) ?? [],
       );
       return;
     }
+    // The usual case, a fill into an account that owes and holds the same coins as before: its
+    // risk rate in doubles from the balances, no positions built (`#scan`).
+    const mask = this.#scan(a);
+    const u = a.userId;
+    if (mask !== -1 && !this.#scanOwes) {
+      // Owing nothing, as before: nothing to undo (no markets, flag or interval).
+      if (!this.#maskOf.has(u) && !this.#usesOf.has(u) && !this.#bound.has(u) && !this.#flagged.has(u))
+        return;
+    } else if (mask > 0 && this.#maskOf.get(u) === mask) {
+      const rate = this.#scanRate(a);
+      const fast =
+        rate === undefined ? undefined : fastDecision(rate, this.#flagged.has(u), DEFAULT_MARGIN_SETTINGS);
+      if (fast !== undefined) {
+        this.#decided(u, fast.state.flagged, fast.tol);
+        return;
+      }
+    }
     const positions = this.positions(a);
     const owes = positions.some((p) => p.principal + p.interest > 0);
     // The markets it depends on change only with the set of coins it holds or owes.
-    const mask = owes ? this.#coinMask(positions) : 0;
-    if (mask === -1 || this.#maskOf.get(a.userId) !== mask) {
+    const maskNow = owes ? this.#coinMask(positions) : 0;
+    if (maskNow === -1 || this.#maskOf.get(a.userId) !== maskNow) {
       this.#depend(a.userId, owes ? positions : []);
-      if (mask === 0) this.#maskOf.delete(a.userId);
-      else this.#maskOf.set(a.userId, mask);
+      if (maskNow === 0) this.#maskOf.delete(a.userId);
+      else this.#maskOf.set(a.userId, maskNow);
     }
     if (!owes) {
       this.#bound.set(a.userId, undefined, []);
@@ -184,15 +202,13 @@ export class CrossAccounts {
       return;
     }
     // Doubles first (a fill comes with every trade of the account); exact near a line.
-    const rateD = this.#fastRate(positions);
+    const rateD = this.#scanRate(a);
     const fast =
       rateD === undefined
         ? undefined
         : fastDecision(rateD, this.#flagged.has(a.userId), DEFAULT_MARGIN_SETTINGS);
     if (fast !== undefined) {
-      if (fast.state.flagged) this.#flagged.add(a.userId);
-      else this.#flagged.delete(a.userId);
-      this.#bound.set(a.userId, fast.tol, this.#marksOf(a.userId));
+      this.#decided(a.userId, fast.state.flagged, fast.tol);
       return;
     }
     const v = valuate(positions, (c) => this.#price(c));
@@ -206,7 +222,7 @@ export class CrossAccounts {
       rate === undefined ? 0 : tolerance(rate, st.flagged, DEFAULT_MARGIN_SETTINGS),
       this.#marksOf(a.userId),
     );
-    if (st.liquidate && v !== undefined) this.#host.queue(ref, riskRateBp(v) ?? 0);
+    if (st.liquidate && v !== undefined) this.#host.queue(cross(a.userId), riskRateBp(v) ?? 0);
   }
 
   /** Step 4: locks the account, cancels its orders, opens the record, sends the first order. */
@@ -355,24 +371,41 @@ export class CrossAccounts {
     return mask;
   }
 
-  /** The risk rate in doubles (assets ÷ debt); undefined without debt or when a debt coin has no price. */
-  #fastRate(positions: readonly CoinPosition[]): number | undefined {
-    const version = this.#host.marksVersion();
-    if (this.#pricesAt !== version) {
-      this.#pricesD.clear();
-      this.#pricesAt = version;
+  /**
+   * `#coinMask` of the account's positions read off its balances, building nothing (-1 past coin
+   * index 30: then the caller takes the slow way); whether it owes anything is left in `#scanOwes`.
+   */
+  #scan(a: LedgerAccount): number {
+    const coins = this.#registry.coinStates();
+    let mask = 0;
+    let owes = false;
+    for (let k = 0; k < coins.length; k++) {
+      const i = (coins[k] as CoinState).index;
+      const owed = (a.borrowed[i] ?? 0) + (a.interest[i] ?? 0);
+      if ((a.available[i] ?? 0) + (a.frozen[i] ?? 0) + owed <= 0) continue;
+      if (i > 30) return -1;
+      mask |= 1 << i;
+      if (owed > 0) owes = true;
     }
+    this.#scanOwes = owes;
+    return mask;
+  }
+
+  /**
+   * The risk rate in doubles (assets ÷ debt) read off the balances, building nothing; undefined
+   * without debt or when a debt coin has no price.
+   */
+  #scanRate(a: LedgerAccount): number | undefined {
+    const coins = this.#registry.coinStates();
     let assets = 0;
     let debt = 0;
-    for (const p of positions) {
-      const held = p.available + p.frozen;
-      const owed = p.principal + p.interest;
-      let price = this.#pricesD.get(p.coin);
-      if (price === undefined) {
-        const r = this.#price(p.coin);
-        price = r === undefined ? null : Number(r.num) / Number(r.den);
-        this.#pricesD.set(p.coin, price);
-      }
+    for (let k = 0; k < coins.length; k++) {
+      const c = coins[k] as CoinState;
+      const i = c.index;
+      const held = (a.available[i] ?? 0) + (a.frozen[i] ?? 0);
+      const owed = (a.borrowed[i] ?? 0) + (a.interest[i] ?? 0);
+      if (held + owed <= 0) continue;
+      const price = this.#priceD(c);
       if (price === null) {
         if (owed > 0) return undefined;
         continue;
@@ -383,12 +416,36 @@ export class CrossAccounts {
     return debt > 0 ? assets / debt : undefined;
   }
 
-  #price(coin: string): Ratio | undefined {
-    return this.#valuation().price(coin, (name) => {
-      const m = this.#registry.market(name);
-      return m === undefined ? undefined : this.#host.mark(m);
-    });
+  /** A coin's price in doubles at the current marks (cached per marks version); null: none. */
+  #priceD(c: CoinState): number | null {
+    const version = this.#host.marksVersion();
+    if (this.#pricesAt !== version) {
+      this.#pricesD.length = 0;
+      this.#pricesAt = version;
+    }
+    let price = this.#pricesD[c.index];
+    if (price === undefined) {
+      price = this.#valuation().priceD(c.spec.name, this.#markOf);
+      this.#pricesD[c.index] = price;
+    }
+    return price;
   }
+
+  /** A decision in doubles (`fastDecision`): the flag, and the account placed in the bound. */
+  #decided(userId: number, flagged: boolean, tol: number): void {
+    if (flagged) this.#flagged.add(userId);
+    else this.#flagged.delete(userId);
+    this.#bound.set(userId, tol, this.#marksOf(userId));
+  }
+
+  #price(coin: string): Ratio | undefined {
+    return this.#valuation().price(coin, this.#markOf);
+  }
+
+  readonly #markOf = (name: string): number | undefined => {
+    const m = this.#registry.market(name);
+    return m === undefined ? undefined : this.#host.mark(m);
+  };
 
   /**
    * Keeps `#uses` in step with the markets on the paths of `coins`; a market no other account

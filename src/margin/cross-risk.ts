@@ -113,6 +113,42 @@ function toleranceWithin(low: number, high: number, flagged: boolean, s: MarginS
 
 type Entry = [key: number, userId: number, generation: number];
 
+/** An account's interval now: its generation, the tolerance placed, and the marks it is around. */
+interface Watch {
+  readonly g: number;
+  readonly tol: number;
+  readonly marks: readonly (readonly [number, number])[];
+}
+
+/**
+ * The share of an account's tolerance its interval leaves unused, so that a later valuation
+ * whose tolerance is a little smaller, or whose marks moved a little, still contains it (`covers`).
+ * It only makes the account due a little sooner.
+ */
+const INTERVAL_SLACK = 1 / 8;
+
+/**
+ * Whether the interval `w` lies inside the one tolerance `tol` gives around `marks` (same markets,
+ * same order): with n markets, each mark moved by Δ = |ln(mark ÷ w's mark)| since, w's interval
+ * e^(±w.tol/n) around the old mark lies inside e^(±tol/n) around the new one when w.tol/n + Δ ≤
+ * tol/n. Then every mark inside w's interval is one at which the new valuation reaches no line
+ * either, and keeping w is exact (a narrower interval only re-values sooner). Margin 10⁻⁹ for the
+ * logarithms' rounding.
+ */
+function covers(w: Watch, tol: number, marks: readonly (readonly [number, number])[]): boolean {
+  const n = marks.length;
+  if (n !== w.marks.length) return false;
+  if (w.tol === Number.POSITIVE_INFINITY || n === 0) return tol === w.tol || n === 0;
+  if (!(tol >= w.tol)) return false;
+  const room = (tol - w.tol) / n;
+  for (let k = 0; k < n; k++) {
+    const [i, mark] = marks[k] as readonly [number, number];
+    const [j, before] = w.marks[k] as readonly [number, number];
+    if (i !== j || Math.abs(Math.log(mark / before)) + 1e-9 > room) return false;
+  }
+  return true;
+}
+
 /** Versions of the bounds' markets, unique across bounds. */
 let nextBoundVersion = 1;
 
@@ -173,30 +209,39 @@ export class CrossBound {
   readonly #heaps: [LazyHeap, LazyHeap][] = [];
   /** By market index: changes at every change of its heaps (unique across bounds). */
   readonly #versions: number[] = [];
-  readonly #gen = new Map<number, number>();
+  /** The watched accounts' intervals now, by user id (an entry of another generation is stale). */
+  readonly #watch = new Map<number, Watch>();
   #nextGen = 1;
+  readonly #live = (e: Entry): boolean => this.#watch.get(e[1])?.g === e[2];
 
   /** The accounts watched. */
   get size(): number {
-    return this.#gen.size;
+    return this.#watch.size;
   }
 
   has(userId: number): boolean {
-    return this.#gen.has(userId);
+    return this.#watch.has(userId);
   }
 
   /**
    * (Re-)places an account with tolerance `tol` around the marks of the markets it depends on
    * (`marks`: [market index, mark]); `undefined` removes it. With tolerance 0 it is due at any move
-   * of those markets.
+   * of those markets. The interval placed uses `tol × (1 − INTERVAL_SLACK)`, and an account whose
+   * interval lies inside the one the new `tol` and `marks` allow keeps it (`covers`): a fill that
+   * changes the account's risk rate little moves no heap.
    */
   set(userId: number, tol: number | undefined, marks: readonly (readonly [number, number])[]): void {
-    this.#gen.delete(userId);
-    if (tol === undefined) return;
+    const w = this.#watch.get(userId);
+    if (tol === undefined) {
+      this.#watch.delete(userId);
+      return;
+    }
+    if (w !== undefined && covers(w, tol, marks)) return;
+    const placed = tol * (1 - INTERVAL_SLACK);
     const g = this.#nextGen++;
-    this.#gen.set(userId, g);
+    this.#watch.set(userId, { g, tol: placed, marks });
     if (tol === Number.POSITIVE_INFINITY || marks.length === 0) return;
-    const f = Math.exp(tol / marks.length);
+    const f = Math.exp(placed / marks.length);
     for (const [i, mark] of marks) {
       let h = this.#heaps[i];
       if (h === undefined) this.#heaps[i] = h = [new LazyHeap(), new LazyHeap()];
@@ -204,10 +249,9 @@ export class CrossBound {
       h[0].push([-(mark / f) * (1 + 1e-12), userId, g]);
       h[1].push([mark * f * (1 - 1e-12), userId, g]);
       this.#versions[i] = nextBoundVersion++;
-      if (h[1].items.length > 4 * this.#gen.size + 64) {
-        const live = (e: Entry): boolean => this.#gen.get(e[1]) === e[2];
-        h[0].compact(live, this.#gen.size);
-        h[1].compact(live, this.#gen.size);
+      if (h[1].items.length > 4 * this.#watch.size + 64) {
+        h[0].compact(this.#live, this.#watch.size);
+        h[1].compact(this.#live, this.#watch.size);
       }
     }
   }
@@ -241,7 +285,7 @@ export class CrossBound {
   due(i: number, mark: number, out: Set<number>): void {
     const h = this.#heaps[i];
     if (h === undefined) return;
-    const live = (e: Entry): boolean => this.#gen.get(e[1]) === e[2];
+    const live = this.#live;
     for (const [heap, past] of [
       [h[0], (k: number) => -k >= mark],
       [h[1], (k: number) => k <= mark],
@@ -250,19 +294,19 @@ export class CrossBound {
         const e = heap.pop();
         if (live(e)) {
           out.add(e[1]);
-          this.#gen.delete(e[1]);
+          this.#watch.delete(e[1]);
         }
       }
     }
     // Amortized: a rebuild only once the heap has grown to four times the live accounts.
-    h[0].compact(live, this.#gen.size);
-    h[1].compact(live, this.#gen.size);
+    h[0].compact(live, this.#watch.size);
+    h[1].compact(live, this.#watch.size);
     this.#versions[i] = nextBoundVersion++;
   }
 
   /** Every watched account, by user id (a mark appearing where there was none re-values them all). */
   all(): number[] {
-    return [...this.#gen.keys()].sort((a, b) => a - b);
+    return [...this.#watch.keys()].sort((a, b) => a - b);
   }
 }
 

@@ -101,6 +101,26 @@ export class ValuationPaths {
     return reduced({ num, den });
   }
 
+  /**
+   * `price` in doubles, computed in doubles (a few roundings, each within half an ulp): what a
+   * decision that allows a relative error of 10⁻¹⁰ may use (`fastDecision` in cross-risk.ts) where
+   * the exact ratio's bigints would cost more than the rest of a fill. `null` when there is no price.
+   */
+  priceD(coin: string, markOf: (market: string) => number | undefined): number | null {
+    const legs = this.path(coin);
+    if (legs === undefined) return null;
+    let price = 1;
+    for (const leg of legs) {
+      const m = this.#markets.get(leg.market) as PathMarket;
+      const mark = markOf(m.name);
+      if (mark === undefined || mark <= 0) return null;
+      const e = m.quoteDecimal - m.priceScale - m.baseDecimal;
+      const u = e >= 0 ? mark * 10 ** e : mark / 10 ** -e;
+      price = leg.invert ? price / u : price * u;
+    }
+    return price;
+  }
+
   #leg(from: string, to: string): Leg | undefined {
     const direct = this.#pair.get(`${from}/${to}`);
     if (direct !== undefined) return { market: direct.name, invert: false };
