@@ -110,6 +110,79 @@ describe('CrossBound', () => {
     );
   });
 
+  test('an interval kept across fills is still safe: no state change the bound misses (random fills and moves)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 400 }), // btc held, × 0.01
+        fc.integer({ min: 1, max: 4000 }), // usdt owed
+        fc.array(
+          fc.oneof(
+            fc.tuple(fc.constant('move' as const), fc.integer({ min: -300, max: 300 })),
+            fc.tuple(fc.constant('fill' as const), fc.integer({ min: -40, max: 40 })),
+          ),
+          { minLength: 1, maxLength: 60 },
+        ),
+        (btc0, owed0, events) => {
+          let mark = 30_000;
+          let btc = btc0;
+          let owed = owed0 * 100;
+          const rate = (): Ratio | undefined => {
+            const v = valuate([pos('btc', btc), pos('usdt', 0, owed)], (c) =>
+              c === 'btc' ? ratio(mark) : ratio(1, 100),
+            );
+            return v === undefined ? undefined : riskRate(v);
+          };
+          const b = new CrossBound();
+          let flagged = crossState(rate(), false, S).flagged;
+          b.set(1, tolerance(rate(), flagged, S), [[0, mark]]);
+          for (const [kind, x] of events) {
+            if (kind === 'fill') {
+              // A fill: the account's position changes, it is valued again and placed (or kept).
+              btc = Math.max(1, btc + x);
+              owed = Math.max(1, owed + x * 50);
+              const st = crossState(rate(), flagged, S);
+              flagged = st.flagged;
+              b.set(1, tolerance(rate(), flagged, S), [[0, mark]]);
+              continue;
+            }
+            mark = Math.max(1, Math.round((mark * (10_000 + x)) / 10_000));
+            const due = new Set<number>();
+            b.due(0, mark, due);
+            const st = crossState(rate(), flagged, S);
+            if (due.has(1)) {
+              flagged = st.flagged;
+              b.set(1, tolerance(rate(), flagged, S), [[0, mark]]);
+            } else assert.deepEqual(st, { flagged, liquidate: false }, 'a state change the bound missed');
+          }
+        },
+      ),
+      { numRuns: 500, seed: 16 },
+    );
+  });
+
+  test('a valuation whose interval contains the one placed keeps it (no heap change); one that does not replaces it', () => {
+    const b = new CrossBound();
+    b.set(7, 0.08, [[0, 1000]]);
+    const v = b.version(0);
+    const [lo, hi] = [b.lowEdge(0), b.highEdge(0)];
+    // A safer account at the same mark, and one a little less safe at a mark moved a little: kept.
+    b.set(7, 0.2, [[0, 1000]]);
+    b.set(7, 0.075, [[0, 1001]]);
+    assert.equal(b.version(0), v);
+    assert.deepEqual([b.lowEdge(0), b.highEdge(0)], [lo, hi]);
+    // Much less safe: the narrower interval replaces it.
+    b.set(7, 0.02, [[0, 1000]]);
+    assert.notEqual(b.version(0), v);
+    assert.ok(b.highEdge(0) < hi && b.lowEdge(0) > lo);
+    // Other markets: replaced.
+    const w = b.version(0);
+    b.set(7, 0.5, [
+      [0, 1000],
+      [1, 50],
+    ]);
+    assert.notEqual(b.version(0), w);
+  });
+
   test('a price wavering inside the interval pops nothing; leaving it pops the account once', () => {
     const b = new CrossBound();
     b.set(7, 0.05, [[0, 1000]]);

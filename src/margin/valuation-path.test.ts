@@ -67,3 +67,29 @@ test('no path (three markets away, or unconnected): no price; a market without a
     undefined,
   );
 });
+
+test('priceD: the exact price in doubles within 10⁻¹⁴ relative, on direct, inverse and two-leg paths, at random marks', () => {
+  const rnd = (k: number): number => 1 + ((k * 2_654_435_761) % 9_999_991);
+  for (let k = 1; k <= 2_000; k++) {
+    const marks = new Map<string, number>([
+      ['btc_usdt', rnd(k)],
+      ['eth_btc', rnd(k + 7)],
+      ['usdt_qc', rnd(k + 13)],
+      ['zb_qc', rnd(k + 29)],
+      ['doge_eth', rnd(k + 31)],
+    ]);
+    const at = (m: string): number | undefined => marks.get(m);
+    // doge is three markets away: no price either way.
+    assert.equal(paths.priceD('doge', at), null);
+    for (const coin of ['usdt', 'btc', 'qc', 'eth', 'zb']) {
+      const exact = paths.price(coin, at);
+      const d = paths.priceD(coin, at);
+      assert.ok(exact !== undefined && d !== null, coin);
+      const e = Number(exact.num) / Number(exact.den);
+      assert.ok(Math.abs(d - e) <= e * 1e-14, `${coin} at mark set ${k}: ${d} vs ${e}`);
+    }
+  }
+  // No path, or a market on it without a mark: no price, as `price`.
+  assert.equal(paths.priceD('lonely', markOf), null);
+  assert.equal(paths.priceD('eth', (m) => (m === 'eth_btc' ? undefined : markOf(m))), null);
+});
