@@ -54,8 +54,12 @@ export interface RiskBenchFigures {
     /** Of 2,000 such commands, how many moved the mark. */
     readonly markMoves: number;
     readonly riskUsPerCommand: number;
+    /** The same commands on the same book in a venue with only the makers. */
     readonly spotUsPerCommand: number;
+    /** The same commands on the same book in a spot venue of the same users, who bought the same btc with their own usdt. */
+    readonly sizedSpotUsPerCommand: number;
     readonly ratio: number;
+    readonly ratioSized: number;
   };
   readonly crash: {
     readonly fromTicks: number;
@@ -113,7 +117,7 @@ const order = (
  * and the accounts: each moves 0.1 btc into its isolated btc_usdt account, borrows k × its value
  * in usdt (k from 1 to 3.9, seeded) and buys btc with it from maker 1 at P0.
  */
-export function build(accounts: number, acctType: 1 | 2 = 1): Feed {
+export function build(accounts: number, acctType: 0 | 1 | 2 = 1): Feed {
   const market = acctType === 1 ? MARKET : '';
   const f = new Feed();
   const mm1 = f.must({ type: 'RegisterUser', name: 'maker1' } as Command) as number;
@@ -128,7 +132,17 @@ export function build(accounts: number, acctType: 1 | 2 = 1): Feed {
   f.must(order(mm1, SELL, 'ioc', P0, 10));
   // Maker 1 sells what the accounts buy at P0; both makers quote around P0 for part 1.
   f.must(order(mm1, SELL, 'limit', P0, 500_000_000));
-  if (accounts > 0) {
+  if (accounts > 0 && acctType === 0) {
+    // The same users and the same buys with their own usdt, in spot: a venue of the same size.
+    const r = sfc32(20_261_124);
+    for (let i = 0; i < accounts; i++) {
+      const u = f.must({ type: 'RegisterUser', name: `long${i}` } as Command) as number;
+      credit(u, 'btc', OWN_BTC_UNITS);
+      const lots = Math.floor(OWN_BTC_LOTS * (1 + r() * 2.9));
+      credit(u, 'usdt', lots * P0);
+      f.must(order(u, BUY, 'ioc', P0, lots, 0));
+    }
+  } else if (accounts > 0) {
     f.must({
       type: 'FundLendingPool',
       fundingId: 'pool',
@@ -145,7 +159,7 @@ export function build(accounts: number, acctType: 1 | 2 = 1): Feed {
         type: 'MarginTransfer',
         userId: u,
         direction: 'in',
-        acctType,
+        acctType: acctType as 1 | 2,
         market,
         coin: 'btc',
         amount: OWN_BTC_UNITS,
@@ -208,27 +222,23 @@ export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
   const acctType = o.acctType ?? 1;
   const risk = build(o.accounts, acctType);
   const spot = build(0);
+  const sized = build(o.accounts, 0);
   const setupSeconds = (performance.now() - t) / 1000;
 
-  // Part 1, interleaved: the same commands (same seq and time) on both engines.
-  const riskMs: number[] = [];
-  const spotMs: number[] = [];
+  // Part 1, interleaved: the same commands (same seq and time) on the three engines, in turns.
+  const feeds = [risk, spot, sized];
+  const ms: number[][] = [[], [], []];
   let markMoves = 0;
   for (let r = 0; r < o.runs; r++) {
-    // Both engines take the run's commands at their own sequence numbers and times.
-    const cmdsRisk = quietCommands(risk, o.quietCommands / 2);
-    const cmdsSpot = quietCommands(spot, o.quietCommands / 2);
-    o.runGc();
-    if (r % 2 === 0) {
-      riskMs.push(timeCommands(risk.engine, cmdsRisk));
+    // Each engine takes the run's commands at its own sequence numbers and times.
+    const cmds = feeds.map((f) => quietCommands(f, o.quietCommands / 2));
+    for (let k = 0; k < feeds.length; k++) {
+      const e = (r + k) % feeds.length;
       o.runGc();
-      spotMs.push(timeCommands(spot.engine, cmdsSpot));
-    } else {
-      spotMs.push(timeCommands(spot.engine, cmdsSpot));
-      o.runGc();
-      riskMs.push(timeCommands(risk.engine, cmdsRisk));
+      (ms[e] as number[]).push(timeCommands((feeds[e] as Feed).engine, cmds[e] as SequencedCommand[]));
     }
   }
+  const [riskMs, spotMs, sizedMs] = ms as [number[], number[], number[]];
   // How many of those commands move the mark: counted on a further untimed stretch.
   for (const c of quietCommands(risk, 1_000)) {
     const before = risk.engine.risk.markPrice(MARKET);
@@ -293,7 +303,9 @@ export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
       markMoves,
       riskUsPerCommand: us(median(riskMs)),
       spotUsPerCommand: us(median(spotMs)),
+      sizedSpotUsPerCommand: us(median(sizedMs)),
       ratio: median(riskMs) / median(spotMs),
+      ratioSized: median(riskMs) / median(sizedMs),
     },
     crash: {
       fromTicks,
