@@ -91,5 +91,8 @@ test('priceD: the exact price in doubles within 10⁻¹⁴ relative, on direct, 
   }
   // No path, or a market on it without a mark: no price, as `price`.
   assert.equal(paths.priceD('lonely', markOf), null);
-  assert.equal(paths.priceD('eth', (m) => (m === 'eth_btc' ? undefined : markOf(m))), null);
+  assert.equal(
+    paths.priceD('eth', (m) => (m === 'eth_btc' ? undefined : markOf(m))),
+    null,
+  );
 });
