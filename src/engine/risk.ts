@@ -144,6 +144,18 @@ export interface IsolatedRisk {
   readonly level: 1 | 2 | 3;
 }
 
+/**
+ * A market's quiet interval (`Risk.#quiet`): (lo, hi) with the versions of its index and of the
+ * cross bound it was computed from (-2: never), in one object so that the check after every
+ * command reads one cache line.
+ */
+interface QuietInterval {
+  lo: number;
+  hi: number;
+  indexAt: number;
+  crossAt: number;
+}
+
 export class Risk implements RiskView {
   readonly #ctx: CommandContext;
   readonly #ledger: Ledger;
@@ -172,10 +184,7 @@ export class Risk implements RiskView {
    * the market's index and reaches no cross account's bound there; kept with the versions of the
    * index and of the bound it was computed from.
    */
-  readonly #quietLo: number[] = [];
-  readonly #quietHi: number[] = [];
-  readonly #quietIndexAt: number[] = [];
-  readonly #quietCrossAt: number[] = [];
+  readonly #quietOf: (QuietInterval | undefined)[] = [];
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -325,13 +334,15 @@ export class Risk implements RiskView {
     const ix = this.#indexes[i];
     const ixAt = ix?.version ?? 0;
     const crossAt = this.#cross.edgesVersion(m);
-    if (this.#quietIndexAt[i] !== ixAt || this.#quietCrossAt[i] !== crossAt) {
-      this.#quietLo[i] = Math.max(ix?.lowEdge() ?? -Infinity, this.#cross.lowEdge(m));
-      this.#quietHi[i] = Math.min(ix?.highEdge() ?? Infinity, this.#cross.highEdge(m));
-      this.#quietIndexAt[i] = ixAt;
-      this.#quietCrossAt[i] = crossAt;
+    let q = this.#quietOf[i];
+    if (q === undefined) this.#quietOf[i] = q = { lo: 0, hi: 0, indexAt: -2, crossAt: -2 };
+    if (q.indexAt !== ixAt || q.crossAt !== crossAt) {
+      q.lo = Math.max(ix?.lowEdge() ?? -Infinity, this.#cross.lowEdge(m));
+      q.hi = Math.min(ix?.highEdge() ?? Infinity, this.#cross.highEdge(m));
+      q.indexAt = ixAt;
+      q.crossAt = crossAt;
     }
-    return (this.#quietLo[i] as number) < Math.min(l, a) && Math.max(l, a) < (this.#quietHi[i] as number);
+    return q.lo < Math.min(l, a) && Math.max(l, a) < q.hi;
   }
 
   /** Step 3 for the first `count` markets of `#moved` (and each that still has a mark). */
