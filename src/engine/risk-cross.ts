@@ -189,8 +189,8 @@ export class CrossAccounts {
     }
     const positions = this.positions(a);
     const owes = positions.some((p) => p.principal + p.interest > 0);
-    // The markets it depends on change only with the set of coins it holds or owes.
-    const maskNow = owes ? this.#coinMask(positions) : 0;
+    // The markets it depends on change only with the set of coins it holds or owes (`#scan`'s mask).
+    const maskNow = owes ? mask : 0;
     if (maskNow === -1 || this.#maskOf.get(a.userId) !== maskNow) {
       this.#depend(a.userId, owes ? positions : []);
       if (maskNow === 0) this.#maskOf.delete(a.userId);
@@ -360,20 +360,9 @@ export class CrossAccounts {
     return this.#paths.paths;
   }
 
-  /** A bit per coin index of `positions` (-1 when an index is beyond 30: no cache). */
-  #coinMask(positions: readonly CoinPosition[]): number {
-    let mask = 0;
-    for (const p of positions) {
-      const i = (this.#registry.coin(p.coin) as CoinState).index;
-      if (i > 30) return -1;
-      mask |= 1 << i;
-    }
-    return mask;
-  }
-
   /**
-   * `#coinMask` of the account's positions read off its balances, building nothing (-1 past coin
-   * index 30: then the caller takes the slow way); whether it owes anything is left in `#scanOwes`.
+   * A bit per coin index the account holds or owes, read off its balances, building nothing (-1
+   * past coin index 30: no cache, the slow way); whether it owes anything is left in `#scanOwes`.
    */
   #scan(a: LedgerAccount): number {
     const coins = this.#registry.coinStates();
