@@ -132,17 +132,9 @@ export function build(accounts: number, acctType: 0 | 1 | 2 = 1): Feed {
   f.must(order(mm1, SELL, 'ioc', P0, 10));
   // Maker 1 sells what the accounts buy at P0; both makers quote around P0 for part 1.
   f.must(order(mm1, SELL, 'limit', P0, 500_000_000));
-  if (accounts > 0 && acctType === 0) {
-    // The same users and the same buys with their own usdt, in spot: a venue of the same size.
-    const r = sfc32(20_261_124);
-    for (let i = 0; i < accounts; i++) {
-      const u = f.must({ type: 'RegisterUser', name: `long${i}` } as Command) as number;
-      credit(u, 'btc', OWN_BTC_UNITS);
-      const lots = Math.floor(OWN_BTC_LOTS * (1 + r() * 2.9));
-      credit(u, 'usdt', lots * P0);
-      f.must(order(u, BUY, 'ioc', P0, lots, 0));
-    }
-  } else if (accounts > 0) {
+  // acctType 0: the same users and the same buys with their own usdt, in spot (a venue of the
+  // same size); 1 or 2: in margin accounts, with the difference borrowed from the lending pool.
+  if (accounts > 0 && acctType !== 0)
     f.must({
       type: 'FundLendingPool',
       fundingId: 'pool',
@@ -151,32 +143,18 @@ export function build(accounts: number, acctType: 0 | 1 | 2 = 1): Feed {
       dailyRatePpm: 500,
       days: 30,
     });
-    const r = sfc32(20_261_124);
-    for (let i = 0; i < accounts; i++) {
-      const u = f.must({ type: 'RegisterUser', name: `long${i}` } as Command) as number;
-      credit(u, 'btc', OWN_BTC_UNITS);
-      f.must({
-        type: 'MarginTransfer',
-        userId: u,
-        direction: 'in',
-        acctType: acctType as 1 | 2,
-        market,
-        coin: 'btc',
-        amount: OWN_BTC_UNITS,
-      });
-      const k = 1 + r() * 2.9;
-      const lots = Math.floor(OWN_BTC_LOTS * k);
-      f.must({
-        type: 'Borrow',
-        userId: u,
-        acctType,
-        market,
-        coin: 'usdt',
-        amount: lots * P0,
-        rollOver: false,
-      } as Command);
-      f.must(order(u, BUY, 'ioc', P0, lots, acctType));
+  const r = sfc32(20_261_124);
+  for (let i = 0; i < accounts; i++) {
+    const u = f.must({ type: 'RegisterUser', name: `long${i}` } as Command) as number;
+    credit(u, 'btc', OWN_BTC_UNITS);
+    const lots = Math.floor(OWN_BTC_LOTS * (1 + r() * 2.9));
+    if (acctType === 0) credit(u, 'usdt', lots * P0);
+    else {
+      const account = { userId: u, acctType, market };
+      f.must({ type: 'MarginTransfer', ...account, direction: 'in', coin: 'btc', amount: OWN_BTC_UNITS });
+      f.must({ type: 'Borrow', ...account, coin: 'usdt', amount: lots * P0, rollOver: false } as Command);
     }
+    f.must(order(u, BUY, 'ioc', P0, lots, acctType));
   }
   return f;
 }

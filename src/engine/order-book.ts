@@ -233,12 +233,6 @@ class BookSide {
     return last === undefined ? undefined : last[last.length - 1];
   }
 
-  /** The best level's price, `undefined` for an empty side (a chunk is never empty). */
-  bestPrice(): PriceTicks | undefined {
-    const last = this.chunks[this.chunks.length - 1];
-    return last === undefined ? undefined : (last[last.length - 1] as Level).price;
-  }
-
   /** Index of the first chunk whose best level is not worse than `price` (chunks.length if none). */
   #chunkIndex(price: PriceTicks): number {
     const chunks = this.chunks;

@@ -170,59 +170,46 @@ export class CrossAccounts {
       );
       return;
     }
-    // The usual case, a fill into an account that owes and holds the same coins as before: its
-    // risk rate in doubles from the balances, no positions built (`#scan`).
-    const mask = this.#scan(a);
+    // Read off the balances (`#scan`): a fill into an account that owes and holds the same coins
+    // as before builds no positions and is decided in doubles.
     const u = a.userId;
-    if (mask !== -1 && !this.#scanOwes) {
-      // Owing nothing, as before: nothing to undo (no markets, flag or interval).
-      if (!this.#maskOf.has(u) && !this.#usesOf.has(u) && !this.#bound.has(u) && !this.#flagged.has(u))
-        return;
-    } else if (mask > 0 && this.#maskOf.get(u) === mask) {
-      const rate = this.#scanRate(a);
-      const fast =
-        rate === undefined ? undefined : fastDecision(rate, this.#flagged.has(u), DEFAULT_MARGIN_SETTINGS);
-      if (fast !== undefined) {
-        this.#decided(u, fast.state.flagged, fast.tol);
-        return;
-      }
-    }
-    const positions = this.positions(a);
-    const owes = positions.some((p) => p.principal + p.interest > 0);
-    // The markets it depends on change only with the set of coins it holds or owes (`#scan`'s mask).
-    const maskNow = owes ? mask : 0;
-    if (maskNow === -1 || this.#maskOf.get(a.userId) !== maskNow) {
-      this.#depend(a.userId, owes ? positions : []);
-      if (maskNow === 0) this.#maskOf.delete(a.userId);
-      else this.#maskOf.set(a.userId, maskNow);
-    }
+    const mask = this.#scan(a);
+    let positions: CoinPosition[] | undefined;
+    const owes =
+      mask !== -1
+        ? this.#scanOwes
+        : (positions = this.positions(a)).some((p) => p.principal + p.interest > 0);
     if (!owes) {
-      this.#bound.set(a.userId, undefined, []);
-      this.#flagged.delete(a.userId);
+      this.#release(u);
       return;
+    }
+    // The markets it depends on change only with the set of coins it holds or owes.
+    if (mask === -1 || this.#maskOf.get(u) !== mask) {
+      this.#depend(u, (positions ??= this.positions(a)));
+      this.#maskOf.set(u, mask);
     }
     // Doubles first (a fill comes with every trade of the account); exact near a line.
     const rateD = this.#scanRate(a);
     const fast =
-      rateD === undefined
-        ? undefined
-        : fastDecision(rateD, this.#flagged.has(a.userId), DEFAULT_MARGIN_SETTINGS);
+      rateD === undefined ? undefined : fastDecision(rateD, this.#flagged.has(u), DEFAULT_MARGIN_SETTINGS);
     if (fast !== undefined) {
-      this.#decided(a.userId, fast.state.flagged, fast.tol);
+      if (fast.state.flagged) this.#flagged.add(u);
+      else this.#flagged.delete(u);
+      this.#bound.set(u, fast.tol, this.#marksOf(u));
       return;
     }
-    const v = valuate(positions, (c) => this.#price(c));
+    const v = valuate((positions ??= this.positions(a)), (c) => this.#price(c));
     const rate = v === undefined ? undefined : riskRate(v);
-    const st = crossState(rate, this.#flagged.has(a.userId), DEFAULT_MARGIN_SETTINGS);
-    if (st.flagged) this.#flagged.add(a.userId);
-    else this.#flagged.delete(a.userId);
+    const st = crossState(rate, this.#flagged.has(u), DEFAULT_MARGIN_SETTINGS);
+    if (st.flagged) this.#flagged.add(u);
+    else this.#flagged.delete(u);
     // Without a valuation (a debt coin without a price) it is looked at again at the next move.
     this.#bound.set(
-      a.userId,
+      u,
       rate === undefined ? 0 : tolerance(rate, st.flagged, DEFAULT_MARGIN_SETTINGS),
-      this.#marksOf(a.userId),
+      this.#marksOf(u),
     );
-    if (st.liquidate && v !== undefined) this.#host.queue(cross(a.userId), riskRateBp(v) ?? 0);
+    if (st.liquidate && v !== undefined) this.#host.queue(cross(u), riskRateBp(v) ?? 0);
   }
 
   /** Step 4: locks the account, cancels its orders, opens the record, sends the first order. */
@@ -420,11 +407,12 @@ export class CrossAccounts {
     return price;
   }
 
-  /** A decision in doubles (`fastDecision`): the flag, and the account placed in the bound. */
-  #decided(userId: number, flagged: boolean, tol: number): void {
-    if (flagged) this.#flagged.add(userId);
-    else this.#flagged.delete(userId);
-    this.#bound.set(userId, tol, this.#marksOf(userId));
+  /** An account that owes nothing: no markets, flag or interval of its own any more. */
+  #release(userId: number): void {
+    if (this.#usesOf.has(userId)) this.#depend(userId, []);
+    this.#maskOf.delete(userId);
+    this.#bound.set(userId, undefined, []);
+    this.#flagged.delete(userId);
   }
 
   #price(coin: string): Ratio | undefined {

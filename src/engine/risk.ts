@@ -299,8 +299,8 @@ export class Risk implements RiskView {
         time,
         trades.prices,
         trades.count,
-        m.book.bids.bestPrice(),
-        m.book.asks.bestPrice(),
+        m.book.bids.best()?.price,
+        m.book.asks.best()?.price,
       );
       trades.count = 0;
       if (!changed) continue;

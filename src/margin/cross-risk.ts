@@ -138,7 +138,9 @@ const INTERVAL_SLACK = 1 / 8;
 function covers(w: Watch, tol: number, marks: readonly (readonly [number, number])[]): boolean {
   const n = marks.length;
   if (n !== w.marks.length) return false;
-  if (w.tol === Number.POSITIVE_INFINITY || n === 0) return tol === w.tol || n === 0;
+  // No market: never due, either way. An infinite interval is inside only another one.
+  if (n === 0) return true;
+  if (w.tol === Number.POSITIVE_INFINITY) return tol === Number.POSITIVE_INFINITY;
   if (!(tol >= w.tol)) return false;
   const room = (tol - w.tol) / n;
   for (let k = 0; k < n; k++) {
@@ -231,11 +233,11 @@ export class CrossBound {
    * changes the account's risk rate little moves no heap.
    */
   set(userId: number, tol: number | undefined, marks: readonly (readonly [number, number])[]): void {
-    const w = this.#watch.get(userId);
     if (tol === undefined) {
       this.#watch.delete(userId);
       return;
     }
+    const w = this.#watch.get(userId);
     if (w !== undefined && covers(w, tol, marks)) return;
     const placed = tol * (1 - INTERVAL_SLACK);
     const g = this.#nextGen++;
