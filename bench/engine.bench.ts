@@ -827,7 +827,7 @@ function riskRun(acctType: 1 | 2): RiskBenchFigures {
   const f = riskBenchmark({
     accounts,
     quietCommands: QUICK ? 20_000 : 200_000,
-    runs: QUICK ? 3 : 7,
+    runs: QUICK ? 3 : 15,
     runGc,
     acctType,
   });

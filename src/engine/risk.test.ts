@@ -389,3 +389,44 @@ describe('notice, cascades, restore', () => {
     );
   });
 });
+
+describe('deferred mark steps', () => {
+  test('quiet commands whose step is deferred end in the same replies and state as when a read takes every step at once', () => {
+    // Two identical venues; `read` asks for the mark and alice's risk after every command (which
+    // takes any deferred step then), `idle` reads nothing until the end.
+    const read = longAlice();
+    const idle = longAlice();
+    const { alice, bob, carol } = read;
+    const MINUTES_6 = 6 * 60_000;
+    // Quiet trades near 30,000 (far above alice's line near 24,154), some after six minutes (the
+    // window empties), a refused command after a gap (a later time that takes no step), then a
+    // gap through her line: the deferred steps must leave the window that the gap's step sees.
+    const script: [Command, number][] = [];
+    for (let i = 0; i < 30; i++) {
+      const p = 2_990_000 + (i % 5) * 2_000;
+      script.push([order(bob, BUY, p, 10), i % 10 === 9 ? MINUTES_6 : 1]);
+      script.push([order(carol, SELL, p, 10, { kind: 'ioc' }), 1]);
+      if (i % 7 === 3) script.push([order(carol, SELL, 3_100_000, 5), 1]);
+    }
+    // A refused command six minutes on: no step at its time (checked: the state at that point).
+    script.push([order(bob, BUY, 2_990_000, 10, { market: 'no_such' }), MINUTES_6]);
+    const checkAt = script.length;
+    script.push([order(bob, BUY, 2_340_000, 500), 1]);
+    for (let i = 0; i < 20; i++) script.push([order(bob, BUY, 2_350_000, 10), 1]);
+    script.push([order(carol, SELL, 2_350_000, 200, { kind: 'ioc' }), 1]);
+    script.push([order(bob, BUY, 2_995_000, 10, { market: 'no_such' }), MINUTES_6]);
+    for (const [k, [cmd, gapMs]] of script.entries()) {
+      if (k === checkAt) assert.equal(idle.d.engine.stateHash(), read.d.engine.stateHash());
+      read.d.time += gapMs - 1;
+      idle.d.time += gapMs - 1;
+      const a = read.d.apply(cmd);
+      read.d.engine.risk.markPrice('btc_usdt');
+      read.d.engine.risk.accountRisk(alice, 'btc_usdt');
+      const b = idle.d.apply(cmd);
+      assert.deepEqual(b, a, `${cmd.type} at seq ${read.d.seq}: the same reply`);
+    }
+    assert.equal(idle.d.engine.liquidations().length, 1, 'the gap liquidated alice');
+    assert.equal(idle.d.engine.stateHash(), read.d.engine.stateHash());
+    assert.equal(idle.d.engine.risk.markPrice('btc_usdt'), read.d.engine.risk.markPrice('btc_usdt'));
+  });
+});

@@ -24,6 +24,9 @@
  *    leaves the mark to be computed when read (`MarkPrice.advance`); the mark lies between L and
  *    A, so while both lie strictly inside the market's quiet interval (no trigger of its index, no
  *    cross account's bound there, cached by their versions) steps 2–4 have nothing of it to do.
+ *    When, besides, nothing changed in a margin account and every trade in the window and of the
+ *    command lies inside that interval, the whole step is deferred (`#defers`): the trades wait in
+ *    `StepTrades` with their times and the next step taken, or a read (`#sync`), takes them.
  * 2. **Index.** Every isolated account whose balances or debts changed in the command (the ledger
  *    tracks them: fills, transfers, borrows, repayments, interest) gets its triggers re-computed
  *    at the market's mark, unless it is locked by a running liquidation.
@@ -154,7 +157,15 @@ interface QuietInterval {
   hi: number;
   indexAt: number;
   crossAt: number;
+  /**
+   * The market's window (and its `StepTrades`) was found strictly inside (lo, hi), and those
+   * trades' bounds were set to it: `afterCommand` may defer the market's steps.
+   */
+  ok: boolean;
 }
+
+/** Trades of one market a deferred step may hold (more: the step is taken). */
+const MAX_DEFERRED_TRADES = 64;
 
 export class Risk implements RiskView {
   readonly #ctx: CommandContext;
@@ -185,6 +196,12 @@ export class Risk implements RiskView {
    * index and of the bound it was computed from.
    */
   readonly #quietOf: (QuietInterval | undefined)[] = [];
+  /**
+   * Commands since the last mark step whose steps were deferred (`afterCommand`), and the time of
+   * the last of them: `#sync` takes the step at that time before anything reads a mark.
+   */
+  #deferred = false;
+  #deferredAt = 0;
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -248,7 +265,65 @@ export class Risk implements RiskView {
     // Nothing owed anywhere, nothing changed in an isolated account, nothing waiting: no work (a
     // small method, so that the engine's call inlines it; the step is `#step`).
     if (this.#active.count === 0 && this.#ledger.touched?.size === 0 && this.#queue.size === 0) return;
+    if (!timers && this.#defers()) {
+      this.#deferred = true;
+      this.#deferredAt = this.#ctx.time;
+      return;
+    }
     this.#step(timers);
+  }
+
+  /**
+   * Whether this command's step can be deferred: nothing changed in a margin account, nothing
+   * waits or runs, and in every active market L, the window and the trades since lie strictly
+   * inside the quiet interval. Then every mark this command can have made lies there too (the
+   * median lies between L and A, whatever the book), so the step would only take the window and
+   * the book and find nothing to do: the window's trades wait in `StepTrades` with their times,
+   * and the book, which nothing changes before the next step, is read then (`#sync`, `#takeMarks`).
+   */
+  #defers(): boolean {
+    if (this.#ledger.touched?.size !== 0 || this.#queue.size !== 0 || this.#liquidations.busy) return false;
+    const markets = this.#registry.marketStates();
+    const list = this.#active.indexes();
+    for (let k = 0; k < list.length; k++) {
+      const i = list[k] as number;
+      const m = markets[i] as MarketState;
+      const st = m.stepTrades as StepTrades;
+      const mp = this.#marks[i];
+      if (st.outside || st.count >= MAX_DEFERRED_TRADES || mp?.last === undefined) return false;
+      const q = this.#interval(m);
+      if (!q.ok) {
+        if (!mp.within(q.lo, q.hi) || !st.within(q.lo, q.hi)) return false;
+        q.ok = true;
+        st.lo = q.lo;
+        st.hi = q.hi;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Takes the deferred steps' mark step (at the last deferred command's time, with the book now,
+   * which is that step's: only steps and commands change it) before a read of a mark.
+   */
+  #sync(): void {
+    if (!this.#deferred) return;
+    this.#deferred = false;
+    const markets = this.#registry.marketStates();
+    for (const i of this.#active.indexes()) {
+      const m = markets[i] as MarketState;
+      const st = m.stepTrades as StepTrades;
+      const changed = this.#mark(m).advance(
+        this.#deferredAt,
+        st.prices,
+        st.times,
+        st.count,
+        m.book.bids.best()?.price,
+        m.book.asks.best()?.price,
+      );
+      st.count = 0;
+      if (changed) this.#marksVersion++;
+    }
   }
 
   #step(timers: boolean): void {
@@ -276,6 +351,8 @@ export class Risk implements RiskView {
    */
   #takeMarks(): number {
     const active = this.#active;
+    // The deferred steps' trades are in `StepTrades` with their times: this step takes them.
+    this.#deferred = false;
     if (active.count === 0) return 0;
     const markets = this.#registry.marketStates();
     const time = this.#ctx.time;
@@ -298,11 +375,18 @@ export class Risk implements RiskView {
       const changed = mp.advance(
         time,
         trades.prices,
+        trades.times,
         trades.count,
         m.book.bids.best()?.price,
         m.book.asks.best()?.price,
       );
       trades.count = 0;
+      if (trades.outside) {
+        // A trade outside the interval is in the window now: check it again before deferring.
+        trades.outside = false;
+        const q = this.#quietOf[i];
+        if (q !== undefined) q.ok = false;
+      }
       if (!changed) continue;
       if (lazyHere) {
         this.#marksVersion++;
@@ -330,19 +414,26 @@ export class Risk implements RiskView {
    * recomputed when its index or cross bound changed since.
    */
   #quiet(m: MarketState, l: number, a: number): boolean {
+    const q = this.#interval(m);
+    return q.lo < Math.min(l, a) && Math.max(l, a) < q.hi;
+  }
+
+  /** Market `m`'s quiet interval, recomputed when its index or cross bound changed since. */
+  #interval(m: MarketState): QuietInterval {
     const i = m.index;
     const ix = this.#indexes[i];
     const ixAt = ix?.version ?? 0;
     const crossAt = this.#cross.edgesVersion(m);
     let q = this.#quietOf[i];
-    if (q === undefined) this.#quietOf[i] = q = { lo: 0, hi: 0, indexAt: -2, crossAt: -2 };
+    if (q === undefined) this.#quietOf[i] = q = { lo: 0, hi: 0, indexAt: -2, crossAt: -2, ok: false };
     if (q.indexAt !== ixAt || q.crossAt !== crossAt) {
       q.lo = Math.max(ix?.lowEdge() ?? -Infinity, this.#cross.lowEdge(m));
       q.hi = Math.min(ix?.highEdge() ?? Infinity, this.#cross.highEdge(m));
       q.indexAt = ixAt;
       q.crossAt = crossAt;
+      q.ok = false;
     }
-    return q.lo < Math.min(l, a) && Math.max(l, a) < q.hi;
+    return q;
   }
 
   /** Step 3 for the first `count` markets of `#moved` (and each that still has a mark). */
@@ -403,6 +494,7 @@ export class Risk implements RiskView {
   #activate(m: MarketState): void {
     this.#active.add(m.index);
     this.#marksVersion++;
+    this.#quietOf[m.index] = undefined;
     m.stepTrades = new StepTrades();
     const mp = new MarkPrice();
     this.#marks[m.index] = mp;
@@ -421,6 +513,7 @@ export class Risk implements RiskView {
     if (this.#liquidations.running().some((r) => r.market === m.spec.name)) return;
     this.#active.delete(m.index);
     this.#marksVersion++;
+    this.#quietOf[m.index] = undefined;
     this.#marks[m.index] = undefined;
     m.stepTrades = undefined;
   }
@@ -596,6 +689,7 @@ export class Risk implements RiskView {
   // ───────────────────────────── reads ─────────────────────────────
 
   markPrice(market: string): PriceTicks | undefined {
+    this.#sync();
     const m = this.#registry.market(market);
     return m === undefined ? undefined : this.#marks[m.index]?.mark;
   }
@@ -619,6 +713,7 @@ export class Risk implements RiskView {
   }
 
   accountRisk(userId: number, market: string): IsolatedRisk | undefined {
+    this.#sync();
     const m = this.#registry.market(market);
     if (m === undefined) return undefined;
     const ref = isolated(userId, m.spec.name);
@@ -644,6 +739,7 @@ export class Risk implements RiskView {
   }
 
   crossRisk(userId: number): CrossRisk {
+    this.#sync();
     return this.#cross.risk(userId);
   }
 
@@ -659,6 +755,7 @@ export class Risk implements RiskView {
 
   /** Whether nothing of the risk side exists yet (no trade anywhere): the snapshot leaves it out. */
   get isEmpty(): boolean {
+    this.#sync();
     return (
       this.#marks.every((mp) => mp === undefined || mp.mark === undefined) &&
       this.#liquidations.records().length === 0
@@ -666,6 +763,7 @@ export class Risk implements RiskView {
   }
 
   snapshot(): RiskSnapshot {
+    this.#sync();
     const markets = this.#registry.marketStates();
     const marks: [string, MarkPriceSnapshot][] = [];
     const flags: [string, string[]][] = [];
@@ -697,6 +795,8 @@ export class Risk implements RiskView {
     const flagsOf = new Map(s?.flags ?? []);
     this.#active.clear();
     this.#marks.length = 0;
+    this.#quietOf.length = 0;
+    this.#deferred = false;
     for (const m of registry.marketStates()) m.stepTrades = undefined;
     for (const m of registry.marketStates())
       this.#indexes[m.index] = new LiquidationIndex(flagsOf.get(m.spec.name) ?? []);

@@ -107,7 +107,7 @@ test('property: a lazy step (advance, the mark read later) gives the mark a step
         t += s.dt;
         const ask = s.bid === undefined ? undefined : s.bid + s.spread;
         const want = eager.stepWith(t, s.trades, s.trades.length, s.bid, ask);
-        lazy.advance(t, s.trades, s.trades.length, s.bid, ask);
+        lazy.advance(t, s.trades, undefined, s.trades.length, s.bid, ask);
         const l = lazy.last;
         const a = lazy.average;
         if (want !== undefined && l !== undefined && a !== undefined) {

@@ -120,7 +120,7 @@ export class MarkPrice {
     bestBid: number | undefined,
     bestAsk: number | undefined,
   ): number | undefined {
-    this.advance(timeMs, trades, tradeCount, bestBid, bestAsk);
+    this.advance(timeMs, trades, undefined, tradeCount, bestBid, bestAsk);
     return this.mark;
   }
 
@@ -129,11 +129,13 @@ export class MarkPrice {
    * the window (L and A) is kept exactly, and the book's best bid and ask are kept for the mark.
    * The median of three lies between any two of them, so the mark after this step lies between L
    * and A (`last`, `average`): the engine skips the rest of a step while no line lies in between.
-   * Returns false when the step changed nothing (the same mark).
+   * Returns false when the step changed nothing (the same mark). `times`: each trade's own time
+   * (trades of earlier commands whose steps were deferred: `StepTrades`), else all at `timeMs`.
    */
   advance(
     timeMs: TimeMs,
     trades: readonly number[],
+    times: readonly number[] | undefined,
     tradeCount: number,
     bestBid: number | undefined,
     bestAsk: number | undefined,
@@ -154,12 +156,29 @@ export class MarkPrice {
       const p = trades[i] as number;
       if (!Number.isSafeInteger(p) || p <= 0) throw new Error(`mark price: bad trade price ${p}`);
       this.#last = p;
-      this.#push(timeMs, p);
+      this.#push(times === undefined ? timeMs : (times[i] as number), p);
     }
     // The newest `maxTrades` are kept by the ring; trades of `windowMs` ago and older leave.
     while (this.#count > this.#s.maxTrades) this.#drop();
     while (this.#count > 0 && (this.#times[this.#head] as number) <= from) this.#drop();
     this.#pending = true;
+    return true;
+  }
+
+  /**
+   * Whether L and every trade in the window lie strictly between `lo` and `hi`: then so does A
+   * (an average of some of them, or L when the window is empty) and so does every mark that more
+   * trades strictly between the two and any book can make (the median lies between L and A).
+   */
+  within(lo: number, hi: number): boolean {
+    const last = this.#last;
+    if (last === undefined || !(lo < last && last < hi)) return false;
+    const cap = this.#times.length;
+    for (let k = 0, i = this.#head; k < this.#count; k++) {
+      const p = this.#prices[i] as number;
+      if (!(lo < p && p < hi)) return false;
+      if (++i === cap) i = 0;
+    }
     return true;
   }
 
@@ -229,15 +248,34 @@ export class MarkPrice {
 }
 
 /**
- * The trade prices of one engine step in one market, collected by settlement for the mark price:
- * a reused array and a count, so that collecting a trade allocates nothing.
+ * The trades of one market since its last mark step, collected by settlement for the mark price:
+ * price and time (the steps of several commands may be deferred: src/engine/risk.ts), in reused
+ * arrays with a count, so that collecting a trade allocates nothing. `lo` and `hi` are the quiet
+ * interval the risk step last checked the window against: a trade not strictly inside sets
+ * `outside`, and the next step is taken in full.
  */
 export class StepTrades {
   readonly prices: number[] = [];
+  readonly times: number[] = [];
   count = 0;
+  lo = 0;
+  hi = 0;
+  outside = false;
 
-  add(price: number): void {
-    this.prices[this.count++] = price;
+  add(price: number, time: number): void {
+    const k = this.count++;
+    this.prices[k] = price;
+    this.times[k] = time;
+    if (!(this.lo < price && price < this.hi)) this.outside = true;
+  }
+
+  /** Whether every collected trade lies strictly between `lo` and `hi`. */
+  within(lo: number, hi: number): boolean {
+    for (let k = 0; k < this.count; k++) {
+      const p = this.prices[k] as number;
+      if (!(lo < p && p < hi)) return false;
+    }
+    return true;
   }
 }
 
