@@ -5,7 +5,7 @@
  * 1. **moves that cross none**: trades near the price that move the mark (so every one steps the
  *    mark and moves the liquidation index) but reach no account's line, timed per command against
  *    the same commands on an engine with the same book and no margin account (spot: no mark, no
- *    index), interleaved;
+ *    index), interleaved in turns of 10,000 commands;
  * 2. **a move that crosses 1%**: after five quiet minutes (the mark's window empties), one trade at
  *    the price that puts exactly 1% of the accounts at or below their liquidation line, then timer
  *    trades at that price until every liquidation has ended (32 per engine step): the time per
@@ -174,6 +174,9 @@ export function quietCommands(f: Feed, n: number): SequencedCommand[] {
   return out;
 }
 
+/** Part 1's turn: commands an engine takes before the next engine's turn. */
+const QUIET_CHUNK = 10_000;
+
 /** CPU milliseconds of this thread (steadier than wall time on a shared machine). */
 const cpuMs = (): number => {
   const u = process.threadCpuUsage();
@@ -203,18 +206,25 @@ export function riskBenchmark(o: RiskBenchOptions): RiskBenchFigures {
   const sized = build(o.accounts, 0);
   const setupSeconds = (performance.now() - t) / 1000;
 
-  // Part 1, interleaved: the same commands (same seq and time) on the three engines, in turns.
+  // Part 1, interleaved: the same commands (same seq and time) on the three engines, in turns of
+  // QUIET_CHUNK commands (the engine going first rotating), so that what the host does to one
+  // engine's time it does to the others' within milliseconds; a run sums each engine's turns.
   const feeds = [risk, spot, sized];
   const ms: number[][] = [[], [], []];
   let markMoves = 0;
   for (let r = 0; r < o.runs; r++) {
     // Each engine takes the run's commands at its own sequence numbers and times.
     const cmds = feeds.map((f) => quietCommands(f, o.quietCommands / 2));
-    for (let k = 0; k < feeds.length; k++) {
-      const e = (r + k) % feeds.length;
-      o.runGc();
-      (ms[e] as number[]).push(timeCommands((feeds[e] as Feed).engine, cmds[e] as SequencedCommand[]));
+    const sums = [0, 0, 0];
+    o.runGc();
+    for (let from = 0, turn = r; from < o.quietCommands; from += QUIET_CHUNK, turn++) {
+      for (let k = 0; k < feeds.length; k++) {
+        const e = (turn + k) % feeds.length;
+        const chunk = (cmds[e] as SequencedCommand[]).slice(from, from + QUIET_CHUNK);
+        sums[e] = (sums[e] as number) + timeCommands((feeds[e] as Feed).engine, chunk);
+      }
     }
+    for (let e = 0; e < feeds.length; e++) (ms[e] as number[]).push(sums[e] as number);
   }
   const [riskMs, spotMs, sizedMs] = ms as [number[], number[], number[]];
   // How many of those commands move the mark: counted on a further untimed stretch.

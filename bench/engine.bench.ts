@@ -840,7 +840,7 @@ function riskRun(acctType: 1 | 2): RiskBenchFigures {
   );
   console.log(
     `  moves that cross none: ${fmtInt(q.commands)} trade commands near the price (${q.markMoves} of 2,000 ` +
-      `move the mark), median of ${q.runs} interleaved runs, CPU time: ${q.riskUsPerCommand.toFixed(3)} µs per ` +
+      `move the mark), median of ${q.runs} runs interleaved in turns of 10,000 commands, CPU time: ${q.riskUsPerCommand.toFixed(3)} µs per ` +
       `command with the accounts, ${q.spotUsPerCommand.toFixed(3)} µs on the same book without margin (spot), ` +
       `${q.sizedSpotUsPerCommand.toFixed(3)} µs in a spot venue of the same ${fmtInt(f.accounts)} users; ` +
       `ratio ${q.ratio.toFixed(3)} to the makers-only venue, ${q.ratioSized.toFixed(3)} to the same-size one (target ≤ 1.20)`,
