@@ -312,18 +312,33 @@ export class Risk implements RiskView {
     const markets = this.#registry.marketStates();
     for (const i of this.#active.indexes()) {
       const m = markets[i] as MarketState;
-      const st = m.stepTrades as StepTrades;
-      const changed = this.#mark(m).advance(
-        this.#deferredAt,
-        st.prices,
-        st.times,
-        st.count,
-        m.book.bids.best()?.price,
-        m.book.asks.best()?.price,
-      );
-      st.count = 0;
-      if (changed) this.#marksVersion++;
+      if (this.#advance(m, this.#mark(m), this.#deferredAt)) this.#marksVersion++;
     }
+  }
+
+  /**
+   * One mark step of market `m` at `time`: the trades settlement collected since its last step
+   * (then cleared) and its book now (`MarkPrice.advance`); whether anything changed. A trade
+   * collected outside the quiet interval is in the window now: the window is checked again
+   * before a step is deferred (`#defers`).
+   */
+  #advance(m: MarketState, mp: MarkPrice, time: number): boolean {
+    const trades = m.stepTrades as StepTrades;
+    const changed = mp.advance(
+      time,
+      trades.prices,
+      trades.times,
+      trades.count,
+      m.book.bids.best()?.price,
+      m.book.asks.best()?.price,
+    );
+    trades.count = 0;
+    if (trades.outside) {
+      trades.outside = false;
+      const q = this.#quietOf[m.index];
+      if (q !== undefined) q.ok = false;
+    }
+    return changed;
   }
 
   #step(timers: boolean): void {
@@ -367,27 +382,11 @@ export class Risk implements RiskView {
     for (let k = 0; k < list.length; k++) {
       const i = list[k] as number;
       const m = markets[i] as MarketState;
-      const trades = m.stepTrades as StepTrades;
       const mp = this.#mark(m);
       // The lazy way needs a mark before the step (the first mark re-values every cross account).
       const lazyHere = lazy && mp.last !== undefined;
       const before = lazyHere ? undefined : mp.mark;
-      const changed = mp.advance(
-        time,
-        trades.prices,
-        trades.times,
-        trades.count,
-        m.book.bids.best()?.price,
-        m.book.asks.best()?.price,
-      );
-      trades.count = 0;
-      if (trades.outside) {
-        // A trade outside the interval is in the window now: check it again before deferring.
-        trades.outside = false;
-        const q = this.#quietOf[i];
-        if (q !== undefined) q.ok = false;
-      }
-      if (!changed) continue;
+      if (!this.#advance(m, mp, time)) continue;
       if (lazyHere) {
         this.#marksVersion++;
         if (this.#quiet(m, mp.last as number, mp.average as number)) continue;
