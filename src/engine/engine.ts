@@ -160,7 +160,7 @@ export class Engine {
       hasUser: (userId) => registry.hasUser(userId),
       isFrozen: (userId) => registry.user(userId)?.status === 'frozen',
       coin: (name) => registry.coin(name),
-      available: (userId, coin) => registry.user(userId)?.spot.available[coin.index] ?? 0,
+      available: (userId, coin) => registry.user(userId)?.spot.available(coin.index) ?? 0,
       change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
         ledger.change((registry.user(userId) as User).spot, coin, deltaAvailable, deltaFrozen, bill, ref),
       addFeeIncome: (coin, amount) => ledger.addFeeIncome(coin, amount),
@@ -298,7 +298,7 @@ export class Engine {
     const user = this.#registry.user(userId);
     const c = this.#registry.coin(coin);
     if (user === undefined || c === undefined) return undefined;
-    return { available: user.spot.available[c.index] ?? 0, frozen: user.spot.frozen[c.index] ?? 0 };
+    return { available: user.spot.available(c.index), frozen: user.spot.frozen(c.index) };
   }
 
   /** An API key by its access key. */

@@ -61,8 +61,8 @@ describe('ledger', () => {
     const iso = ledger.open(isolated(1, 'btc_usdt'));
     ledger.changeDebt(iso, usdt, 1_000, 0);
     ledger.changeDebt(iso, usdt, 0, 7);
-    assert.equal(iso.borrowed[usdt.index], 1_000);
-    assert.equal(iso.interest[usdt.index], 7);
+    assert.equal(iso.borrowed(usdt.index), 1_000);
+    assert.equal(iso.interest(usdt.index), 7);
     assert.throws(() => ledger.changeDebt(iso, usdt, -1_001, 0), /negative/);
     assert.throws(() => ledger.changeDebt(ledger.open(spot(1)), usdt, 1, 0), /spot account/);
   });

@@ -30,6 +30,7 @@ import type { BillType, MarginAccountRef } from '../domain/events.ts';
 import type { CoinUnits } from '../domain/money.ts';
 import type { CommandContext } from './command-context.ts';
 import type { LedgerCoin } from './funds.ts';
+import { AVAILABLE, BORROWED, BalanceStore, FROZEN, INTEREST, type BalanceField } from './balance-store.ts';
 
 /** The venue's own accounts. */
 export type SystemAccountName = 'feeIncome' | 'lendingPool' | 'insurance';
@@ -54,16 +55,7 @@ export const isolated = (userId: number, market: string): AccountKey => ({
 export const cross = (userId: number): AccountKey => ({ kind: 'cross', userId });
 export const system = (name: SystemAccountName): AccountKey => ({ kind: 'system', name });
 
-/**
- * A per-coin balance array with room for 8 coins from the start (holes read as 0 through `?? 0`).
- * A `[]` grows its backing store to 17 doubles on its first write, 152 bytes; an account has four,
- * so 10,000s of accounts spread over far more cache lines than they use: with room for 8 (64 bytes)
- * the fill path's balance reads stay in cache more often (bench/README.md, issue 14). More coins
- * grow the array as before. Its length is therefore not the number of coins: write by index.
- */
-const balances = (): CoinUnits[] => new Array<CoinUnits>(8);
-
-/** Sets an account's balances from their plain-data form (a snapshot), by index: see `balances`. */
+/** Sets an account's balances from their plain-data form (a snapshot), by coin index. */
 export function loadBalances(
   a: LedgerAccount,
   available: readonly CoinUnits[],
@@ -71,10 +63,10 @@ export function loadBalances(
   borrowed: readonly CoinUnits[] = [],
   interest: readonly CoinUnits[] = [],
 ): void {
-  available.forEach((v, i) => (a.available[i] = v));
-  frozen.forEach((v, i) => (a.frozen[i] = v));
-  borrowed.forEach((v, i) => (a.borrowed[i] = v));
-  interest.forEach((v, i) => (a.interest[i] = v));
+  available.forEach((v, i) => a.write(i, AVAILABLE, v));
+  frozen.forEach((v, i) => a.write(i, FROZEN, v));
+  borrowed.forEach((v, i) => a.write(i, BORROWED, v));
+  interest.forEach((v, i) => a.write(i, INTEREST, v));
   for (let i = 0; i < Math.min(OWING_BITS, Math.max(borrowed.length, interest.length)); i++)
     a.noteDebt(i, (borrowed[i] ?? 0) + (interest[i] ?? 0));
 }
@@ -89,12 +81,9 @@ export class LedgerAccount {
   readonly userId: number;
   /** What BalanceChanged names for a margin account; undefined for spot and system accounts. */
   readonly margin: MarginAccountRef | undefined;
-  readonly available: CoinUnits[] = balances();
-  readonly frozen: CoinUnits[] = balances();
-  /** Principal owed, per coin. */
-  readonly borrowed: CoinUnits[] = balances();
-  /** Interest accrued and not yet paid, per coin. */
-  readonly interest: CoinUnits[] = balances();
+  /** Where the balances are: this account's row of `#store` (src/engine/balance-store.ts). */
+  readonly #store: BalanceStore;
+  readonly #row: number;
   /**
    * Bit i set while the account owes principal or interest in coin index i (i < 31): a fill into
    * a margin account asks `owes` without reading the debt arrays (issue 14's bench: one field of
@@ -102,8 +91,10 @@ export class LedgerAccount {
    */
   owing = 0;
 
-  constructor(key: AccountKey) {
+  constructor(key: AccountKey, store: BalanceStore) {
     this.key = key;
+    this.#store = store;
+    this.#row = store.addRow();
     this.userId = key.kind === 'system' ? 0 : key.userId;
     this.margin =
       key.kind === 'isolated'
@@ -113,11 +104,52 @@ export class LedgerAccount {
           : undefined;
   }
 
+  /** Available balance of the coin of index `i`. */
+  available(i: number): CoinUnits {
+    return this.#store.get(this.#row, i, AVAILABLE);
+  }
+
+  /** Frozen balance (held by open orders and pending withdrawals) of the coin of index `i`. */
+  frozen(i: number): CoinUnits {
+    return this.#store.get(this.#row, i, FROZEN);
+  }
+
+  /** Principal owed in the coin of index `i`. */
+  borrowed(i: number): CoinUnits {
+    return this.#store.get(this.#row, i, BORROWED);
+  }
+
+  /** Interest accrued and not yet paid in the coin of index `i`. */
+  interest(i: number): CoinUnits {
+    return this.#store.get(this.#row, i, INTEREST);
+  }
+
+  /** Principal and interest owed in the coin of index `i`. */
+  owed(i: number): CoinUnits {
+    return this.#store.get(this.#row, i, BORROWED) + this.#store.get(this.#row, i, INTEREST);
+  }
+
+  /**
+   * Sets one balance. Only the ledger writes (its methods check and bill every change); the
+   * method is public for the ledger's own helpers and snapshot loading.
+   */
+  write(i: number, field: BalanceField, value: CoinUnits): void {
+    this.#store.set(this.#row, i, field, value);
+  }
+
+  /** The first `n` coins' values of one field, as an array (snapshots, views). */
+  column(field: BalanceField, n: number): CoinUnits[] {
+    return Array.from({ length: n }, (_, i) => this.#store.get(this.#row, i, field));
+  }
+
+  /** Whether any balance or debt of the account is non-zero. */
+  holdsAnything(): boolean {
+    return this.#store.anyNonZero(this.#row);
+  }
+
   /** Whether the account owes principal or interest in the coin of index `i`. */
   owes(i: number): boolean {
-    return i < OWING_BITS
-      ? (this.owing & (1 << i)) !== 0
-      : (this.borrowed[i] ?? 0) + (this.interest[i] ?? 0) > 0;
+    return i < OWING_BITS ? (this.owing & (1 << i)) !== 0 : this.owed(i) > 0;
   }
 
   /** Keeps `owing` in step after coin `i`'s debt became `owed` (principal + interest). */
@@ -150,12 +182,13 @@ const isolatedId = (userId: number, market: string): string => `${userId}:${mark
 
 export class Ledger {
   readonly #ctx: CommandContext;
+  readonly #store = new BalanceStore();
   readonly #spot = new Map<number, LedgerAccount>();
   /** `${userId}:${market}` → isolated account. */
   readonly #isolated = new Map<string, LedgerAccount>();
   readonly #cross = new Map<number, LedgerAccount>();
   readonly #system = new Map<SystemAccountName, LedgerAccount>(
-    SYSTEM_ACCOUNTS.map((name) => [name, new LedgerAccount(system(name))]),
+    SYSTEM_ACCOUNTS.map((name) => [name, new LedgerAccount(system(name), this.#store)]),
   );
   /** The fee income account, kept at hand: every fee lands in it. */
   readonly #feeIncome = this.#system.get(FEE_INCOME) as LedgerAccount;
@@ -174,7 +207,7 @@ export class Ledger {
   open(key: AccountKey): LedgerAccount {
     const existing = this.account(key);
     if (existing !== undefined) return existing;
-    const account = new LedgerAccount(key);
+    const account = new LedgerAccount(key, this.#store);
     if (key.kind === 'spot') this.#spot.set(key.userId, account);
     else if (key.kind === 'isolated') this.#isolated.set(isolatedId(key.userId, key.market), account);
     else if (key.kind === 'cross') this.#cross.set(key.userId, account);
@@ -214,15 +247,15 @@ export class Ledger {
     ref: string,
   ): void {
     const i = coin.index;
-    const available = (account.available[i] ?? 0) + deltaAvailable;
-    const frozen = (account.frozen[i] ?? 0) + deltaFrozen;
+    const available = account.available(i) + deltaAvailable;
+    const frozen = account.frozen(i) + deltaFrozen;
     if (available < 0 || frozen < 0) {
       throw new Error(
         `invariant broken: user ${account.userId} ${coin.spec.name} would go negative (${billType} ${ref})`,
       );
     }
-    account.available[i] = available;
-    account.frozen[i] = frozen;
+    account.write(i, AVAILABLE, available);
+    account.write(i, FROZEN, frozen);
     // A freeze or release (no change in total) moves no line.
     if (account.margin !== undefined && deltaAvailable + deltaFrozen !== 0) this.touched?.add(account);
     const ctx = this.#ctx;
@@ -269,12 +302,12 @@ export class Ledger {
     if (account.key.kind === 'spot')
       throw new Error(`invariant broken: spot account of user ${account.userId} borrows`);
     const i = coin.index;
-    const borrowed = (account.borrowed[i] ?? 0) + deltaBorrowed;
-    const interest = (account.interest[i] ?? 0) + deltaInterest;
+    const borrowed = account.borrowed(i) + deltaBorrowed;
+    const interest = account.interest(i) + deltaInterest;
     if (borrowed < 0 || interest < 0)
       throw new Error(`invariant broken: user ${account.userId} ${coin.spec.name} debt would go negative`);
-    account.borrowed[i] = borrowed;
-    account.interest[i] = interest;
+    account.write(i, BORROWED, borrowed);
+    account.write(i, INTEREST, interest);
     account.noteDebt(i, borrowed + interest);
     this.touched?.add(account);
   }
@@ -282,7 +315,7 @@ export class Ledger {
   /** Credits a system account (the other side of a user's bill; no event of its own). */
   creditSystem(name: SystemAccountName, coin: LedgerCoin, amount: CoinUnits): void {
     const account = name === FEE_INCOME ? this.#feeIncome : (this.#system.get(name) as LedgerAccount);
-    account.available[coin.index] = (account.available[coin.index] ?? 0) + amount;
+    account.write(coin.index, AVAILABLE, account.available(coin.index) + amount);
   }
 
   /**
@@ -297,23 +330,23 @@ export class Ledger {
   ): void {
     if (account.key.kind !== 'system') throw new Error(`changeSystem on user ${account.userId}'s account`);
     const i = coin.index;
-    const available = (account.available[i] ?? 0) + deltaAvailable;
-    const frozen = (account.frozen[i] ?? 0) + deltaFrozen;
+    const available = account.available(i) + deltaAvailable;
+    const frozen = account.frozen(i) + deltaFrozen;
     if (available < 0 || frozen < 0)
       throw new Error(`invariant broken: ${account.key.name} ${coin.spec.name} would go negative`);
-    account.available[i] = available;
-    account.frozen[i] = frozen;
+    account.write(i, AVAILABLE, available);
+    account.write(i, FROZEN, frozen);
   }
 
   /** Adds a fee to fee income. */
   addFeeIncome(coin: LedgerCoin, amount: CoinUnits): void {
-    const xs = this.#feeIncome.available;
-    xs[coin.index] = (xs[coin.index] ?? 0) + amount;
+    const fees = this.#feeIncome;
+    fees.write(coin.index, AVAILABLE, fees.available(coin.index) + amount);
   }
 
   /** Fee income of a coin. */
   feeIncome(coin: LedgerCoin): CoinUnits {
-    return this.#feeIncome.available[coin.index] ?? 0;
+    return this.#feeIncome.available(coin.index);
   }
 
   /** Spot accounts by user id, in the order they were opened. */
@@ -348,8 +381,8 @@ export class Ledger {
     const frozen = new Array<bigint>(coins).fill(0n);
     for (const a of this.#spot.values()) {
       for (let i = 0; i < coins; i++) {
-        available[i] = (available[i] as bigint) + BigInt(a.available[i] ?? 0);
-        frozen[i] = (frozen[i] as bigint) + BigInt(a.frozen[i] ?? 0);
+        available[i] = (available[i] as bigint) + BigInt(a.available(i));
+        frozen[i] = (frozen[i] as bigint) + BigInt(a.frozen(i));
       }
     }
     return { available, frozen };
@@ -373,24 +406,21 @@ export class Ledger {
       const who = a.key.kind === 'system' ? a.key.name : `user ${a.userId}`;
       for (let i = 0; i < n; i++) {
         const coin = (coins[i] as LedgerCoin).spec.name;
-        for (const [field, xs] of [
-          ['available', a.available],
-          ['frozen', a.frozen],
-          ['borrowed', a.borrowed],
-          ['interest', a.interest],
+        for (const [field, v] of [
+          ['available', a.available(i)],
+          ['frozen', a.frozen(i)],
+          ['borrowed', a.borrowed(i)],
+          ['interest', a.interest(i)],
         ] as const) {
-          const v = xs[i] ?? 0;
           if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${who} ${coin} ${field} ${v}`);
         }
-        if (a.key.kind === 'spot' && ((a.borrowed[i] ?? 0) !== 0 || (a.interest[i] ?? 0) !== 0))
-          throw new Error(
-            `${who} ${coin}: a spot account owes ${a.borrowed[i] ?? 0} + ${a.interest[i] ?? 0}`,
-          );
+        if (a.key.kind === 'spot' && (a.borrowed(i) !== 0 || a.interest(i) !== 0))
+          throw new Error(`${who} ${coin}: a spot account owes ${a.borrowed(i)} + ${a.interest(i)}`);
         if (a.key.kind !== 'system') {
-          const frozen = a.frozen[i] ?? 0;
+          const frozen = a.frozen(i);
           const held = expected?.[i] ?? 0;
           if (frozen !== held) throw new Error(`${who} ${coin} frozen ${frozen}, holds ${held}`);
-          if (a.owes(i) !== (a.borrowed[i] ?? 0) + (a.interest[i] ?? 0) > 0)
+          if (a.owes(i) !== a.owed(i) > 0)
             throw new Error(`${who} ${coin}: the owing flag is out of step with the debt`);
         }
       }
@@ -409,7 +439,7 @@ export class Ledger {
 
   /** Fee income per coin index, `coins` long. */
   feeIncomeEntry(coins: number): CoinUnits[] {
-    return full(this.#feeIncome.available, coins);
+    return this.#feeIncome.column(AVAILABLE, coins);
   }
 
   /** Margin accounts as plain data, sorted by kind, user and market; empty when there are none. */
@@ -421,10 +451,10 @@ export class Ledger {
         key.kind,
         key.userId,
         key.kind === 'isolated' ? key.market : '',
-        full(a.available, coins),
-        full(a.frozen, coins),
-        full(a.borrowed, coins),
-        full(a.interest, coins),
+        a.column(AVAILABLE, coins),
+        a.column(FROZEN, coins),
+        a.column(BORROWED, coins),
+        a.column(INTEREST, coins),
       ]);
     }
     return out.sort(
@@ -438,11 +468,13 @@ export class Ledger {
     const out: SystemAccountEntry[] = [];
     for (const a of this.#system.values()) {
       if (a === this.#feeIncome) continue;
-      const xs = [a.available, a.frozen, a.borrowed, a.interest];
-      if (xs.every((x) => x.every((v) => v === 0))) continue;
+      if (!a.holdsAnything()) continue;
       out.push([
         a.key.kind === 'system' ? a.key.name : FEE_INCOME,
-        ...(xs.map((x) => full(x, coins)) as [CoinUnits[], CoinUnits[], CoinUnits[], CoinUnits[]]),
+        a.column(AVAILABLE, coins),
+        a.column(FROZEN, coins),
+        a.column(BORROWED, coins),
+        a.column(INTEREST, coins),
       ]);
     }
     return out;
@@ -454,7 +486,7 @@ export class Ledger {
     margin: readonly MarginAccountEntry[],
     systems: readonly SystemAccountEntry[],
   ): void {
-    feeIncome.forEach((v, i) => (this.#feeIncome.available[i] = v));
+    feeIncome.forEach((v, i) => this.#feeIncome.write(i, AVAILABLE, v));
     for (const [kind, userId, market, available, frozen, borrowed, interest] of margin) {
       const a = this.open(kind === 'isolated' ? isolated(userId, market) : cross(userId));
       loadBalances(a, available, frozen, borrowed, interest);
@@ -470,10 +502,5 @@ export class Ledger {
 
 function addHoldings(totals: bigint[], a: LedgerAccount): void {
   for (let i = 0; i < totals.length; i++)
-    totals[i] = (totals[i] as bigint) + BigInt(a.available[i] ?? 0) + BigInt(a.frozen[i] ?? 0);
-}
-
-/** `xs` padded with zeros to `n` entries. */
-function full(xs: readonly CoinUnits[], n: number): CoinUnits[] {
-  return Array.from({ length: n }, (_, i) => xs[i] ?? 0);
+    totals[i] = (totals[i] as bigint) + BigInt(a.available(i)) + BigInt(a.frozen(i));
 }

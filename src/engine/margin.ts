@@ -256,7 +256,7 @@ export class Margin implements MarginView {
           days: cmd.days,
           loop: cmd.loop === true,
           timeMs: this.#ctx.time,
-          available: user.spot.available[coin.index] ?? 0,
+          available: user.spot.available(coin.index),
         });
         if (!r.ok) return fail(r);
         this.#applyEffects(r.effects);
@@ -344,7 +344,7 @@ export class Margin implements MarginView {
     const ledger = this.#ledger;
     if (cmd.direction === 'in') {
       if (!target.settings.enabled) return refused('MARGIN_NOT_OPEN', 'margin is switched off here');
-      const available = user.spot.available[i] ?? 0;
+      const available = user.spot.available(i);
       if (available < cmd.amount) {
         const show = (u: CoinUnits): string => `${formatUnitsTrim(u, coin.spec.unitDecimal)} ${cmd.coin}`;
         return refused(
@@ -359,7 +359,7 @@ export class Margin implements MarginView {
     }
     if (cmd.direction !== 'out') return refused('INVALID_PARAMETER', "direction must be 'in' or 'out'");
     const account = ledger.account(target.key);
-    const available = account?.available[i] ?? 0;
+    const available = account?.available(i) ?? 0;
     const check = checkTransferOut(
       this.#valuation(target, account),
       target.settings,
@@ -418,10 +418,10 @@ export class Margin implements MarginView {
     const coins = m !== undefined ? [m.base, m.quote] : this.#registry.coinStates();
     return coins.map((c) => ({
       coin: c.spec.name,
-      available: account?.available[c.index] ?? 0,
-      frozen: account?.frozen[c.index] ?? 0,
-      principal: account?.borrowed[c.index] ?? 0,
-      interest: account?.interest[c.index] ?? 0,
+      available: account?.available(c.index) ?? 0,
+      frozen: account?.frozen(c.index) ?? 0,
+      principal: account?.borrowed(c.index) ?? 0,
+      interest: account?.interest(c.index) ?? 0,
     }));
   }
 
@@ -527,7 +527,7 @@ export class Margin implements MarginView {
       borrower: loan.borrower,
       amount,
       timeMs: this.#ctx.time,
-      available: this.#ledger.account(loan.borrower)?.available[coin.index] ?? 0,
+      available: this.#ledger.account(loan.borrower)?.available(coin.index) ?? 0,
     });
     if (!r.ok) return fail(r);
     this.#applyEffects(r.effects);
@@ -544,7 +544,7 @@ export class Margin implements MarginView {
       borrower: target.key,
       amount: cmd.amount,
       timeMs: this.#ctx.time,
-      available: this.#ledger.account(target.key)?.available[coin.index] ?? 0,
+      available: this.#ledger.account(target.key)?.available(coin.index) ?? 0,
     });
     if (!r.ok) return fail(r);
     this.#applyEffects(r.effects);
@@ -662,7 +662,7 @@ export class Margin implements MarginView {
     const registry = this.#registry;
     const r = this.#loans.accrue(
       time,
-      (account, coin) => ledger.account(account)?.available[(registry.coin(coin) as CoinState).index] ?? 0,
+      (account, coin) => ledger.account(account)?.available((registry.coin(coin) as CoinState).index) ?? 0,
     );
     this.#applyEffects(r.effects);
     this.#record(r.repayments);
@@ -819,14 +819,14 @@ export class Margin implements MarginView {
   /** Auto-repays (when the account's preference says so) up to `units` of what it owes in `coin`. */
   #autoRepayFrom(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
     if (!this.#preferencesOf(account).autoRepay) return;
-    const owed = (account.borrowed[coin.index] ?? 0) + (account.interest[coin.index] ?? 0);
-    const amount = Math.min(units, owed, account.available[coin.index] ?? 0);
+    const owed = account.borrowed(coin.index) + account.interest(coin.index);
+    const amount = Math.min(units, owed, account.available(coin.index));
     if (amount <= 0) return;
     const r = this.#loans.repayAll(coin.spec.name, {
       borrower: account.key,
       amount,
       timeMs: this.#ctx.time,
-      available: account.available[coin.index] ?? 0,
+      available: account.available(coin.index),
     });
     if (!r.ok) throw new Error(`auto-repay refused: ${r.message}`);
     this.#applyEffects(r.effects);
@@ -844,10 +844,10 @@ export class Margin implements MarginView {
       target.market !== undefined ? [target.market.base, target.market.quote] : this.#registry.coinStates();
     const views: MarginCoinView[] = [];
     for (const c of coins) {
-      const available = account?.available[c.index] ?? 0;
-      const frozen = account?.frozen[c.index] ?? 0;
-      const borrowed = account?.borrowed[c.index] ?? 0;
-      const interest = account?.interest[c.index] ?? 0;
+      const available = account?.available(c.index) ?? 0;
+      const frozen = account?.frozen(c.index) ?? 0;
+      const borrowed = account?.borrowed(c.index) ?? 0;
+      const interest = account?.interest(c.index) ?? 0;
       if (target.market === undefined && available + frozen + borrowed + interest === 0) continue;
       const price = this.#priceOf(target, c);
       views.push({
@@ -1022,9 +1022,9 @@ export class Margin implements MarginView {
     for (const a of this.#ledger.marginAccounts()) {
       const xs = owed.get(a);
       for (let i = 0; i < registry.coinCount; i++) {
-        if ((a.borrowed[i] ?? 0) !== (xs?.[0][i] ?? 0) || (a.interest[i] ?? 0) !== (xs?.[1][i] ?? 0))
+        if (a.borrowed(i) !== (xs?.[0][i] ?? 0) || a.interest(i) !== (xs?.[1][i] ?? 0))
           throw new Error(
-            `${accountKey(a.key)} coin ${i}: ledger owes ${a.borrowed[i] ?? 0} + ${a.interest[i] ?? 0}, loans ${xs?.[0][i] ?? 0} + ${xs?.[1][i] ?? 0}`,
+            `${accountKey(a.key)} coin ${i}: ledger owes ${a.borrowed(i)} + ${a.interest(i)}, loans ${xs?.[0][i] ?? 0} + ${xs?.[1][i] ?? 0}`,
           );
       }
     }
@@ -1036,10 +1036,8 @@ export class Margin implements MarginView {
         poolHeld[i] = (poolHeld[i] ?? 0) + o.remaining;
       }
     for (let i = 0; i < registry.coinCount; i++)
-      if ((pool.frozen[i] ?? 0) !== (poolHeld[i] ?? 0))
-        throw new Error(
-          `lending pool coin ${i}: frozen ${pool.frozen[i] ?? 0}, offers hold ${poolHeld[i] ?? 0}`,
-        );
+      if (pool.frozen(i) !== (poolHeld[i] ?? 0))
+        throw new Error(`lending pool coin ${i}: frozen ${pool.frozen(i)}, offers hold ${poolHeld[i] ?? 0}`);
     for (const [coin, [byBorrowers, share]] of paid) {
       const [toLenders, toInsurance] = this.#interestPaid.get(coin) ?? [0, 0];
       if (byBorrowers !== toLenders + toInsurance || share !== toInsurance)

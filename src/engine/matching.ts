@@ -163,7 +163,7 @@ export class Matching {
     const acctType = cmd.acctType;
     let account = acctType === 0 ? user.spot : this.#margin.orderAccount(user, market, acctType);
     const payCoin = cmd.side === BUY ? market.quote : market.base;
-    const available = account?.available[payCoin.index] ?? 0;
+    const available = account?.available(payCoin.index) ?? 0;
     let borrow = 0;
     if (available < cost) {
       const borrowed = this.#expressCheck(cmd.express, user, market, acctType, payCoin, cost - available);
@@ -239,7 +239,7 @@ export class Matching {
       total += cost;
     }
     const payCoin = cmd.side === BUY ? market.quote : market.base;
-    const available = account?.available[payCoin.index] ?? 0;
+    const available = account?.available(payCoin.index) ?? 0;
     if (!Number.isSafeInteger(total)) return this.#shortBalance(available, market, cmd.side, total);
     if (available < total) {
       const borrow = this.#expressCheck(cmd.express, user, market, acctType, payCoin, total - available);

@@ -257,7 +257,7 @@ export class CrossAccounts {
       ref,
       this.positions(a, coins),
       (after) => crossNextOrder(liq, after, this.#crossMarket, vCoin) !== undefined,
-      (coin) => ins?.available[(this.#registry.coin(coin) as CoinState).index] ?? 0,
+      (coin) => ins?.available((this.#registry.coin(coin) as CoinState).index) ?? 0,
       this.#host.time,
     );
     this.#host.hooks.applyEffects(settled.effects);
@@ -292,10 +292,10 @@ export class CrossAccounts {
       const i = c.index;
       const p = {
         coin: c.spec.name,
-        available: a.available[i] ?? 0,
-        frozen: a.frozen[i] ?? 0,
-        principal: a.borrowed[i] ?? 0,
-        interest: a.interest[i] ?? 0,
+        available: a.available(i),
+        frozen: a.frozen(i),
+        principal: a.borrowed(i),
+        interest: a.interest(i),
       };
       if (coins !== undefined || p.available + p.frozen + p.principal + p.interest > 0) out.push(p);
     }
@@ -357,8 +357,8 @@ export class CrossAccounts {
     let owes = false;
     for (let k = 0; k < coins.length; k++) {
       const i = (coins[k] as CoinState).index;
-      const owed = (a.borrowed[i] ?? 0) + (a.interest[i] ?? 0);
-      if ((a.available[i] ?? 0) + (a.frozen[i] ?? 0) + owed <= 0) continue;
+      const owed = a.borrowed(i) + a.interest(i);
+      if (a.available(i) + a.frozen(i) + owed <= 0) continue;
       if (i > 30) return -1;
       mask |= 1 << i;
       if (owed > 0) owes = true;
@@ -378,8 +378,8 @@ export class CrossAccounts {
     for (let k = 0; k < coins.length; k++) {
       const c = coins[k] as CoinState;
       const i = c.index;
-      const held = (a.available[i] ?? 0) + (a.frozen[i] ?? 0);
-      const owed = (a.borrowed[i] ?? 0) + (a.interest[i] ?? 0);
+      const held = a.available(i) + a.frozen(i);
+      const owed = a.borrowed(i) + a.interest(i);
       if (held + owed <= 0) continue;
       const price = this.#priceD(c);
       if (price === null) {

@@ -471,10 +471,10 @@ export class Risk implements RiskView {
     const b = m.base.index;
     const q = m.quote.index;
     const triggers = triggersAt(
-      (a.available[b] ?? 0) + (a.frozen[b] ?? 0),
-      (a.borrowed[b] ?? 0) + (a.interest[b] ?? 0),
-      (a.available[q] ?? 0) + (a.frozen[q] ?? 0),
-      (a.borrowed[q] ?? 0) + (a.interest[q] ?? 0),
+      a.available(b) + a.frozen(b),
+      a.borrowed(b) + a.interest(b),
+      a.available(q) + a.frozen(q),
+      a.borrowed(q) + a.interest(q),
       DEFAULT_MARGIN_SETTINGS,
       this.#perTick(m),
     );
@@ -588,7 +588,7 @@ export class Risk implements RiskView {
       base2,
       quote2,
       mark,
-      (coin) => ins?.available[(this.#registry.coin(coin) as CoinState).index] ?? 0,
+      (coin) => ins?.available((this.#registry.coin(coin) as CoinState).index) ?? 0,
       this.#ctx.time,
     );
     this.#hooks.applyEffects(settled.effects);
@@ -646,10 +646,10 @@ export class Risk implements RiskView {
   #positions(a: LedgerAccount, m: MarketState): [CoinPosition, CoinPosition] {
     const pos = (c: CoinState): CoinPosition => ({
       coin: c.spec.name,
-      available: a.available[c.index] ?? 0,
-      frozen: a.frozen[c.index] ?? 0,
-      principal: a.borrowed[c.index] ?? 0,
-      interest: a.interest[c.index] ?? 0,
+      available: a.available(c.index),
+      frozen: a.frozen(c.index),
+      principal: a.borrowed(c.index),
+      interest: a.interest(c.index),
     });
     return [pos(m.base), pos(m.quote)];
   }
@@ -747,7 +747,7 @@ export class Risk implements RiskView {
     const ins = this.#ledger.account(system(INSURANCE));
     return this.#registry
       .coinStates()
-      .map((c) => ({ coin: c.spec.name, available: ins?.available[c.index] ?? 0 }));
+      .map((c) => ({ coin: c.spec.name, available: ins?.available(c.index) ?? 0 }));
   }
 
   // ───────────────────────────── snapshots ─────────────────────────────

@@ -164,7 +164,7 @@ export class Settlement {
         const legs = this.#priceLegs(coin, platform);
         const platformFee =
           legs === undefined ? undefined : convertFeeToZb(fee, legs, this.#settings.platformFeeDiscount);
-        if (platformFee !== undefined && (account.available[platform.index] ?? 0) >= platformFee) {
+        if (platformFee !== undefined && account.available(platform.index) >= platformFee) {
           if (platformFee > 0) {
             ledger.change(account, platform, -platformFee, 0, bill, ref);
             ledger.addFeeIncome(platform, platformFee);

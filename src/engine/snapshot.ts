@@ -23,6 +23,7 @@ import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
 import type { DeadManSwitch } from './dead-man.ts';
 import type { Demo, DemoSnapshot } from './demo-state.ts';
 import type { Funds, FundsSnapshot } from './funds.ts';
+import { AVAILABLE, FROZEN } from './balance-store.ts';
 import { loadBalances, type Ledger, type MarginAccountEntry, type SystemAccountEntry } from './ledger.ts';
 import type { Margin, MarginSnapshot } from './margin.ts';
 import type { Matching } from './matching.ts';
@@ -134,10 +135,6 @@ export interface SnapshotParts {
 const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
   [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 
-/** `xs` padded with zeros to `n` entries. */
-const full = (xs: readonly CoinUnits[], n: number): CoinUnits[] =>
-  Array.from({ length: n }, (_, i) => xs[i] ?? 0);
-
 /** The whole state as plain data in canonical order. */
 export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
   const { registry, ledger, matching } = p;
@@ -193,7 +190,13 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     nextTradeId: p.settlement.nextTradeId,
     users: [...registry.users()]
       .sort((a, b) => a.userId - b.userId)
-      .map((u) => [u.userId, u.name, u.usePlatformCoin, full(u.spot.available, n), full(u.spot.frozen, n)]),
+      .map((u) => [
+        u.userId,
+        u.name,
+        u.usePlatformCoin,
+        u.spot.column(AVAILABLE, n),
+        u.spot.column(FROZEN, n),
+      ]),
     orders,
     clientIds: byKey(matching.clientIds()),
     deadlines: byKey(p.deadMan.entries()),
