@@ -819,7 +819,7 @@ export class Margin implements MarginView {
   /** Auto-repays (when the account's preference says so) up to `units` of what it owes in `coin`. */
   #autoRepayFrom(account: LedgerAccount, coin: CoinState, units: CoinUnits): void {
     if (!this.#preferencesOf(account).autoRepay) return;
-    const owed = account.borrowed(coin.index) + account.interest(coin.index);
+    const owed = account.owed(coin.index);
     const amount = Math.min(units, owed, account.available(coin.index));
     if (amount <= 0) return;
     const r = this.#loans.repayAll(coin.spec.name, {

@@ -357,7 +357,7 @@ export class CrossAccounts {
     let owes = false;
     for (let k = 0; k < coins.length; k++) {
       const i = (coins[k] as CoinState).index;
-      const owed = a.borrowed(i) + a.interest(i);
+      const owed = a.owed(i);
       if (a.available(i) + a.frozen(i) + owed <= 0) continue;
       if (i > 30) return -1;
       mask |= 1 << i;
@@ -379,7 +379,7 @@ export class CrossAccounts {
       const c = coins[k] as CoinState;
       const i = c.index;
       const held = a.available(i) + a.frozen(i);
-      const owed = a.borrowed(i) + a.interest(i);
+      const owed = a.owed(i);
       if (held + owed <= 0) continue;
       const price = this.#priceD(c);
       if (price === null) {

@@ -472,9 +472,9 @@ export class Risk implements RiskView {
     const q = m.quote.index;
     const triggers = triggersAt(
       a.available(b) + a.frozen(b),
-      a.borrowed(b) + a.interest(b),
+      a.owed(b),
       a.available(q) + a.frozen(q),
-      a.borrowed(q) + a.interest(q),
+      a.owed(q),
       DEFAULT_MARGIN_SETTINGS,
       this.#perTick(m),
     );
