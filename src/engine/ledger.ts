@@ -30,6 +30,10 @@ import type { BillType, MarginAccountRef } from '../domain/events.ts';
 import type { CoinUnits } from '../domain/money.ts';
 import type { CommandContext } from './command-context.ts';
 import type { LedgerCoin } from './funds.ts';
+import type { IndexEntry } from '../margin/liquidation-index.ts';
+import { accountKey } from '../margin/movement.ts';
+import type { MarginPreferences } from './margin.ts';
+import type { CrossSlot } from './risk-cross.ts';
 import { AVAILABLE, BORROWED, BalanceStore, FROZEN, INTEREST, type BalanceField } from './balance-store.ts';
 
 /** The venue's own accounts. */
@@ -74,9 +78,17 @@ export function loadBalances(
 /** Coin indexes below this have a bit in `LedgerAccount.owing`; higher ones read the debts. */
 const OWING_BITS = 31;
 
-/** One account's balances, per coin index (a missing entry is 0). */
+/**
+ * One account's balances, per coin index (a missing entry is 0). A margin account also carries the
+ * state other modules keep per account and read at each of its fills (its liquidation index entry,
+ * its cross risk slot, its preferences): found on the object the fill has just touched rather than
+ * by a lookup keyed by account or user, each a cache miss in a venue of many accounts (issue 14).
+ * Only the module named beside each field writes it.
+ */
 export class LedgerAccount {
   readonly key: AccountKey;
+  /** The key's kind, read without the key object (the risk step asks it of every account it takes). */
+  readonly kind: AccountKey['kind'];
   /** The owner (0 for a system account). */
   readonly userId: number;
   /** What BalanceChanged names for a margin account; undefined for spot and system accounts. */
@@ -90,9 +102,19 @@ export class LedgerAccount {
    * an object the fill has just touched instead of two cold arrays).
    */
   owing = 0;
+  /** Where the account is in its ledger's `touched` list, −1 when it is not (`TouchedAccounts`). */
+  touchedAt = -1;
+  /** An isolated account's entry in its market's liquidation index, once the risk step made it. */
+  indexEntry: IndexEntry | undefined;
+  /** A cross account's risk state, once the risk step made it (src/engine/risk-cross.ts). */
+  crossRisk: CrossSlot | undefined;
+  /** A margin account's express and auto-repay defaults, once looked up (src/engine/margin.ts). */
+  preferences: MarginPreferences | undefined;
+  #name: string | undefined;
 
   constructor(key: AccountKey, store: BalanceStore) {
     this.key = key;
+    this.kind = key.kind;
     this.#store = store;
     this.#row = store.addRow();
     this.userId = key.kind === 'system' ? 0 : key.userId;
@@ -102,6 +124,11 @@ export class LedgerAccount {
         : key.kind === 'cross'
           ? { kind: 'cross' }
           : undefined;
+  }
+
+  /** The account's text key (`accountKey`: "isolated:7:btc_usdt"), made once. */
+  get name(): string {
+    return (this.#name ??= accountKey(this.key));
   }
 
   /** Available balance of the coin of index `i`. */
@@ -178,6 +205,54 @@ export type SystemAccountEntry = [
   interest: CoinUnits[],
 ];
 
+/**
+ * The margin accounts changed since the risk step last took them, in the order first changed (as a
+ * `Set` keeps them), without a hash lookup per change: each account knows its place in the list
+ * (`LedgerAccount.touchedAt`), and a place it has left is skipped.
+ */
+export class TouchedAccounts {
+  readonly #list: LedgerAccount[] = [];
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  add(a: LedgerAccount): void {
+    if (a.touchedAt >= 0) return;
+    a.touchedAt = this.#list.length;
+    this.#list.push(a);
+    this.#size++;
+  }
+
+  delete(a: LedgerAccount): void {
+    if (a.touchedAt < 0) return;
+    a.touchedAt = -1;
+    this.#size--;
+  }
+
+  /** The account at place `k` (`k` < `length`), or undefined where one was deleted. */
+  at(k: number): LedgerAccount | undefined {
+    const a = this.#list[k] as LedgerAccount;
+    return a.touchedAt === k ? a : undefined;
+  }
+
+  /** Places used since the last `clear` (deleted ones included). */
+  get length(): number {
+    return this.#list.length;
+  }
+
+  clear(): void {
+    const list = this.#list;
+    for (let k = 0; k < list.length; k++) {
+      const a = list[k] as LedgerAccount;
+      if (a.touchedAt === k) a.touchedAt = -1;
+    }
+    list.length = 0;
+    this.#size = 0;
+  }
+}
+
 const isolatedId = (userId: number, market: string): string => `${userId}:${market}`;
 
 export class Ledger {
@@ -197,7 +272,7 @@ export class Ledger {
    * Margin accounts (isolated and cross) whose balances or debts changed since the risk module last took them
    * (src/engine/risk.ts keeps the liquidation index current from it); `undefined`: not tracked.
    */
-  touched: Set<LedgerAccount> | undefined;
+  touched: TouchedAccounts | undefined;
 
   constructor(ctx: CommandContext) {
     this.#ctx = ctx;

@@ -201,12 +201,8 @@ export class Margin implements MarginView {
   #ledgerAccounts = new WeakMap<AccountRef, LedgerAccount>();
   #lending: LendingBook;
   #loans: LoanBook;
+  /** By account key; each ledger account keeps its own at hand too (`LedgerAccount.preferences`). */
   readonly #preferences = new Map<string, MarginPreferences>();
-  /**
-   * `#preferences` by ledger account (an order's or a fill's account: no text key), kept in step
-   * when preferences change; emptied when a snapshot loads.
-   */
-  readonly #preferencesByAccount = new Map<LedgerAccount, MarginPreferences>();
   readonly #repayments = new Map<string, RepaymentRecord[]>();
   /**
    * `#repayments`' lists by the loan records' borrower object (the ledger account's key for loans
@@ -294,8 +290,7 @@ export class Margin implements MarginView {
         if (!next.express && !next.autoRepay) this.#preferences.delete(key);
         else this.#preferences.set(key, next);
         const account = this.#ledger.account(target.key);
-        if (account !== undefined)
-          this.#preferencesByAccount.set(account, this.#preferences.get(key) ?? NO_PREFERENCES);
+        if (account !== undefined) account.preferences = this.#preferences.get(key) ?? NO_PREFERENCES;
         return this.#ok();
       }
     }
@@ -714,14 +709,9 @@ export class Margin implements MarginView {
     return this.#preferences.get(accountKey(key))?.express ?? false;
   }
 
-  /** A margin account's preferences (`#preferences`, found by the account object once seen). */
+  /** A margin account's preferences (`#preferences`, kept on the account once looked up). */
   #preferencesOf(account: LedgerAccount): MarginPreferences {
-    let p = this.#preferencesByAccount.get(account);
-    if (p === undefined) {
-      p = this.#preferences.get(accountKey(account.key)) ?? NO_PREFERENCES;
-      this.#preferencesByAccount.set(account, p);
-    }
-    return p;
+    return (account.preferences ??= this.#preferences.get(accountKey(account.key)) ?? NO_PREFERENCES);
   }
 
   /**
@@ -978,7 +968,6 @@ export class Margin implements MarginView {
   load(s: MarginSnapshot): void {
     this.#lending = new LendingBook(this.#lendingSettings, s.lending);
     this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans);
-    this.#preferencesByAccount.clear();
     this.#repaymentLists = new WeakMap();
     this.#ledgerAccounts = new WeakMap();
     for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });

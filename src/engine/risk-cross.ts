@@ -22,6 +22,8 @@ import {
   fastDecision,
   tolerance,
   type CrossMarket,
+  type Watch,
+  type WatchHolder,
 } from '../margin/cross-risk.ts';
 import { riskRate, riskRateBp, valuate, type CoinPosition, type Ratio } from '../margin/lines.ts';
 import type { LiquidationMarket, Liquidations } from '../margin/liquidation.ts';
@@ -58,22 +60,44 @@ export interface CrossRisk {
   readonly level: 1 | 2 | 3;
 }
 
+/**
+ * A cross account's own risk state, kept on the account (`LedgerAccount.crossRisk`): the step
+ * reads it at every fill of the account without a lookup by user id.
+ */
+export class CrossSlot implements WatchHolder {
+  /** The coins (bit per coin index) `uses` was computed for; -1: not computed. */
+  mask = -1;
+  /** `CrossAccounts`' paths generation `mask` belongs to. */
+  maskAt = -1;
+  /** Flagged at the notice line (the same as `CrossAccounts`' set of flagged user ids). */
+  flagged: boolean;
+  /** The market indexes its valuation depends on, ascending. */
+  uses: readonly number[] = [];
+  /** Its interval in the bound (`CrossBound.set`). */
+  watch: Watch | undefined;
+  /** The `CrossAccounts` it belongs to (a snapshot's load makes a new one). */
+  readonly owner: object;
+
+  constructor(owner: object, flagged: boolean) {
+    this.owner = owner;
+    this.flagged = flagged;
+  }
+}
+
 export class CrossAccounts {
   readonly #ledger: Ledger;
   readonly #registry: Registry;
   readonly #host: CrossHost;
   readonly #bound = new CrossBound();
-  /** Flagged at the notice line, by user id. */
+  /** Flagged at the notice line, by user id (each account's `CrossSlot.flagged` too). */
   readonly #flagged = new Set<number>();
-  /** Per user: the market indexes its valuation depends on. */
-  readonly #usesOf = new Map<number, readonly number[]>();
   /** Per market index: how many cross accounts depend on it. */
   readonly #uses: number[] = [];
   #paths: { paths: ValuationPaths; markets: number } | undefined;
   /** A market a cross account depends on got its first mark: every account is re-valued. */
   #all = false;
-  /** Per user: the coins (bit per coin index) its `#usesOf` was computed for; -1: not cached. */
-  readonly #maskOf = new Map<number, number>();
+  /** Changes when the valuation paths do: every slot's `mask` is stale then. */
+  #pathsAt = 0;
   /** Coin prices in doubles by coin index at the marks of `#pricesAt` (the marks version); null: none. */
   readonly #pricesD: (number | null | undefined)[] = [];
   #pricesAt = -1;
@@ -162,7 +186,7 @@ export class CrossAccounts {
     if (liq.busy && liq.isLocked(cross(a.userId))) {
       // While locked it depends on the markets of its record's coins (fixed at the start).
       this.#depend(
-        a.userId,
+        a,
         liq
           .records(cross(a.userId))
           .at(-1)
@@ -180,34 +204,36 @@ export class CrossAccounts {
         ? this.#scanOwes
         : (positions = this.positions(a)).some((p) => p.principal + p.interest > 0);
     if (!owes) {
-      this.#release(u);
+      this.#release(a);
       return;
     }
     // The markets it depends on change only with the set of coins it holds or owes.
-    if (mask === -1 || this.#maskOf.get(u) !== mask) {
-      this.#depend(u, (positions ??= this.positions(a)));
-      this.#maskOf.set(u, mask);
+    const slot = this.#slot(a);
+    if (mask === -1 || slot.mask !== mask || slot.maskAt !== this.#pathsAt) {
+      // `#valuation` first: new paths make every mask stale, this one included.
+      this.#valuation();
+      this.#depend(a, (positions ??= this.positions(a)));
+      slot.mask = mask;
+      slot.maskAt = this.#pathsAt;
     }
     // Doubles first (a fill comes with every trade of the account); exact near a line.
     const rateD = this.#scanRate(a);
-    const fast =
-      rateD === undefined ? undefined : fastDecision(rateD, this.#flagged.has(u), DEFAULT_MARGIN_SETTINGS);
+    const fast = rateD === undefined ? undefined : fastDecision(rateD, slot.flagged, DEFAULT_MARGIN_SETTINGS);
     if (fast !== undefined) {
-      if (fast.state.flagged) this.#flagged.add(u);
-      else this.#flagged.delete(u);
-      this.#bound.set(u, fast.tol, this.#marksOf(u));
+      this.#flag(u, slot, fast.state.flagged);
+      this.#bound.set(u, fast.tol, this.#marksOf(slot), slot);
       return;
     }
     const v = valuate((positions ??= this.positions(a)), (c) => this.#price(c));
     const rate = v === undefined ? undefined : riskRate(v);
-    const st = crossState(rate, this.#flagged.has(u), DEFAULT_MARGIN_SETTINGS);
-    if (st.flagged) this.#flagged.add(u);
-    else this.#flagged.delete(u);
+    const st = crossState(rate, slot.flagged, DEFAULT_MARGIN_SETTINGS);
+    this.#flag(u, slot, st.flagged);
     // Without a valuation (a debt coin without a price) it is looked at again at the next move.
     this.#bound.set(
       u,
       rate === undefined ? 0 : tolerance(rate, st.flagged, DEFAULT_MARGIN_SETTINGS),
-      this.#marksOf(u),
+      this.#marksOf(slot),
+      slot,
     );
     if (st.liquidate && v !== undefined) this.#host.queue(cross(u), riskRateBp(v) ?? 0);
   }
@@ -226,7 +252,7 @@ export class CrossAccounts {
     if (v !== '') coins.add(v);
     this.#host.hooks.cancelAccountOrders(a);
     const sorted = [...coins].sort();
-    this.#depend(ref.userId, sorted);
+    this.#depend(a, sorted);
     const b = this.#host.liquidations().beginCoins(ref, '', sorted, 0, riskRateBp, this.#host.time);
     this.#host.hooks.applyEffects(b.effects);
     this.continue(ref);
@@ -315,10 +341,10 @@ export class CrossAccounts {
   // ───────────────────────────── helpers ─────────────────────────────
 
   /** [market index, mark] of the marked markets the account depends on. */
-  #marksOf(userId: number): [number, number][] {
+  #marksOf(slot: CrossSlot): [number, number][] {
     const markets = this.#registry.marketStates();
     const out: [number, number][] = [];
-    for (const i of this.#usesOf.get(userId) ?? []) {
+    for (const i of slot.uses) {
       const mark = this.#host.mark(markets[i] as MarketState);
       if (mark !== undefined) out.push([i, mark]);
     }
@@ -342,7 +368,7 @@ export class CrossAccounts {
       );
       this.#paths = { paths, markets: markets.length };
       // New markets, new paths: every account's markets are computed again.
-      this.#maskOf.clear();
+      this.#pathsAt++;
     }
     return this.#paths.paths;
   }
@@ -408,11 +434,28 @@ export class CrossAccounts {
   }
 
   /** An account that owes nothing: no markets, flag or interval of its own any more. */
-  #release(userId: number): void {
-    if (this.#usesOf.has(userId)) this.#depend(userId, []);
-    this.#maskOf.delete(userId);
-    this.#bound.set(userId, undefined, []);
-    this.#flagged.delete(userId);
+  #release(a: LedgerAccount): void {
+    const slot = this.#slot(a);
+    if (slot.uses.length > 0) this.#depend(a, []);
+    slot.mask = -1;
+    this.#bound.set(a.userId, undefined, [], slot);
+    this.#flag(a.userId, slot, false);
+  }
+
+  /** The account's `CrossSlot` (made for this instance: a slot of an earlier one is not kept). */
+  #slot(a: LedgerAccount): CrossSlot {
+    let slot = a.crossRisk;
+    if (slot === undefined || slot.owner !== this)
+      a.crossRisk = slot = new CrossSlot(this, this.#flagged.has(a.userId));
+    return slot;
+  }
+
+  /** Sets or clears the account's notice flag (its slot's and the set's). */
+  #flag(userId: number, slot: CrossSlot, flagged: boolean): void {
+    if (slot.flagged === flagged) return;
+    slot.flagged = flagged;
+    if (flagged) this.#flagged.add(userId);
+    else this.#flagged.delete(userId);
   }
 
   #price(coin: string): Ratio | undefined {
@@ -428,8 +471,9 @@ export class CrossAccounts {
    * Keeps `#uses` in step with the markets on the paths of `coins`; a market no other account
    * uses any more is released at once (its mark dropped unless something else keeps it).
    */
-  #depend(userId: number, coins: readonly (string | CoinPosition)[]): void {
-    this.#maskOf.delete(userId);
+  #depend(a: LedgerAccount, coins: readonly (string | CoinPosition)[]): void {
+    const slot = this.#slot(a);
+    slot.mask = -1;
     const paths = this.#valuation();
     const now = new Set<number>();
     for (const c of coins)
@@ -437,7 +481,7 @@ export class CrossAccounts {
         const m = this.#registry.market(leg.market);
         if (m !== undefined) now.add(m.index);
       }
-    const before = this.#usesOf.get(userId) ?? [];
+    const before = slot.uses;
     const markets = this.#registry.marketStates();
     for (const i of now)
       if (!before.includes(i)) {
@@ -449,12 +493,7 @@ export class CrossAccounts {
         this.#uses[i] = (this.#uses[i] ?? 0) - 1;
         if (this.#uses[i] === 0) this.#host.release(markets[i] as MarketState);
       }
-    if (now.size === 0) this.#usesOf.delete(userId);
-    else
-      this.#usesOf.set(
-        userId,
-        [...now].sort((x, y) => x - y),
-      );
+    slot.uses = now.size === 0 ? [] : [...now].sort((x, y) => x - y);
   }
 
   readonly #crossMarket = (base: string, quote: string): CrossMarket | undefined => {

@@ -70,7 +70,15 @@ import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './engine.ts';
 import type { Margin } from './margin.ts';
 import type { Matching } from './matching.ts';
-import { cross, INSURANCE, isolated, system, type Ledger, type LedgerAccount } from './ledger.ts';
+import {
+  cross,
+  INSURANCE,
+  isolated,
+  system,
+  TouchedAccounts,
+  type Ledger,
+  type LedgerAccount,
+} from './ledger.ts';
 import type { CoinState, MarketState, Registry } from './registry.ts';
 import { ActiveMarkets } from './risk-markets.ts';
 import { CrossAccounts, type CrossRisk } from './risk-cross.ts';
@@ -177,7 +185,6 @@ export class Risk implements RiskView {
   readonly #indexes: LiquidationIndex[] = [];
   /** Markets where an isolated account owes something or a liquidation runs: the only ones marked. */
   readonly #active = new ActiveMarkets();
-  readonly #keys = new WeakMap<LedgerAccount, string>();
   /** By market index: the value of one base unit at one tick, and the spec it was computed for. */
   readonly #perTicks: ({ spec: MarketState['spec']; perTick: Ratio } | undefined)[] = [];
   #liquidations: Liquidations;
@@ -210,7 +217,7 @@ export class Risk implements RiskView {
     this.#hooks = hooks;
     this.#liquidations = new Liquidations(hooks.loanBook(), DEFAULT_LIQUIDATION_SETTINGS);
     this.#cross = this.#newCross([]);
-    ledger.touched = new Set();
+    ledger.touched = new TouchedAccounts();
   }
 
   #newCross(flagged: readonly number[]): CrossAccounts {
@@ -449,13 +456,14 @@ export class Risk implements RiskView {
 
   /** Step 2: re-indexes the isolated accounts the ledger saw change. */
   #takeAccounts(): void {
-    const touched = this.#ledger.touched as Set<LedgerAccount>;
+    const touched = this.#ledger.touched as TouchedAccounts;
     if (touched.size === 0) return;
-    for (const a of touched) {
-      if (a.key.kind === 'cross') this.#cross.account(a);
-      if (a.key.kind !== 'isolated' || (this.#liquidations.busy && this.#liquidations.isLocked(a.key)))
-        continue;
-      const m = this.#registry.market(a.key.market);
+    for (let k = 0; k < touched.length; k++) {
+      const a = touched.at(k);
+      if (a === undefined) continue;
+      if (a.kind === 'cross') this.#cross.account(a);
+      if (a.kind !== 'isolated' || (this.#liquidations.busy && this.#liquidations.isLocked(a.key))) continue;
+      const m = this.#registry.market((a.key as Extract<AccountRef, { kind: 'isolated' }>).market);
       if (m === undefined) continue;
       this.#queueCrossed(m, this.#reindex(a, m));
     }
@@ -480,7 +488,9 @@ export class Risk implements RiskView {
     );
     if (activate && triggers !== undefined && !this.#active.has(m.index)) this.#activate(m);
     const ix = this.#index(m);
-    const crossed = ix.update(this.#keyOf(a), triggers, this.#marks[m.index]?.mark);
+    let e = a.indexEntry;
+    if (e?.index !== ix) a.indexEntry = e = ix.entry(a.name);
+    const crossed = ix.updateEntry(e, triggers, this.#marks[m.index]?.mark);
     if (activate && ix.size === 0 && this.#active.has(m.index)) this.#deactivateIfIdle(m);
     return crossed;
   }
@@ -652,13 +662,6 @@ export class Risk implements RiskView {
       interest: a.interest(c.index),
     });
     return [pos(m.base), pos(m.quote)];
-  }
-
-  /** An account's key in the index, kept per account (an update comes with every fill). */
-  #keyOf(a: LedgerAccount): string {
-    let k = this.#keys.get(a);
-    if (k === undefined) this.#keys.set(a, (k = accountKey(a.key)));
-    return k;
   }
 
   #perTick(m: MarketState): Ratio {

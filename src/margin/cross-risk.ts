@@ -113,11 +113,23 @@ function toleranceWithin(low: number, high: number, flagged: boolean, s: MarginS
 
 type Entry = [key: number, userId: number, generation: number];
 
-/** An account's interval now: its generation, the tolerance placed, and the marks it is around. */
-interface Watch {
+/**
+ * An account's interval: its generation, the tolerance placed, and the marks it is around; `live`
+ * while it is the account's interval now.
+ */
+export interface Watch {
   readonly g: number;
   readonly tol: number;
   readonly marks: readonly (readonly [number, number])[];
+  live: boolean;
+}
+
+/**
+ * Where a caller keeps an account's interval, for `CrossBound.set` to find it without a lookup:
+ * every `set` that places an interval for the account must pass it.
+ */
+export interface WatchHolder {
+  watch: Watch | undefined;
 }
 
 /**
@@ -146,7 +158,10 @@ function covers(w: Watch, tol: number, marks: readonly (readonly [number, number
   for (let k = 0; k < n; k++) {
     const [i, mark] = marks[k] as readonly [number, number];
     const [j, before] = w.marks[k] as readonly [number, number];
-    if (i !== j || Math.abs(Math.log(mark / before)) + 1e-9 > room) return false;
+    if (i !== j) return false;
+    // An unmoved mark (the usual case: a fill between moves) moved Δ = 0, without a logarithm.
+    const moved = mark === before ? 0 : Math.abs(Math.log(mark / before));
+    if (moved + 1e-9 > room) return false;
   }
   return true;
 }
@@ -232,16 +247,27 @@ export class CrossBound {
    * interval lies inside the one the new `tol` and `marks` allow keeps it (`covers`): a fill that
    * changes the account's risk rate little moves no heap.
    */
-  set(userId: number, tol: number | undefined, marks: readonly (readonly [number, number])[]): void {
+  set(
+    userId: number,
+    tol: number | undefined,
+    marks: readonly (readonly [number, number])[],
+    holder?: WatchHolder,
+  ): void {
+    // With a holder, the holder is where the account's interval is (every `set` of an account
+    // passes its holder, or none does): an account released has none, without a lookup.
+    const held = holder === undefined ? this.#watch.get(userId) : holder.watch;
+    const w = held?.live === true ? held : undefined;
     if (tol === undefined) {
-      this.#watch.delete(userId);
+      this.#drop(userId, w);
       return;
     }
-    const w = this.#watch.get(userId);
     if (w !== undefined && covers(w, tol, marks)) return;
     const placed = tol * (1 - INTERVAL_SLACK);
     const g = this.#nextGen++;
-    this.#watch.set(userId, { g, tol: placed, marks });
+    if (w !== undefined) w.live = false;
+    const now: Watch = { g, tol: placed, marks, live: true };
+    this.#watch.set(userId, now);
+    if (holder !== undefined) holder.watch = now;
     if (tol === Number.POSITIVE_INFINITY || marks.length === 0) return;
     const f = Math.exp(placed / marks.length);
     for (const [i, mark] of marks) {
@@ -296,7 +322,7 @@ export class CrossBound {
         const e = heap.pop();
         if (live(e)) {
           out.add(e[1]);
-          this.#watch.delete(e[1]);
+          this.#drop(e[1], this.#watch.get(e[1]));
         }
       }
     }
@@ -304,6 +330,13 @@ export class CrossBound {
     h[0].compact(live, this.#watch.size);
     h[1].compact(live, this.#watch.size);
     this.#versions[i] = nextBoundVersion++;
+  }
+
+  /** Removes an account's interval `w` (its heap entries go stale). */
+  #drop(userId: number, w: Watch | undefined): void {
+    if (w === undefined) return;
+    w.live = false;
+    this.#watch.delete(userId);
   }
 
   /** Every watched account, by user id (a mark appearing where there was none re-values them all). */

@@ -146,19 +146,76 @@ export const NOTHING_CROSSED: Crossed = Object.freeze({
   cleared: Object.freeze([]) as unknown as string[],
 });
 
-interface Entry {
-  triggers: AccountTriggers;
-  flagged: boolean;
+/**
+ * One account's place in an index, kept for good once made (`entry`): the caller holds it and
+ * updates through it (`updateEntry`) without a lookup by key. Its triggers are flat numbers (op 0
+ * none, 1 `le`, 2 `ge`): a fill that moves no line compares them without reading three objects.
+ */
+export class IndexEntry {
+  readonly key: string;
+  /** The index it belongs to (a caller's handle from another index is not this one's). */
+  readonly index: LiquidationIndex;
+  /** In the trigger sets: the account owes something. */
+  linked = false;
+  flagged = false;
+  lOp = 0;
+  lTicks = 0;
+  nOp = 0;
+  nTicks = 0;
+  cOp = 0;
+  cTicks = 0;
+
+  constructor(key: string, index: LiquidationIndex) {
+    this.key = key;
+    this.index = index;
+  }
+
+  /** The triggers it is linked with; undefined when not linked. */
+  get triggers(): AccountTriggers | undefined {
+    if (!this.linked) return undefined;
+    return {
+      liquidation: trigger(this.lOp, this.lTicks),
+      notice: trigger(this.nOp, this.nTicks),
+      clear: trigger(this.cOp, this.cTicks) as Trigger,
+    };
+  }
+
+  /** Whether `t` are the triggers it is linked with. */
+  same(t: AccountTriggers): boolean {
+    return (
+      this.linked &&
+      sameAs(this.lOp, this.lTicks, t.liquidation) &&
+      sameAs(this.nOp, this.nTicks, t.notice) &&
+      sameAs(this.cOp, this.cTicks, t.clear)
+    );
+  }
+
+  set(t: AccountTriggers): void {
+    this.lOp = opOf(t.liquidation);
+    this.lTicks = t.liquidation?.priceTicks ?? 0;
+    this.nOp = opOf(t.notice);
+    this.nTicks = t.notice?.priceTicks ?? 0;
+    this.cOp = opOf(t.clear);
+    this.cTicks = t.clear.priceTicks;
+  }
 }
+
+const LE = 1;
+const GE = 2;
+const opOf = (t: Trigger | undefined): number => (t === undefined ? 0 : t.op === 'le' ? LE : GE);
+const trigger = (op: number, priceTicks: number): Trigger | undefined =>
+  op === 0 ? undefined : { op: op === LE ? 'le' : 'ge', priceTicks };
+const sameAs = (op: number, ticks: number, t: Trigger | undefined): boolean =>
+  t === undefined ? op === 0 : op === (t.op === 'le' ? LE : GE) && ticks === t.priceTicks;
 
 class TriggerSets {
   readonly le = new OrderedSet();
   readonly ge = new OrderedSet();
-  add(t: Trigger | undefined, key: string): void {
-    if (t !== undefined) (t.op === 'le' ? this.le : this.ge).insert(t.priceTicks, key);
+  add(op: number, priceTicks: number, key: string): void {
+    if (op !== 0) (op === LE ? this.le : this.ge).insert(priceTicks, key);
   }
-  delete(t: Trigger | undefined, key: string): void {
-    if (t !== undefined) (t.op === 'le' ? this.le : this.ge).delete(t.priceTicks, key);
+  delete(op: number, priceTicks: number, key: string): void {
+    if (op !== 0) (op === LE ? this.le : this.ge).delete(priceTicks, key);
   }
   /** Whether any entry holds at `mark` (no allocation: the usual answer to a move is none). */
   any(mark: number): boolean {
@@ -175,7 +232,10 @@ let nextVersion = 1;
 /** The index of one market's isolated accounts. Keys are `accountKey`s. */
 export class LiquidationIndex {
   #version = nextVersion++;
-  readonly #entries = new Map<string, Entry>();
+  /** Every account ever updated, linked or not (accounts are never closed). */
+  readonly #entries = new Map<string, IndexEntry>();
+  /** Entries linked: accounts that owe something. */
+  #size = 0;
   readonly #liquidation = new TriggerSets();
   readonly #notice = new TriggerSets();
   readonly #clear = new TriggerSets();
@@ -195,12 +255,13 @@ export class LiquidationIndex {
   snapshot(): string[] {
     const out: string[] = [];
     for (const [k, e] of this.#entries) if (e.flagged) out.push(k);
-    for (const k of this.#restoredFlags) if (!this.#entries.has(k)) out.push(k);
+    for (const k of this.#restoredFlags) if (this.#entries.get(k)?.linked !== true) out.push(k);
     return out.sort();
   }
 
+  /** Accounts in the index (owing something). */
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 
   isFlagged(key: string): boolean {
@@ -211,19 +272,33 @@ export class LiquidationIndex {
     return this.#entries.get(key)?.triggers;
   }
 
+  /** The account's entry, made (not linked) if it has none: a handle for `updateEntry`. */
+  entry(key: string): IndexEntry {
+    let e = this.#entries.get(key);
+    if (e === undefined) {
+      e = new IndexEntry(key, this);
+      // A flag restored from a snapshot is the entry's until its first update takes it.
+      this.#entries.set(key, e);
+    }
+    return e;
+  }
+
   /**
    * Sets an account's triggers (`undefined`: it owes nothing, and leaves the index) and checks them
    * at the current mark (`undefined` before the market's first trade: nothing triggers).
    */
   update(key: string, triggers: AccountTriggers | undefined, mark: number | undefined): Crossed {
-    const old = this.#entries.get(key);
-    const wasFlagged = old?.flagged ?? this.#restoredFlags.has(key);
-    if (this.#restoredFlags.size > 0) this.#restoredFlags.delete(key);
+    return this.updateEntry(this.entry(key), triggers, mark);
+  }
+
+  /** `update` through the account's entry (`entry`, of this index). */
+  updateEntry(e: IndexEntry, triggers: AccountTriggers | undefined, mark: number | undefined): Crossed {
+    const key = e.key;
+    let wasFlagged = e.flagged;
+    if (this.#restoredFlags.size > 0 && this.#restoredFlags.delete(key) && !e.linked) wasFlagged = true;
     if (triggers === undefined) {
-      if (old !== undefined) {
-        this.#unlink(key, old);
-        this.#entries.delete(key);
-      }
+      if (e.linked) this.#unlink(e);
+      e.flagged = false;
       return wasFlagged ? { liquidate: [], flagged: [], cleared: [key] } : NOTHING_CROSSED;
     }
     let flagged = wasFlagged;
@@ -231,16 +306,14 @@ export class LiquidationIndex {
       if (!flagged && holds(triggers.notice, mark)) flagged = true;
       else if (flagged && holds(triggers.clear, mark)) flagged = false;
     }
-    if (old !== undefined && sameTriggers(old.triggers, triggers)) {
+    if (e.same(triggers)) {
       // The usual case after a fill that moved no line: no set changes unless the flag did.
-      if (flagged !== old.flagged) this.#reflag(key, flagged);
+      if (flagged !== e.flagged) this.#reflag(e, flagged);
     } else {
-      if (old !== undefined) this.#unlink(key, old);
-      const e: Entry = old ?? { triggers, flagged };
-      e.triggers = triggers;
+      if (e.linked) this.#unlink(e);
+      e.set(triggers);
       e.flagged = flagged;
-      if (old === undefined) this.#entries.set(key, e);
-      this.#link(key, e);
+      this.#link(e);
     }
     const liquidate = mark !== undefined && holds(triggers.liquidation, mark);
     if (!liquidate && flagged === wasFlagged) return NOTHING_CROSSED;
@@ -253,10 +326,10 @@ export class LiquidationIndex {
 
   /** Removes an account (repaid, or locked for liquidation); its flag goes with it. */
   remove(key: string): void {
-    const old = this.#entries.get(key);
-    if (old === undefined) return;
-    this.#unlink(key, old);
-    this.#entries.delete(key);
+    const e = this.#entries.get(key);
+    if (e === undefined || !e.linked) return;
+    this.#unlink(e);
+    e.flagged = false;
   }
 
   /** Changes at every change of its trigger sets (unique across indexes). */
@@ -295,44 +368,47 @@ export class LiquidationIndex {
       return NOTHING_CROSSED;
     const flagged = this.#notice.at(mark).sort();
     const cleared = this.#clear.at(mark).sort();
-    for (const key of flagged) this.#reflag(key, true);
-    for (const key of cleared) this.#reflag(key, false);
+    for (const key of flagged) this.#reflag(this.#entries.get(key) as IndexEntry, true);
+    for (const key of cleared) this.#reflag(this.#entries.get(key) as IndexEntry, false);
     return { liquidate: this.#liquidation.at(mark).sort(), flagged, cleared };
   }
 
   /** What `move` would report as to liquidate, by scanning every account (tests, benchmark baseline). */
   scan(mark: number): string[] {
     const out: string[] = [];
-    for (const [key, e] of this.#entries) if (holds(e.triggers.liquidation, mark)) out.push(key);
+    for (const [key, e] of this.#entries) if (holds(e.triggers?.liquidation, mark)) out.push(key);
     return out.sort();
   }
 
   /** Moves a flagged account between the notice and the clear sets (its liquidation entry stays). */
-  #reflag(key: string, flagged: boolean): void {
+  #reflag(e: IndexEntry, flagged: boolean): void {
     this.#version = nextVersion++;
-    const e = this.#entries.get(key) as Entry;
     if (flagged) {
-      this.#notice.delete(e.triggers.notice, key);
-      this.#clear.add(e.triggers.clear, key);
+      this.#notice.delete(e.nOp, e.nTicks, e.key);
+      this.#clear.add(e.cOp, e.cTicks, e.key);
     } else {
-      this.#clear.delete(e.triggers.clear, key);
-      this.#notice.add(e.triggers.notice, key);
+      this.#clear.delete(e.cOp, e.cTicks, e.key);
+      this.#notice.add(e.nOp, e.nTicks, e.key);
     }
     e.flagged = flagged;
   }
 
-  #link(key: string, e: Entry): void {
+  #link(e: IndexEntry): void {
     this.#version = nextVersion++;
-    this.#liquidation.add(e.triggers.liquidation, key);
-    if (e.flagged) this.#clear.add(e.triggers.clear, key);
-    else this.#notice.add(e.triggers.notice, key);
+    e.linked = true;
+    this.#size++;
+    this.#liquidation.add(e.lOp, e.lTicks, e.key);
+    if (e.flagged) this.#clear.add(e.cOp, e.cTicks, e.key);
+    else this.#notice.add(e.nOp, e.nTicks, e.key);
   }
 
-  #unlink(key: string, e: Entry): void {
+  #unlink(e: IndexEntry): void {
     this.#version = nextVersion++;
-    this.#liquidation.delete(e.triggers.liquidation, key);
-    if (e.flagged) this.#clear.delete(e.triggers.clear, key);
-    else this.#notice.delete(e.triggers.notice, key);
+    e.linked = false;
+    this.#size--;
+    this.#liquidation.delete(e.lOp, e.lTicks, e.key);
+    if (e.flagged) this.#clear.delete(e.cOp, e.cTicks, e.key);
+    else this.#notice.delete(e.nOp, e.nTicks, e.key);
   }
 }
 
