@@ -69,10 +69,12 @@ export function loadBalances(
 ): void {
   available.forEach((v, i) => a.write(i, AVAILABLE, v));
   frozen.forEach((v, i) => a.write(i, FROZEN, v));
-  borrowed.forEach((v, i) => a.write(i, BORROWED, v));
-  interest.forEach((v, i) => a.write(i, INTEREST, v));
-  for (let i = 0; i < Math.min(OWING_BITS, Math.max(borrowed.length, interest.length)); i++)
-    a.noteDebt(i, (borrowed[i] ?? 0) + (interest[i] ?? 0));
+  for (let i = 0; i < Math.max(borrowed.length, interest.length); i++) {
+    const before = a.owed(i);
+    a.write(i, BORROWED, borrowed[i] ?? 0);
+    a.write(i, INTEREST, interest[i] ?? 0);
+    a.noteDebt(i, before, a.owed(i));
+  }
 }
 
 /** Coin indexes below this have a bit in `LedgerAccount.owing`; higher ones read the debts. */
@@ -102,6 +104,8 @@ export class LedgerAccount {
    * an object the fill has just touched instead of two cold arrays).
    */
   owing = 0;
+  /** How many coins the account owes principal or interest in. */
+  debtCoins = 0;
   /** Where the account is in its ledger's `touched` list, −1 when it is not (`TouchedAccounts`). */
   touchedAt = -1;
   /** An isolated account's entry in its market's liquidation index, once the risk step made it. */
@@ -179,8 +183,9 @@ export class LedgerAccount {
     return i < OWING_BITS ? (this.owing & (1 << i)) !== 0 : this.owed(i) > 0;
   }
 
-  /** Keeps `owing` in step after coin `i`'s debt became `owed` (principal + interest). */
-  noteDebt(i: number, owed: CoinUnits): void {
+  /** Keeps `owing` and `debtCoins` in step after coin `i`'s debt went from `before` to `owed`. */
+  noteDebt(i: number, before: CoinUnits, owed: CoinUnits): void {
+    if (before > 0 !== owed > 0) this.debtCoins += owed > 0 ? 1 : -1;
     if (i < OWING_BITS) this.owing = owed > 0 ? this.owing | (1 << i) : this.owing & ~(1 << i);
   }
 }
@@ -331,8 +336,10 @@ export class Ledger {
     }
     account.write(i, AVAILABLE, available);
     account.write(i, FROZEN, frozen);
-    // A freeze or release (no change in total) moves no line.
-    if (account.margin !== undefined && deltaAvailable + deltaFrozen !== 0) this.touched?.add(account);
+    // A freeze or release (no change in total) moves no line, nor does any change of an account
+    // that owes nothing (the change of debt that ends or starts its debt is itself taken).
+    if (account.margin !== undefined && account.debtCoins > 0 && deltaAvailable + deltaFrozen !== 0)
+      this.touched?.add(account);
     const ctx = this.#ctx;
     if (account.margin === undefined) {
       ctx.events.push({
@@ -377,13 +384,14 @@ export class Ledger {
     if (account.key.kind === 'spot')
       throw new Error(`invariant broken: spot account of user ${account.userId} borrows`);
     const i = coin.index;
+    const before = account.owed(i);
     const borrowed = account.borrowed(i) + deltaBorrowed;
     const interest = account.interest(i) + deltaInterest;
     if (borrowed < 0 || interest < 0)
       throw new Error(`invariant broken: user ${account.userId} ${coin.spec.name} debt would go negative`);
     account.write(i, BORROWED, borrowed);
     account.write(i, INTEREST, interest);
-    account.noteDebt(i, borrowed + interest);
+    account.noteDebt(i, before, borrowed + interest);
     this.touched?.add(account);
   }
 
@@ -479,6 +487,10 @@ export class Ledger {
     for (const a of this.accounts()) {
       const expected = a.key.kind === 'system' ? undefined : holds(a);
       const who = a.key.kind === 'system' ? a.key.name : `user ${a.userId}`;
+      let owedCoins = 0;
+      for (let i = 0; i < n; i++) if (a.owed(i) > 0) owedCoins++;
+      if (owedCoins !== a.debtCoins)
+        throw new Error(`${who}: owes ${owedCoins} coins, counted ${a.debtCoins}`);
       for (let i = 0; i < n; i++) {
         const coin = (coins[i] as LedgerCoin).spec.name;
         for (const [field, v] of [

@@ -679,14 +679,17 @@ export class Margin implements MarginView {
    */
   orderAccount(user: User, market: MarketState, acctType: AcctType): LedgerAccount | undefined {
     if (acctType === 0) return user.spot;
-    // Accounts are never closed, so one found stays valid: kept on the user, by market (0 for cross).
-    const slot = acctType === ISOLATED_ACCOUNT ? market.index + 1 : 0;
-    const cached = user.marginAccounts[slot];
+    // Accounts are never closed, so one found stays valid: kept on the user.
+    if (acctType !== ISOLATED_ACCOUNT) return (user.cross ??= this.#ledger.account(cross(user.userId)));
+    const i = market.index;
+    const cached = user.isolated.length > i ? user.isolated[i] : undefined;
     if (cached !== undefined) return cached;
-    const found = this.#ledger.account(
-      acctType === ISOLATED_ACCOUNT ? isolated(user.userId, market.spec.name) : cross(user.userId),
-    );
-    if (found !== undefined) user.marginAccounts[slot] = found;
+    const found = this.#ledger.account(isolated(user.userId, market.spec.name));
+    if (found !== undefined) {
+      // Filled up to `i` first: the array stays packed, and a read inside it never leaves it.
+      while (user.isolated.length < i) user.isolated.push(undefined);
+      user.isolated[i] = found;
+    }
     return found;
   }
 

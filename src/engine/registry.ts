@@ -73,10 +73,11 @@ export interface User {
   /** The user's spot account in the ledger (kept here: a fill looks up both at once). */
   readonly spot: LedgerAccount;
   /**
-   * The user's margin accounts that orders have paid from, by slot: [0] cross, [1 + market index]
-   * isolated (filled by src/engine/margin.ts `orderAccount`; accounts are never closed).
+   * The user's cross account once an order paid from it, and its isolated accounts likewise, by
+   * market index (kept by src/engine/margin.ts `orderAccount`; accounts are never closed).
    */
-  readonly marginAccounts: (LedgerAccount | undefined)[];
+  cross: LedgerAccount | undefined;
+  readonly isolated: (LedgerAccount | undefined)[];
 }
 
 /** An API key as the engine keeps it (the secret sealed). */
@@ -259,7 +260,8 @@ export class Registry {
       status,
       openOrders: new OwnerOrders(),
       spot: this.#ledger.open(spot(userId)),
-      marginAccounts: [],
+      cross: undefined,
+      isolated: [],
     };
     this.#users.set(userId, user);
     this.#userByName.set(name, userId);
