@@ -5,7 +5,18 @@ import { DEFAULT_COINS } from '../config/default-venue.ts';
 import type { BalanceChanged } from '../domain/events.ts';
 import { CommandContext } from './command-context.ts';
 import { Engine } from './engine.ts';
-import { cross, FEE_INCOME, INSURANCE, isolated, Ledger, LENDING_POOL, spot, system } from './ledger.ts';
+import {
+  cross,
+  FEE_INCOME,
+  INSURANCE,
+  isolated,
+  Ledger,
+  LENDING_POOL,
+  spot,
+  system,
+  TouchedAccounts,
+  type LedgerAccount,
+} from './ledger.ts';
 import { SNAPSHOT_VERSION, SNAPSHOT_VERSION_ACCOUNTS, type EngineSnapshot } from './snapshot.ts';
 
 const btc = { index: 0, spec: DEFAULT_COINS[0] as (typeof DEFAULT_COINS)[number] };
@@ -27,6 +38,47 @@ describe('ledger', () => {
       [...ledger.accounts()].map((x) => x.key.kind),
       ['spot', 'isolated', 'isolated', 'cross', 'system', 'system', 'system'],
     );
+  });
+
+  test('the risk step takes owing margin accounts changed since, in the order first changed', () => {
+    const ledger = new Ledger(new CommandContext());
+    const touched = (ledger.touched = new TouchedAccounts());
+    const taken = (): string[] => {
+      const out: string[] = [];
+      for (let k = 0; k < touched.length; k++) {
+        const a = touched.at(k);
+        if (a !== undefined) out.push(a.name);
+      }
+      return out;
+    };
+    const [a, b, c] = [1, 2, 3].map((u) => ledger.open(cross(u))) as [
+      LedgerAccount,
+      LedgerAccount,
+      LedgerAccount,
+    ];
+    ledger.change(a, usdt, 100, 0, 'transferIn', 't1');
+    assert.equal(touched.size, 0, 'an account that owes nothing has no line to reach');
+    for (const x of [a, b, c]) ledger.changeDebt(x, usdt, 10, 0);
+    assert.deepEqual(taken(), ['cross:1', 'cross:2', 'cross:3']);
+    ledger.change(a, usdt, -5, 5, 'freeze', 'o1');
+    ledger.change(b, usdt, 5, 0, 'buy', 'o2');
+    assert.deepEqual(taken(), ['cross:1', 'cross:2', 'cross:3'], 'each once');
+    touched.delete(b);
+    assert.equal(touched.size, 2);
+    ledger.change(b, usdt, 5, 0, 'buy', 'o3');
+    assert.deepEqual(
+      taken(),
+      ['cross:1', 'cross:3', 'cross:2'],
+      'taken again after deleted: last, as a Set would',
+    );
+    touched.clear();
+    assert.deepEqual([touched.size, taken()], [0, []]);
+    ledger.changeDebt(c, usdt, -10, 0);
+    assert.deepEqual(taken(), ['cross:3'], 'the change that ends its debt is taken');
+    assert.equal(c.debtCoins, 0);
+    touched.clear();
+    ledger.change(c, usdt, 1, 0, 'buy', 'o4');
+    assert.equal(touched.size, 0);
   });
 
   test('every change of a user account is a bill; a margin account names itself, spot bills keep their form', () => {

@@ -82,6 +82,35 @@ test('no debt: out of the index; an update at a mark past the line reports it at
   assert.equal(ix.size, 0);
 });
 
+test('an entry is kept through leaving and re-entering the index; a restored flag is taken by its first update', () => {
+  const t = triggersOf(pos('btc', 15_000_000, 0), pos('usdt', 500 * USDT, 4_002 * USDT), S, PER_TICK);
+  const ix = new LiquidationIndex(['a', 'b']);
+  const a = ix.entry('a');
+  assert.equal(ix.entry('a'), a, 'one entry per key');
+  assert.equal(ix.size, 0, 'an entry made is not in the index');
+  assert.deepEqual(ix.snapshot(), ['a', 'b'], 'restored flags stay until taken');
+  // Flagged from the snapshot and above the clear line: the first update clears it.
+  assert.deepEqual(ix.updateEntry(a, t, 2_800_000), { liquidate: [], flagged: [], cleared: ['a'] });
+  assert.deepEqual(ix.snapshot(), ['b']);
+  assert.deepEqual(ix.triggers('a'), t);
+  assert.equal(ix.size, 1);
+  // Repaid: out of the index (no triggers), the entry kept; borrowing again links it again.
+  ix.updateEntry(a, undefined, 2_800_000);
+  assert.equal(ix.size, 0);
+  assert.equal(ix.triggers('a'), undefined);
+  assert.equal(ix.entry('a'), a);
+  assert.deepEqual(
+    ix.move(1),
+    { liquidate: [], flagged: [], cleared: [] },
+    'an unlinked entry is never crossed',
+  );
+  assert.deepEqual(ix.updateEntry(a, t, 2_600_000), { liquidate: [], flagged: ['a'], cleared: [] });
+  assert.deepEqual(ix.scan(2_548_106), ['a']);
+  ix.remove('a');
+  assert.equal(ix.isFlagged('a'), false, 'the flag leaves with the account');
+  assert.equal(ix.size, 0);
+});
+
 const position = fc.record({
   heldB: fc.nat(2 * BTC),
   owedB: fc.oneof(fc.constant(0), fc.nat(BTC)),
