@@ -2,7 +2,7 @@
  * @module engine-ab.bench — this checkout's engine against a baseline's (another git revision),
  * interleaved in one process on the same pre-generated stream (bench/engine-stream.ts).
  *
- *     node --expose-gc bench/engine-ab.bench.ts [--baseline main] [--pairs 5] [--commands 1000000]
+ *     node --expose-gc bench/engine-ab.bench.ts [--baseline main] [--pairs 5] [--commands 1000000] [--margin] [--users n]
  *     valgrind --tool=callgrind node --expose-gc bench/engine-ab.bench.ts --only this --commands 100000
  *
  * The baseline's source is extracted with `git archive` into a temporary directory and its
@@ -53,6 +53,8 @@ const ONLY = arg('only', '');
  * 100,000 commands) instead of the spot one.
  */
 const MARGIN = process.argv.includes('--margin');
+/** `--users n`: the stream's traders (default: the spot stream's 500, the margin stream's 5,000). */
+const USERS = Number(arg('users', MARGIN ? '5000' : String(DEFAULT_STREAM.users)));
 
 const runGc = (): void => {
   if (typeof gc !== 'function') throw new Error('run with --expose-gc');
@@ -118,7 +120,8 @@ async function main(): Promise<void> {
     const stream = generateStream({
       ...DEFAULT_STREAM,
       commands: COMMANDS,
-      ...(MARGIN ? { users: 5_000, margin: { share: 1 / 3, interestEvery: 100_000, autoRepay: true } } : {}),
+      users: USERS,
+      ...(MARGIN ? { margin: { share: 1 / 3, interestEvery: 100_000, autoRepay: true } } : {}),
     });
     const expected: Record<string, Expected> = {
       this: { events: stream.summary.events, hash: stream.summary.stateHash as string },
