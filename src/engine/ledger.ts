@@ -274,8 +274,9 @@ export class Ledger {
   readonly #feeIncome = this.#system.get(FEE_INCOME) as LedgerAccount;
 
   /**
-   * Margin accounts (isolated and cross) whose balances or debts changed since the risk module last took them
-   * (src/engine/risk.ts keeps the liquidation index current from it); `undefined`: not tracked.
+   * Margin accounts (isolated and cross) whose debts changed, or whose balances changed while they
+   * owed something, since the risk module last took them (src/engine/risk.ts keeps the liquidation
+   * index and the cross bound current from it); `undefined`: not tracked.
    */
   touched: TouchedAccounts | undefined;
 
