@@ -69,18 +69,17 @@ export class CrossSlot implements WatchHolder {
   mask = -1;
   /** `CrossAccounts`' paths generation `mask` belongs to. */
   maskAt = -1;
-  /** Flagged at the notice line (the same as `CrossAccounts`' set of flagged user ids). */
-  flagged: boolean;
+  /** Flagged at the notice line. */
+  flagged = false;
   /** The market indexes its valuation depends on, ascending. */
   uses: readonly number[] = [];
   /** Its interval in the bound (`CrossBound.set`). */
   watch: Watch | undefined;
   /** The `CrossAccounts` it belongs to (a snapshot's load makes a new one). */
-  readonly owner: object;
+  readonly owner: CrossAccounts;
 
-  constructor(owner: object, flagged: boolean) {
+  constructor(owner: CrossAccounts) {
     this.owner = owner;
-    this.flagged = flagged;
   }
 }
 
@@ -89,8 +88,6 @@ export class CrossAccounts {
   readonly #registry: Registry;
   readonly #host: CrossHost;
   readonly #bound = new CrossBound();
-  /** Flagged at the notice line, by user id (each account's `CrossSlot.flagged` too). */
-  readonly #flagged = new Set<number>();
   /** Per market index: how many cross accounts depend on it. */
   readonly #uses: number[] = [];
   #paths: { paths: ValuationPaths; markets: number } | undefined;
@@ -110,7 +107,10 @@ export class CrossAccounts {
     this.#ledger = ledger;
     this.#registry = registry;
     this.#host = host;
-    for (const u of flagged) this.#flagged.add(u);
+    for (const u of flagged) {
+      const a = ledger.account(cross(u));
+      if (a !== undefined) this.#slot(a).flagged = true;
+    }
   }
 
   /** Whether a cross account depends on the market (it must stay marked). */
@@ -119,12 +119,15 @@ export class CrossAccounts {
   }
 
   isFlagged(userId: number): boolean {
-    return this.#flagged.has(userId);
+    return this.#slotOf(this.#ledger.account(cross(userId)))?.flagged ?? false;
   }
 
   /** Flagged user ids, ascending (the snapshot's). */
   flagged(): number[] {
-    return [...this.#flagged].sort((a, b) => a - b);
+    const out: number[] = [];
+    for (const a of this.#ledger.marginAccounts())
+      if (a.kind === 'cross' && this.#slotOf(a)?.flagged === true) out.push(a.userId);
+    return out.sort((x, y) => x - y);
   }
 
   /** The valuation coin: usdt when the venue has it, else the first market's quote (margin's). */
@@ -210,8 +213,7 @@ export class CrossAccounts {
     // The markets it depends on change only with the set of coins it holds or owes.
     const slot = this.#slot(a);
     if (mask === -1 || slot.mask !== mask || slot.maskAt !== this.#pathsAt) {
-      // `#valuation` first: new paths make every mask stale, this one included.
-      this.#valuation();
+      // `#depend` takes the paths first (`#valuation`): `#pathsAt` below is theirs.
       this.#depend(a, (positions ??= this.positions(a)));
       slot.mask = mask;
       slot.maskAt = this.#pathsAt;
@@ -220,14 +222,14 @@ export class CrossAccounts {
     const rateD = this.#scanRate(a);
     const fast = rateD === undefined ? undefined : fastDecision(rateD, slot.flagged, DEFAULT_MARGIN_SETTINGS);
     if (fast !== undefined) {
-      this.#flag(u, slot, fast.state.flagged);
+      slot.flagged = fast.state.flagged;
       this.#bound.set(u, fast.tol, this.#marksOf(slot), slot);
       return;
     }
     const v = valuate((positions ??= this.positions(a)), (c) => this.#price(c));
     const rate = v === undefined ? undefined : riskRate(v);
     const st = crossState(rate, slot.flagged, DEFAULT_MARGIN_SETTINGS);
-    this.#flag(u, slot, st.flagged);
+    slot.flagged = st.flagged;
     // Without a valuation (a debt coin without a price) it is looked at again at the next move.
     this.#bound.set(
       u,
@@ -303,7 +305,7 @@ export class CrossAccounts {
       rate = v === undefined ? undefined : riskRateBp(v);
     }
     const repayLock = this.#host.liquidations().isLocked(ref);
-    const notice = this.#flagged.has(userId);
+    const notice = this.#slotOf(a)?.flagged ?? false;
     return { riskRateBp: rate, notice, repayLock, level: repayLock ? 3 : notice ? 2 : 1 };
   }
 
@@ -439,23 +441,20 @@ export class CrossAccounts {
     if (slot.uses.length > 0) this.#depend(a, []);
     slot.mask = -1;
     this.#bound.set(a.userId, undefined, [], slot);
-    this.#flag(a.userId, slot, false);
+    slot.flagged = false;
   }
 
   /** The account's `CrossSlot` (made for this instance: a slot of an earlier one is not kept). */
   #slot(a: LedgerAccount): CrossSlot {
-    let slot = a.crossRisk;
-    if (slot === undefined || slot.owner !== this)
-      a.crossRisk = slot = new CrossSlot(this, this.#flagged.has(a.userId));
+    let slot = this.#slotOf(a);
+    if (slot === undefined) a.crossRisk = slot = new CrossSlot(this);
     return slot;
   }
 
-  /** Sets or clears the account's notice flag (its slot's and the set's). */
-  #flag(userId: number, slot: CrossSlot, flagged: boolean): void {
-    if (slot.flagged === flagged) return;
-    slot.flagged = flagged;
-    if (flagged) this.#flagged.add(userId);
-    else this.#flagged.delete(userId);
+  /** The account's `CrossSlot` if this instance made one. */
+  #slotOf(a: LedgerAccount | undefined): CrossSlot | undefined {
+    const slot = a?.crossRisk;
+    return slot?.owner === this ? slot : undefined;
   }
 
   #price(coin: string): Ratio | undefined {
