@@ -31,8 +31,10 @@ import {
   borrowLimit,
   ratio,
   riskRateBp,
+  surelyWithinBorrowLimit,
   transferOutLimit,
   unitPrice,
+  unitPriceD,
   valuate,
   type CoinPosition,
   type PricedCoin,
@@ -173,6 +175,10 @@ interface Target {
   readonly market: MarketState | undefined;
   readonly settings: MarginSettings;
 }
+
+/** Where a coin's unit price comes from (`#pricing`): it is the valuation coin, or a market's last price. */
+const ONE = 'one';
+type Pricing = typeof ONE | { readonly market: MarketState; readonly inverse: boolean };
 
 const fail = (r: Refusal): ApplyResult => refused(r.result, r.message);
 const isRefusal = (x: unknown): x is ApplyResult =>
@@ -375,37 +381,76 @@ export class Margin implements MarginView {
     return this.#registry.coin('usdt') ?? this.#registry.marketStates()[0]?.quote;
   }
 
-  /** The value of one unit of `coin` in the target's valuation coin at last prices; undefined without a price. */
-  #priceOf(target: Target, coin: CoinState): Ratio | undefined {
+  /**
+   * Where the value of one unit of `coin` in the target's valuation coin comes from: `ONE` for
+   * the valuation coin itself, else the market whose last price gives it (`inverse`: the coin is
+   * that market's quote), or undefined without a price.
+   */
+  #pricing(target: Target, coin: CoinState): Pricing | undefined {
     const m = target.market;
     if (m !== undefined) {
-      if (coin === m.quote) return ratio(1);
-      return m.lastPrice > 0
-        ? unitPrice(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal)
-        : undefined;
+      if (coin === m.quote) return ONE;
+      return m.lastPrice > 0 ? { market: m, inverse: false } : undefined;
     }
     const quote = this.#crossQuote();
     if (quote === undefined) return undefined;
-    if (coin === quote) return ratio(1);
+    if (coin === quote) return ONE;
     const direct = this.#registry.market(`${coin.spec.name}_${quote.spec.name}`);
-    if (direct !== undefined && direct.lastPrice > 0)
-      return unitPrice(
-        direct.lastPrice,
-        direct.spec.priceScale,
-        coin.spec.unitDecimal,
-        quote.spec.unitDecimal,
-      );
+    if (direct !== undefined && direct.lastPrice > 0) return { market: direct, inverse: false };
     const inverse = this.#registry.market(`${quote.spec.name}_${coin.spec.name}`);
-    if (inverse !== undefined && inverse.lastPrice > 0) {
-      const p = unitPrice(
-        inverse.lastPrice,
-        inverse.spec.priceScale,
-        quote.spec.unitDecimal,
-        coin.spec.unitDecimal,
-      );
-      return { num: p.den, den: p.num };
-    }
+    if (inverse !== undefined && inverse.lastPrice > 0) return { market: inverse, inverse: true };
     return undefined;
+  }
+
+  /** The value of one unit of `coin` in the target's valuation coin at last prices; undefined without a price. */
+  #priceOf(target: Target, coin: CoinState): Ratio | undefined {
+    const p = this.#pricing(target, coin);
+    if (p === undefined || p === ONE) return p === ONE ? ratio(1) : undefined;
+    const m = p.market;
+    const r = unitPrice(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
+    return p.inverse ? { num: r.den, den: r.num } : r;
+  }
+
+  /** `#priceOf` in doubles. */
+  #priceOfD(target: Target, coin: CoinState): number | undefined {
+    const p = this.#pricing(target, coin);
+    if (p === undefined || p === ONE) return p === ONE ? 1 : undefined;
+    const m = p.market;
+    const r = unitPriceD(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
+    return p.inverse ? 1 / r : r;
+  }
+
+  /**
+   * Whether borrowing `amount` of `coin` surely keeps the account within its limit, decided in
+   * doubles (`surelyWithinBorrowLimit`); false when not sure, and the caller decides exactly.
+   */
+  #surelyWithinLimit(
+    target: Target,
+    account: LedgerAccount | undefined,
+    coin: CoinState,
+    amount: CoinUnits,
+  ): boolean {
+    if (account === undefined) return false;
+    const price = this.#priceOfD(target, coin);
+    if (price === undefined) return false;
+    const m = target.market;
+    const coins = m !== undefined ? [m.base, m.quote] : this.#registry.coinStates();
+    let assets = 0;
+    let debt = 0;
+    for (const c of coins) {
+      const held = account.available(c.index) + account.frozen(c.index);
+      const owed = account.owed(c.index);
+      if (held === 0 && owed === 0) continue;
+      const p = this.#priceOfD(target, c);
+      // As `valuate`: a coin without a price is worth nothing held, and cannot be valued owed.
+      if (p === undefined) {
+        if (owed > 0) return false;
+        continue;
+      }
+      assets += held * p;
+      debt += owed * p;
+    }
+    return surelyWithinBorrowLimit(assets, debt, target.settings, amount, price);
   }
 
   #positions(target: Target, account: LedgerAccount | undefined): CoinPosition[] {
@@ -682,14 +727,17 @@ export class Margin implements MarginView {
     // Accounts are never closed, so one found stays valid: kept on the user.
     if (acctType !== ISOLATED_ACCOUNT) return (user.cross ??= this.#ledger.account(cross(user.userId)));
     const i = market.index;
-    const cached = user.isolated.length > i ? user.isolated[i] : undefined;
-    if (cached !== undefined) return cached;
-    const found = this.#ledger.account(isolated(user.userId, market.spec.name));
-    if (found !== undefined) {
+    if (user.lastIsolatedMarket === i) return user.lastIsolated;
+    let found = user.isolated.length > i ? user.isolated[i] : undefined;
+    if (found === undefined) {
+      found = this.#ledger.account(isolated(user.userId, market.spec.name));
+      if (found === undefined) return undefined;
       // Filled up to `i` first: the array stays packed, and a read inside it never leaves it.
       while (user.isolated.length < i) user.isolated.push(undefined);
       user.isolated[i] = found;
     }
+    user.lastIsolated = found;
+    user.lastIsolatedMarket = i;
     return found;
   }
 
@@ -723,6 +771,7 @@ export class Margin implements MarginView {
    * offers can lend it. Returns the amount to borrow, or the refusal. Changes nothing.
    */
   expressCheck(
+    account: LedgerAccount | undefined,
     userId: number,
     market: MarketState,
     acctType: AcctType,
@@ -734,13 +783,16 @@ export class Margin implements MarginView {
     const open = checkLendingOpen(this.#lendingSettings(coin.spec.name), coin.spec.name);
     if (!open.ok) return fail(open);
     const amount = Math.max(short, open.settings.minAmount);
-    const limit = checkBorrowLimit(
-      this.#valuation(target, this.#ledger.account(target.key)),
-      target.settings,
-      this.#priced(target, coin),
-      amount,
-    );
-    if (!limit.ok) return fail(limit);
+    // Far inside the limit (the usual case) the doubles decide; near it, or unsure, the exact rule.
+    if (!this.#surelyWithinLimit(target, account, coin, amount)) {
+      const limit = checkBorrowLimit(
+        this.#valuation(target, account),
+        target.settings,
+        this.#priced(target, coin),
+        amount,
+      );
+      if (!limit.ok) return fail(limit);
+    }
     let supply = 0;
     for (const o of this.#lending.openOffers(coin.spec.name)) {
       if (o.lender.kind === 'system' || o.lender.userId !== userId) supply += o.remaining;
@@ -752,8 +804,12 @@ export class Margin implements MarginView {
     );
   }
 
-  /** Borrows what `expressCheck` allowed for an order; returns the account it went to. */
+  /**
+   * Borrows what `expressCheck` allowed for an order into `account` (the order's, undefined if
+   * never opened); returns the account it went to.
+   */
   expressBorrow(
+    account: LedgerAccount | undefined,
     userId: number,
     market: MarketState,
     acctType: AcctType,
@@ -764,7 +820,7 @@ export class Margin implements MarginView {
     const r = this.#loans.borrow({
       // The ledger account's own key where it exists: loan records and auto-repayments then name
       // the account by one object, which the loan book finds its records by (no text key).
-      borrower: this.#ledger.account(key)?.key ?? key,
+      borrower: account?.key ?? key,
       coin: coin.spec.name,
       amount,
       timeMs: this.#ctx.time,
@@ -773,7 +829,7 @@ export class Margin implements MarginView {
     if (!r.ok) throw new Error(`express borrow refused after its check: ${r.message}`);
     this.#applyEffects(r.effects);
     this.#scheduleLoans(r.loans);
-    return this.#ledger.open(key);
+    return account ?? this.#ledger.open(key);
   }
 
   /**

@@ -166,14 +166,23 @@ export class Matching {
     const available = account?.available(payCoin.index) ?? 0;
     let borrow = 0;
     if (available < cost) {
-      const borrowed = this.#expressCheck(cmd.express, user, market, acctType, payCoin, cost - available);
+      const borrowed = this.#expressCheck(
+        cmd.express,
+        account,
+        user,
+        market,
+        acctType,
+        payCoin,
+        cost - available,
+      );
       if (borrowed === undefined) return this.#shortBalance(available, market, cmd.side, cost);
       if (typeof borrowed !== 'number') return borrowed;
       borrow = borrowed;
     }
     if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
       return refused('POST_ONLY_WOULD_TAKE');
-    if (borrow > 0) account = this.#margin.expressBorrow(user.userId, market, acctType, payCoin, borrow);
+    if (borrow > 0)
+      account = this.#margin.expressBorrow(account, user.userId, market, acctType, payCoin, borrow);
     const order = this.#submit(
       account as LedgerAccount,
       user,
@@ -197,6 +206,7 @@ export class Matching {
    */
   #expressCheck(
     express: boolean | undefined,
+    account: LedgerAccount | undefined,
     user: User,
     market: MarketState,
     acctType: PlaceOrder['acctType'],
@@ -205,7 +215,7 @@ export class Matching {
   ): CoinUnits | ApplyResult | undefined {
     if (acctType === 0) return undefined;
     if (!(express ?? this.#margin.expressByDefault(user, market, acctType))) return undefined;
-    return this.#margin.expressCheck(user.userId, market, acctType, payCoin, short);
+    return this.#margin.expressCheck(account, user.userId, market, acctType, payCoin, short);
   }
 
   /**
@@ -242,10 +252,18 @@ export class Matching {
     const available = account?.available(payCoin.index) ?? 0;
     if (!Number.isSafeInteger(total)) return this.#shortBalance(available, market, cmd.side, total);
     if (available < total) {
-      const borrow = this.#expressCheck(cmd.express, user, market, acctType, payCoin, total - available);
+      const borrow = this.#expressCheck(
+        cmd.express,
+        account,
+        user,
+        market,
+        acctType,
+        payCoin,
+        total - available,
+      );
       if (borrow === undefined) return this.#shortBalance(available, market, cmd.side, total);
       if (typeof borrow !== 'number') return borrow;
-      account = this.#margin.expressBorrow(user.userId, market, acctType, payCoin, borrow);
+      account = this.#margin.expressBorrow(account, user.userId, market, acctType, payCoin, borrow);
     }
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
     // not spend what a later order of the same batch was checked to have.

@@ -12,8 +12,10 @@ import {
   ratio,
   riskRate,
   riskRateBp,
+  surelyWithinBorrowLimit,
   transferOutLimit,
   unitPrice,
+  unitPriceD,
   unwindPrice,
   valuate,
   valuateIsolated,
@@ -328,5 +330,71 @@ describe('unwind price in doubles (the liquidation index)', () => {
       const fast = unwindAtFast(100_000_000, 0, 0, oq, 10_800, Number(pt.num), Number(pt.den));
       if (fast !== null) assert.deepEqual(fast, unwindAt(100_000_000n, 0n, 0n, BigInt(oq), 10_800n, pt));
     }
+  });
+});
+
+describe('borrowing limit in doubles (the express pre-check)', () => {
+  /** Assets and debt in doubles, as the engine's pre-check sums them. */
+  const doubles = (hb: number, ob: number, hq: number, oq: number, t: number): [number, number] => {
+    const p = unitPriceD(t, 2, 8, 8);
+    return [hb * p + hq, ob * p + oq];
+  };
+
+  test('whenever it says "surely", the exact limit allows the amount; it says so far inside the limit', () => {
+    const amount = fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 1, max: 1_000 }),
+      fc.integer({ min: 1, max: 50 * BTC }),
+      fc.integer({ min: 1, max: 2 ** 50 }),
+    );
+    const ticks = fc.integer({ min: 1, max: 10_000_000 });
+    let sure = 0;
+    fc.assert(
+      fc.property(
+        amount,
+        amount,
+        amount,
+        amount,
+        ticks,
+        fc.boolean(),
+        amount,
+        (hb, ob, hq, oq, t, inBase, x) => {
+          const price = unitPrice(t, 2, 8, 8);
+          const v = valuateIsolated(
+            pos('btc', { available: hb, principal: ob }),
+            pos('usdt', { available: hq, principal: oq }),
+            price,
+          );
+          const [a, d] = doubles(hb, ob, hq, oq, t);
+          const limit = borrowLimit(v, S, inBase ? price : ratio(1));
+          if (surelyWithinBorrowLimit(a, d, S, x, inBase ? unitPriceD(t, 2, 8, 8) : 1)) {
+            sure++;
+            assert.ok(x <= limit, `surely within, but ${x} > limit ${limit}`);
+          }
+          // Half the limit, far from its edge, is always decided in doubles.
+          const half = Math.floor(limit / 2);
+          if (limit > 1_000_000 && limit < 2 ** 52)
+            assert.equal(surelyWithinBorrowLimit(a, d, S, half, inBase ? unitPriceD(t, 2, 8, 8) : 1), true);
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+    assert.ok(sure > 1_000, `decided ${sure} of 20,000`);
+  });
+
+  test('at the limit, one unit beyond it, or with the settings off, it is never sure', () => {
+    // 1 btc at 30,000.00 and no debt: the limit is 4 × 30,000 usdt exactly.
+    const [a, d] = doubles(BTC, 0, 0, 0, 3_000_000);
+    const limit = borrowLimit(
+      valuateIsolated(pos('btc', { available: BTC }), pos('usdt'), at(30_000)),
+      S,
+      ratio(1),
+    );
+    assert.equal(limit, 120_000 * USDT);
+    assert.equal(surelyWithinBorrowLimit(a, d, S, limit, 1), false);
+    assert.equal(surelyWithinBorrowLimit(a, d, S, limit + 1, 1), false);
+    assert.equal(surelyWithinBorrowLimit(a, d, S, limit - limit / 1_000, 1), true);
+    assert.equal(surelyWithinBorrowLimit(a, d, { ...S, enabled: false }, 1, 1), false);
+    assert.equal(surelyWithinBorrowLimit(a, d, S, 1, 0), false);
   });
 });

@@ -82,6 +82,16 @@ export function unitPrice(
     : reduced(ratio(BigInt(priceTicks), 10n ** BigInt(-shift)));
 }
 
+/** `unitPrice` as a double (within a few units of 2^-52 of it relatively), for pre-checks in doubles. */
+export function unitPriceD(
+  priceTicks: PriceTicks,
+  priceScale: number,
+  baseDecimal: number,
+  quoteDecimal: number,
+): number {
+  return priceTicks * 10 ** (quoteDecimal - priceScale - baseDecimal);
+}
+
 /**
  * Values a set of coin positions with `priceOf` (quote units per unit of the coin; the quote coin
  * itself is 1). A coin without a price counts 0 among the assets; a debt in a coin without a price
@@ -161,6 +171,36 @@ export function transferOutLimit(v: Valuation, s: MarginSettings, available: Uni
   const room = div(sub(mul(v.assets, BP), mul(v.debt, s.startLineBp)), BigInt(BP));
   if (room.num <= 0n) return 0;
   return Math.min(available, toUnits(room, price));
+}
+
+/**
+ * Relative slack of `surelyWithinBorrowLimit` for the rounding of doubles: each sum and product
+ * there is within about 2^-52 × (number of terms) of the exact one, far inside 10^-9.
+ */
+const DOUBLE_SLACK = 1e-9;
+
+/**
+ * `borrowLimit`'s pre-check in doubles (an express borrow comes with every short margin order):
+ * whether `amount` units at `priceD` quote units each are within the limit of an account of
+ * assets `a` and debt `d` (quote units, as `valuate` sums them, in doubles) with a margin of
+ * 10^-9 of the terms' size for rounding. False means "not sure", never "over": the caller then
+ * decides exactly (`checkBorrowLimit`), so the answer is always the exact rule's.
+ */
+export function surelyWithinBorrowLimit(
+  a: number,
+  d: number,
+  s: MarginSettings,
+  amount: Units,
+  priceD: number,
+): boolean {
+  if (!s.enabled || !(priceD > 0)) return false;
+  const S = s.startLineBp;
+  const L = s.leverMultipleBp;
+  // As `borrowLimit`: line x_q ≤ (B·A − S·D) ÷ (S − B), multiple x_q ≤ ((L − B)(A − D) − B·D) ÷ B,
+  // each less the slack of its terms.
+  const line = (BP * a - S * d - DOUBLE_SLACK * (BP * a + S * d)) / (S - BP);
+  const multiple = ((L - BP) * (a - d) - BP * d - DOUBLE_SLACK * ((L - BP) * (a + d) + BP * d)) / BP;
+  return amount * priceD * (1 + DOUBLE_SLACK) <= Math.min(line, multiple);
 }
 
 /** The coin a limit is checked in: its name, decimals (for messages) and unit price in the quote coin. */
