@@ -592,15 +592,18 @@ export class Margin implements MarginView {
     return this.#ok();
   }
 
-  #record(repayments: readonly RepaymentRecord[]): void {
+  /** Keeps repayment records by account; `known`: the account they most likely name, whose list is at hand. */
+  #record(repayments: readonly RepaymentRecord[], known?: LedgerAccount): void {
     for (const r of repayments) {
-      let list = this.#repaymentLists.get(r.borrower);
+      let list = known !== undefined && r.borrower === known.key ? known.repayments : undefined;
+      list ??= this.#repaymentLists.get(r.borrower);
       if (list === undefined) {
         const key = accountKey(r.borrower);
         list = this.#repayments.get(key);
         if (list === undefined) this.#repayments.set(key, (list = []));
         this.#repaymentLists.set(r.borrower, list);
       }
+      if (known !== undefined && r.borrower === known.key) known.repayments = list;
       list.push(r);
     }
   }
@@ -610,13 +613,16 @@ export class Margin implements MarginView {
       if (this.#nextTimer === undefined || l.nextHourMs < this.#nextTimer) this.#nextTimer = l.nextHourMs;
   }
 
-  /** Applies what the domain decided: coin movements (bills on the user side), then debt changes. */
-  #applyEffects(e: Effects): void {
+  /**
+   * Applies what the domain decided: coin movements (bills on the user side), then debt changes.
+   * `known`: the account the effects most likely name (a borrow's or repayment's), found without a lookup.
+   */
+  #applyEffects(e: Effects, known?: LedgerAccount): void {
     const ledger = this.#ledger;
     for (const m of e.movements) {
       const coin = this.#registry.coin(m.coin) as CoinState;
-      const from = this.#ledgerAccount(m.from);
-      const to = this.#ledgerAccount(m.to);
+      const from = this.#ledgerAccount(m.from, known);
+      const to = this.#ledgerAccount(m.to, known);
       const bill = MOVEMENT_BILL[m.kind];
       const ref =
         m.kind === 'loanOffer' || m.kind === 'loanCancel'
@@ -642,15 +648,16 @@ export class Margin implements MarginView {
     }
     for (const d of e.debts)
       ledger.changeDebt(
-        this.#ledgerAccount(d.account),
+        this.#ledgerAccount(d.account, known),
         this.#registry.coin(d.coin) as CoinState,
         d.principal,
         d.interest,
       );
   }
 
-  /** `ledger.open(ref)`, remembered per reference object (accounts are never closed). */
-  #ledgerAccount(ref: AccountRef): LedgerAccount {
+  /** `ledger.open(ref)`, remembered per reference object (accounts are never closed); `known` if it is its key. */
+  #ledgerAccount(ref: AccountRef, known: LedgerAccount | undefined): LedgerAccount {
+    if (known !== undefined && ref === known.key) return known;
     let account = this.#ledgerAccounts.get(ref);
     if (account === undefined) {
       account = this.#ledger.open(ref);
@@ -827,7 +834,7 @@ export class Margin implements MarginView {
       rollOver: false,
     });
     if (!r.ok) throw new Error(`express borrow refused after its check: ${r.message}`);
-    this.#applyEffects(r.effects);
+    this.#applyEffects(r.effects, account);
     this.#scheduleLoans(r.loans);
     return account ?? this.#ledger.open(key);
   }
@@ -878,8 +885,8 @@ export class Margin implements MarginView {
       available: account.available(coin.index),
     });
     if (!r.ok) throw new Error(`auto-repay refused: ${r.message}`);
-    this.#applyEffects(r.effects);
-    this.#record(r.repayments);
+    this.#applyEffects(r.effects, account);
+    this.#record(r.repayments, account);
   }
 
   // ───────────────────────────── reads ─────────────────────────────
@@ -1029,6 +1036,7 @@ export class Margin implements MarginView {
     this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans);
     this.#repaymentLists = new WeakMap();
     this.#ledgerAccounts = new WeakMap();
+    for (const a of this.#ledger.marginAccounts()) a.repayments = undefined;
     for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });
     for (const [k, rs] of s.repayments)
       this.#repayments.set(

@@ -342,9 +342,24 @@ export class CrossAccounts {
 
   // ───────────────────────────── helpers ─────────────────────────────
 
-  /** [market index, mark] of the marked markets the account depends on. */
-  #marksOf(slot: CrossSlot): [number, number][] {
+  /**
+   * [market index, mark] of the marked markets the account depends on: the list its interval was
+   * placed at when none of them moved since (the usual case, a fill between moves), else a new one.
+   */
+  #marksOf(slot: CrossSlot): readonly (readonly [number, number])[] {
     const markets = this.#registry.marketStates();
+    const kept = slot.watch?.live === true ? slot.watch.marks : undefined;
+    let k = 0;
+    let same = kept !== undefined;
+    for (let u = 0; same && u < slot.uses.length; u++) {
+      const i = slot.uses[u] as number;
+      const mark = this.#host.mark(markets[i] as MarketState);
+      if (mark === undefined) continue;
+      const e = (kept as readonly (readonly [number, number])[])[k++];
+      same = e !== undefined && e[0] === i && e[1] === mark;
+    }
+    if (same && k === (kept as readonly unknown[]).length)
+      return kept as readonly (readonly [number, number])[];
     const out: [number, number][] = [];
     for (const i of slot.uses) {
       const mark = this.#host.mark(markets[i] as MarketState);
