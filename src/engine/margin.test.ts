@@ -422,6 +422,44 @@ describe('margin orders', () => {
   });
 });
 
+describe('isolated accounts in two markets', () => {
+  test('orders alternating between them freeze and release in their own market accounts', () => {
+    const { d, alice } = venue();
+    d.apply(transferIn(alice, 'usdt', 1000 * USDT));
+    const eth = { ...transferIn(alice, 'usdt', 500 * USDT), market: 'eth_usdt' } as Command;
+    assert.equal(d.apply(eth).result, 'OK');
+    const usdtOf = (market: string) =>
+      d.engine.margin.account(alice, 1, market)?.coins.find((c) => c.coin === 'usdt');
+    const ids: number[] = [];
+    for (let k = 0; k < 4; k++) {
+      const market = k % 2 === 0 ? 'btc_usdt' : 'eth_usdt';
+      // 100 usdt each: 0.005 btc at 20,000, or 0.05 eth at 2,000.
+      const order = limitOrder(alice, BUY, k % 2 === 0 ? 2_000_000 : 200_000, k % 2 === 0 ? 50 : 500, {
+        acctType: 1,
+        market,
+      });
+      const r = d.apply(order);
+      assert.equal(r.result, 'OK', r.message);
+      ids.push(r.orderId as number);
+    }
+    assert.equal(usdtOf('btc_usdt')?.frozen, 200 * USDT);
+    assert.equal(usdtOf('btc_usdt')?.available, 800 * USDT);
+    assert.equal(usdtOf('eth_usdt')?.frozen, 200 * USDT);
+    assert.equal(usdtOf('eth_usdt')?.available, 300 * USDT);
+    ids.forEach((orderId, k) =>
+      d.apply({
+        type: 'CancelOrder',
+        userId: alice,
+        market: k % 2 === 0 ? 'btc_usdt' : 'eth_usdt',
+        orderId,
+        clientOrderId: '',
+      }),
+    );
+    assert.equal(usdtOf('btc_usdt')?.available, 1000 * USDT);
+    assert.equal(usdtOf('eth_usdt')?.available, 500 * USDT);
+  });
+});
+
 describe('margin state in snapshots', () => {
   test('a snapshot with loans round-trips as version 4, restores the same hash and continues identically', () => {
     const { d, alice, bob } = venue();
