@@ -405,7 +405,8 @@ export class Margin implements MarginView {
   /** The value of one unit of `coin` in the target's valuation coin at last prices; undefined without a price. */
   #priceOf(target: Target, coin: CoinState): Ratio | undefined {
     const p = this.#pricing(target, coin);
-    if (p === undefined || p === ONE) return p === ONE ? ratio(1) : undefined;
+    if (p === undefined) return undefined;
+    if (p === ONE) return ratio(1);
     const m = p.market;
     const r = unitPrice(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
     return p.inverse ? { num: r.den, den: r.num } : r;
@@ -414,7 +415,8 @@ export class Margin implements MarginView {
   /** `#priceOf` in doubles. */
   #priceOfD(target: Target, coin: CoinState): number | undefined {
     const p = this.#pricing(target, coin);
-    if (p === undefined || p === ONE) return p === ONE ? 1 : undefined;
+    if (p === undefined) return undefined;
+    if (p === ONE) return 1;
     const m = p.market;
     const r = unitPriceD(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
     return p.inverse ? 1 / r : r;
@@ -595,15 +597,15 @@ export class Margin implements MarginView {
   /** Keeps repayment records by account; `known`: the account they most likely name, whose list is at hand. */
   #record(repayments: readonly RepaymentRecord[], known?: LedgerAccount): void {
     for (const r of repayments) {
-      let list = known !== undefined && r.borrower === known.key ? known.repayments : undefined;
-      list ??= this.#repaymentLists.get(r.borrower);
+      const mine = known !== undefined && r.borrower === known.key;
+      let list = (mine ? known.repayments : undefined) ?? this.#repaymentLists.get(r.borrower);
       if (list === undefined) {
         const key = accountKey(r.borrower);
         list = this.#repayments.get(key);
         if (list === undefined) this.#repayments.set(key, (list = []));
         this.#repaymentLists.set(r.borrower, list);
       }
-      if (known !== undefined && r.borrower === known.key) known.repayments = list;
+      if (mine) known.repayments = list;
       list.push(r);
     }
   }

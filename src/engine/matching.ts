@@ -163,22 +163,8 @@ export class Matching {
     const acctType = cmd.acctType;
     let account = acctType === 0 ? user.spot : this.#margin.orderAccount(user, market, acctType);
     const payCoin = cmd.side === BUY ? market.quote : market.base;
-    const available = account?.available(payCoin.index) ?? 0;
-    let borrow = 0;
-    if (available < cost) {
-      const borrowed = this.#expressCheck(
-        cmd.express,
-        account,
-        user,
-        market,
-        acctType,
-        payCoin,
-        cost - available,
-      );
-      if (borrowed === undefined) return this.#shortBalance(available, market, cmd.side, cost);
-      if (typeof borrowed !== 'number') return borrowed;
-      borrow = borrowed;
-    }
+    const borrow = this.#borrowFor(cmd, account, user, market, payCoin, cost);
+    if (typeof borrow !== 'number') return borrow;
     if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
       return refused('POST_ONLY_WOULD_TAKE');
     if (borrow > 0)
@@ -200,22 +186,26 @@ export class Matching {
   }
 
   /**
-   * Whether a margin order short of `short` units may borrow them (its `express`, else the
-   * account's default): `undefined` when it may not (the order is short), the amount to borrow,
-   * or the refusal of the borrow (over the limit, no offers).
+   * What an order (or batch) paying `need` units of `payCoin` from `account` must borrow: 0 when
+   * the available balance covers it, else what a margin order may borrow (its `express`, else the
+   * account's default). Refusals: INSUFFICIENT_BALANCE when it may not borrow (or `need` is not a
+   * safe integer), the borrow's own (over the limit, no offers).
    */
-  #expressCheck(
-    express: boolean | undefined,
+  #borrowFor(
+    cmd: Pick<PlaceOrder, 'express' | 'side' | 'acctType'>,
     account: LedgerAccount | undefined,
     user: User,
     market: MarketState,
-    acctType: PlaceOrder['acctType'],
     payCoin: CoinState,
-    short: CoinUnits,
-  ): CoinUnits | ApplyResult | undefined {
-    if (acctType === 0) return undefined;
-    if (!(express ?? this.#margin.expressByDefault(user, market, acctType))) return undefined;
-    return this.#margin.expressCheck(account, user.userId, market, acctType, payCoin, short);
+    need: CoinUnits,
+  ): CoinUnits | ApplyResult {
+    const available = account?.available(payCoin.index) ?? 0;
+    if (!Number.isSafeInteger(need)) return this.#shortBalance(available, market, cmd.side, need);
+    if (available >= need) return 0;
+    const acctType = cmd.acctType;
+    if (acctType === 0 || !(cmd.express ?? this.#margin.expressByDefault(user, market, acctType)))
+      return this.#shortBalance(available, market, cmd.side, need);
+    return this.#margin.expressCheck(account, user.userId, market, acctType, payCoin, need - available);
   }
 
   /**
@@ -249,22 +239,10 @@ export class Matching {
       total += cost;
     }
     const payCoin = cmd.side === BUY ? market.quote : market.base;
-    const available = account?.available(payCoin.index) ?? 0;
-    if (!Number.isSafeInteger(total)) return this.#shortBalance(available, market, cmd.side, total);
-    if (available < total) {
-      const borrow = this.#expressCheck(
-        cmd.express,
-        account,
-        user,
-        market,
-        acctType,
-        payCoin,
-        total - available,
-      );
-      if (borrow === undefined) return this.#shortBalance(available, market, cmd.side, total);
-      if (typeof borrow !== 'number') return borrow;
+    const borrow = this.#borrowFor(cmd, account, user, market, payCoin, total);
+    if (typeof borrow !== 'number') return borrow;
+    if (borrow > 0)
       account = this.#margin.expressBorrow(account, user.userId, market, acctType, payCoin, borrow);
-    }
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must
     // not spend what a later order of the same batch was checked to have.
     const acct = account as LedgerAccount;

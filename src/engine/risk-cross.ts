@@ -347,25 +347,28 @@ export class CrossAccounts {
    * placed at when none of them moved since (the usual case, a fill between moves), else a new one.
    */
   #marksOf(slot: CrossSlot): readonly (readonly [number, number])[] {
+    const w = slot.watch;
+    if (w?.live === true && this.#unmoved(slot.uses, w.marks)) return w.marks;
     const markets = this.#registry.marketStates();
-    const kept = slot.watch?.live === true ? slot.watch.marks : undefined;
-    let k = 0;
-    let same = kept !== undefined;
-    for (let u = 0; same && u < slot.uses.length; u++) {
-      const i = slot.uses[u] as number;
-      const mark = this.#host.mark(markets[i] as MarketState);
-      if (mark === undefined) continue;
-      const e = (kept as readonly (readonly [number, number])[])[k++];
-      same = e !== undefined && e[0] === i && e[1] === mark;
-    }
-    if (same && k === (kept as readonly unknown[]).length)
-      return kept as readonly (readonly [number, number])[];
     const out: [number, number][] = [];
     for (const i of slot.uses) {
       const mark = this.#host.mark(markets[i] as MarketState);
       if (mark !== undefined) out.push([i, mark]);
     }
     return out;
+  }
+
+  /** Whether `marks` is what `#marksOf` would build now for markets `uses`. */
+  #unmoved(uses: readonly number[], marks: readonly (readonly [number, number])[]): boolean {
+    const markets = this.#registry.marketStates();
+    let k = 0;
+    for (const i of uses) {
+      const mark = this.#host.mark(markets[i] as MarketState);
+      if (mark === undefined) continue;
+      const e = marks[k++];
+      if (e === undefined || e[0] !== i || e[1] !== mark) return false;
+    }
+    return k === marks.length;
   }
 
   #valuation(): ValuationPaths {
