@@ -26,7 +26,7 @@ wss.on('connection', (ws) => {
   subscribed.set(ws, texts);
   ws.on('message', (data: Buffer) => {
     const channel = String((JSON.parse(data.toString()) as { channel: string }).channel);
-    const kind = channel.replace(/^btcusdt_/, '').replace(/^kline_.*/, 'kline');
+    const kind = channel.replace(/^[a-z0-9]+_/, '').replace(/^kline_.*/, 'kline');
     texts.push(PAYLOAD[kind] ?? PAYLOAD['ticker'] ?? '');
   });
   ws.on('close', () => subscribed.delete(ws));

@@ -8,7 +8,7 @@
  * time, for the trade-to-push latency.
  *
  * argv: host port path connections sampleEvery channelsJson. IPC: sends `{type:'count', frames,
- * ready, cpuMicros}` every 250 ms; answers `{type:'samples'}` with the recorded `[tid, arrivedMs]` pairs.
+ * ready, cpuMicros}` every 250 ms; answers `{type:'samples'}` with the recorded `[tid, arrivedMs]` pairs (`clear: true`: and forgets them).
  */
 import { connect, type Socket } from 'node:net';
 
@@ -127,7 +127,11 @@ setInterval(() => {
   const cpu = process.cpuUsage();
   process.send?.({ type: 'count', frames, ready, cpuMicros: cpu.user + cpu.system });
 }, 250);
-process.on('message', (message: { type: string }) => {
-  if (message.type === 'samples') process.send?.({ type: 'samples', samples });
+process.on('message', (message: { type: string; clear?: boolean }) => {
+  if (message.type === 'samples') {
+    process.send?.({ type: 'samples', samples });
+    // `clear`: the next answer has only what arrived after this one (bench:venue's rate steps).
+    if (message.clear === true) samples.length = 0;
+  }
   if (message.type === 'stop') process.exit(0);
 });
