@@ -3,7 +3,7 @@
  * standby and failover"): a leading `bourse engine`, a standby and two gateways on a private
  * nats-server with `sync_interval: always` (test/fixtures/failover-cluster.ts); orders flow
  * through both gateways (3 at a time each) while the leader is killed with SIGKILL, `ROUNDS`
- * times (env FAILOVER_ROUNDS, default 10), each round with a new standby. Every round checks the
+ * times (env FAILOVER_ROUNDS, default 10; `--quick`: 1), each round with a new standby. Every round checks the
  * journal (every acknowledged order once, money conserved, replicas at the leader's hash).
  *
  * Per round, from the kill: when the standby took the lapsed lease, when it logged that it leads
@@ -12,6 +12,7 @@
  * `runFailoverBench` is exported for `npm run bench:cluster`.
  */
 import { killRound, startFailoverCluster, type KillRound } from '../test/fixtures/failover-cluster.ts';
+import { finish, QUICK, sized } from './results.ts';
 
 export interface FailoverFigures {
   readonly rounds: number;
@@ -71,7 +72,7 @@ export async function runFailoverBench(
 }
 
 if (import.meta.main) {
-  const rounds = Number(process.env['FAILOVER_ROUNDS'] ?? 10);
+  const rounds = Number(process.env['FAILOVER_ROUNDS'] ?? sized(10, 1));
   const result = await runFailoverBench(rounds, Number(process.env['FAILOVER_LEASE_TTL_MS'] ?? 1_000));
   console.log(
     `failover over ${result.rounds} rounds (lease ${result.leaseTtlMs} ms, load average ${result.loadAverage}): ` +
@@ -79,5 +80,5 @@ if (import.meta.main) {
       `(lease taken ${result.lease.median}/${result.lease.worst} ms, leading ${result.leading.median}/${result.leading.worst} ms); ` +
       `${result.acknowledged} orders acknowledged, ${result.notAccepted} NOT_ACCEPTED`,
   );
-  console.log(JSON.stringify(result));
+  finish('cluster-failover', { bench: 'cluster-failover', quick: QUICK, ...result });
 }

@@ -26,6 +26,7 @@ import type { SequencedCommand } from '../src/domain/commands.ts';
 import type { VenueConfig } from '../src/domain/specs.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { DEFAULT_STREAM, generateStream, type GeneratedStream } from './engine-stream.ts';
+import { finish, QUICK, sized } from './results.ts';
 
 /** The engine surface the bench uses, which every revision has. */
 interface AnyEngine {
@@ -38,9 +39,10 @@ const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 };
-const BASELINE = arg('baseline', 'main');
-const PAIRS = Number(arg('pairs', '5'));
-const COMMANDS = Number(arg('commands', String(DEFAULT_STREAM.commands)));
+/** `--quick` (CI's smoke run): this checkout against its own HEAD, one pair of 20,000 commands. */
+const BASELINE = arg('baseline', sized('main', 'HEAD'));
+const PAIRS = Number(arg('pairs', sized('5', '1')));
+const COMMANDS = Number(arg('commands', sized(String(DEFAULT_STREAM.commands), '20000')));
 /**
  * `--only baseline|this|none`: generate the stream, then run one engine once (or none), for an
  * instruction count under `valgrind --tool=callgrind` (bench/README.md): count(x) − count(none)
@@ -175,7 +177,7 @@ async function main(): Promise<void> {
     console.log(
       `medians: baseline ${result.baselineCmdPerCpuS.toLocaleString('en')}, this ${result.thisCmdPerCpuS.toLocaleString('en')} cmd/CPU-s; ratio ${result.ratioCpu} (median of pair ratios ${result.medianPairRatioCpu}); wall ratio ${result.ratioWall}`,
     );
-    console.log(JSON.stringify(result));
+    finish('engine-ab', { bench: 'engine-ab', quick: QUICK, ...result });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

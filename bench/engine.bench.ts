@@ -7,18 +7,17 @@ import { BUY, type SequencedCommand } from '../src/domain/commands.ts';
 import type { Engine } from '../src/engine/engine.ts';
 import { createEngine, DEFAULT_STREAM, generateStream, type GeneratedStream } from './engine-stream.ts';
 import { riskBenchmark, type RiskBenchFigures } from './engine-risk.ts';
+import { finish, QUICK } from './results.ts';
 
 // ───────────────────────────── settings ─────────────────────────────
 
-/** `--quick` shrinks everything for a smoke run; its figures are not to be quoted. */
-const QUICK = process.argv.includes('--quick');
 /** Timed runs of each book on the 10,000-order stream; medians are reported. */
-const RUNS = QUICK ? 2 : 7;
+const RUNS = QUICK ? 1 : 7;
 /** Separate runs with a timer around every command (timers distort throughput, so never both). */
 const LATENCY_RUNS = QUICK ? 1 : 3;
-const STREAM_COMMANDS = QUICK ? 100_000 : 1_000_000;
-const BIG_RESTING = QUICK ? 100_000 : 1_000_000;
-const BIG_COMMANDS = QUICK ? 50_000 : 300_000;
+const STREAM_COMMANDS = QUICK ? 30_000 : 1_000_000;
+const BIG_RESTING = QUICK ? 30_000 : 1_000_000;
+const BIG_COMMANDS = QUICK ? 10_000 : 300_000;
 const BIG_USERS = 1_000;
 /** Mean distance from the mid of the big book's orders: about 100,000 priced levels a side. */
 const BIG_MEAN_DISTANCE_TICKS = 30_000;
@@ -658,14 +657,15 @@ async function bigBookBenchmark(): Promise<Record<string, unknown>> {
 // ───────────────────────────── margin stream (issue 14) ─────────────────────────────
 
 /** Users of the margin comparison: two margin accounts each, so 10,000 open margin accounts. */
-const MARGIN_USERS = QUICK ? 1_000 : 5_000;
+const MARGIN_USERS = QUICK ? 300 : 5_000;
 const MARGIN_SHARE = 1 / 3;
 /** FireTimers an hour apart every this many commands: far more often than an hour of real traffic. */
 const INTEREST_EVERY = 100_000;
 
 /**
  * The margin stream against its spot twin (the same seed, users, book and mix, no margin), timed
- * interleaved in the same run: throughput medians and their ratio (target ≥ 0.70).
+ * interleaved in the same run: throughput medians and their ratio (a figure without a target: issue
+ * 14's 0.70 was withdrawn by issue 30, the margin stream's rate being far beyond what order entry feeds).
  */
 async function marginBenchmark(): Promise<Record<string, unknown>> {
   let t = performance.now();
@@ -715,7 +715,7 @@ async function marginBenchmark(): Promise<Record<string, unknown>> {
       })
     : undefined;
   // A spot venue as large as the margin one in accounts (each margin user holds three: spot,
-  // isolated, cross): beside the target's ratio, what the account count alone costs.
+  // isolated, cross): beside the ratio to the twin, what the account count alone costs.
   const sameSize = generateStream({ ...base, users: MARGIN_USERS * 3 });
   const spotRuns: { wall: number; cpu: number }[] = [];
   const marginRuns: { wall: number; cpu: number }[] = [];
@@ -734,18 +734,18 @@ async function marginBenchmark(): Promise<Record<string, unknown>> {
   const marginCpu = median(marginRuns.map((r) => r.cpu));
   const sameSizeCpu = median(sameSizeRuns.map((r) => r.cpu));
   // Each margin run against the spot run just before it: steadier than the ratio of the medians
-  // when the host's speed drifts between runs (reported beside it; the target's figure is the latter).
+  // when the host's speed drifts between runs (reported beside it; the headline figure is the latter).
   const pairRatioCpu = median(marginRuns.map((r, i) => r.cpu / (spotRuns[i] as { cpu: number }).cpu));
   console.log(
     `  ${RUNS} interleaved runs each (${seconds(performance.now() - t)}): spot ${fmtInt(spotWall)} commands/s ` +
       `(${fmtInt(spotCpu)} per CPU-second), margin ${fmtInt(marginWall)} (${fmtInt(marginCpu)}); ` +
-      `margin/spot ${(marginWall / spotWall).toFixed(3)} wall, ${(marginCpu / spotCpu).toFixed(3)} per CPU-second (target ≥ 0.70; ` +
+      `margin/spot ${(marginWall / spotWall).toFixed(3)} wall, ${(marginCpu / spotCpu).toFixed(3)} per CPU-second (` +
       `median of the runs' pair ratios ${pairRatioCpu.toFixed(3)})`,
   );
   console.log(
     `  a spot venue of ${fmtInt(MARGIN_USERS * 3)} users (as many accounts as the margin one): ` +
       `${fmtInt(sameSizeCpu)} per CPU-second, ${(sameSizeCpu / spotCpu).toFixed(3)} of the spot twin; ` +
-      `margin ÷ it ${(marginCpu / sameSizeCpu).toFixed(3)} per CPU-second (for comparison; the target is against the twin)`,
+      `margin ÷ it ${(marginCpu / sameSizeCpu).toFixed(3)} per CPU-second (for comparison; the headline ratio is against the twin)`,
   );
   let detail: Record<string, unknown> | undefined;
   if (accountsOnly !== undefined) {
@@ -841,11 +841,11 @@ function riskPart(): { isolated: RiskBenchFigures; cross: RiskBenchFigures } {
 }
 
 function riskRun(acctType: 1 | 2): RiskBenchFigures {
-  const accounts = QUICK ? 10_000 : 100_000;
+  const accounts = QUICK ? 3_000 : 100_000;
   const f = riskBenchmark({
     accounts,
-    quietCommands: QUICK ? 20_000 : 200_000,
-    runs: QUICK ? 3 : 15,
+    quietCommands: QUICK ? 5_000 : 200_000,
+    runs: QUICK ? 2 : 15,
     runGc,
     acctType,
   });
@@ -903,16 +903,14 @@ const loadavgAtEnd = os.loadavg().map((x) => round(x, 2));
 const totalSeconds = (performance.now() - started) / 1000;
 console.log(`\nLoad average at the end ${loadavgAtEnd.join(' ')}; total ${totalSeconds.toFixed(0)} s`);
 gcObserver.disconnect();
-console.log(
-  JSON.stringify({
-    bench: 'engine',
-    quick: QUICK,
-    date: new Date().toISOString(),
-    machine: { ...machine, loadavgAtEnd },
-    ...streamFigures,
-    margin: marginFigures,
-    risk: riskFigures,
-    bigBook,
-    totalSeconds: round(totalSeconds, 1),
-  }),
-);
+finish('engine', {
+  bench: 'engine',
+  quick: QUICK,
+  date: new Date().toISOString(),
+  machine: { ...machine, loadavgAtEnd },
+  ...streamFigures,
+  margin: marginFigures,
+  risk: riskFigures,
+  bigBook,
+  totalSeconds: round(totalSeconds, 1),
+});

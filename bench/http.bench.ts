@@ -29,9 +29,10 @@ import { runLoad } from './http-load.ts';
 import { signedOrderPaths, type Keys } from './order-paths.ts';
 import { startServer } from '../test/fixtures/server-process.ts';
 import { admin, createTrader, TEST_USER_AGENT } from '../test/fixtures/zb-client.ts';
+import { finish, sized } from './results.ts';
 
-const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? 100);
-const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? 10);
+const CONNECTIONS = Number(process.env['HTTP_BENCH_CONNECTIONS'] ?? sized(100, 20));
+const SECONDS = Number(process.env['HTTP_BENCH_SECONDS'] ?? sized(10, 2));
 /** Which runs to make (comma-separated: hello, orders, depth, ticker); default all. */
 const ALL_RUNS = ['hello', 'orders', 'depth', 'ticker'];
 const RUNS = new Set((process.env['HTTP_BENCH_RUNS'] ?? ALL_RUNS.join(',')).split(','));
@@ -216,7 +217,7 @@ async function helloWorld(): Promise<Figures> {
   );
   try {
     const base = `http://127.0.0.1:${port}`;
-    await load(base, { paths: ['/api/order'], seconds: 2 });
+    await load(base, { paths: ['/api/order'], seconds: sized(2, 1) });
     return await load(base, { paths: ['/api/order'] });
   } finally {
     child.kill();
@@ -350,7 +351,7 @@ async function main(): Promise<void> {
     try {
       const signed = await orderLoad(server);
       const orders = (): Promise<Figures> => load(server.base, signed());
-      if (RUNS.has('orders')) await load(server.base, signed(2));
+      if (RUNS.has('orders')) await load(server.base, signed(sized(2, 1)));
       const placed = RUNS.has('orders') ? await orders() : undefined;
       console.log(line('signed orders (durable)', placed));
       const depth = RUNS.has('depth')
@@ -366,30 +367,21 @@ async function main(): Promise<void> {
       console.log(
         `orders/s ÷ hello-world req/s = ${ratio.toFixed(2)} (journal at seq ${String(state.lastSeq)} after the runs)`,
       );
-      console.log(
-        JSON.stringify({
-          bench: 'http',
-          connections: CONNECTIONS,
-          seconds: SECONDS,
-          helloRps: hello?.rps,
-          ordersRps: placed?.rps,
-          ordersP50Ms: placed?.p50,
-          ordersP99Ms: placed?.p99,
-          ordersErrors: placed === undefined ? undefined : placed.errors + placed.non2xx,
-          depthRps: depth?.rps,
-          tickerRps: ticker?.rps,
-          ratioOrdersToHello: Number.isNaN(ratio) ? undefined : Number(ratio.toFixed(3)),
-        }),
-      );
+      finish('http', {
+        bench: 'http',
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        helloRps: hello?.rps,
+        ordersRps: placed?.rps,
+        ordersP50Ms: placed?.p50,
+        ordersP99Ms: placed?.p99,
+        ordersErrors: placed === undefined ? undefined : placed.errors + placed.non2xx,
+        depthRps: depth?.rps,
+        tickerRps: ticker?.rps,
+        ratioOrdersToHello: Number.isNaN(ratio) ? undefined : Number(ratio.toFixed(3)),
+      });
     } finally {
       await server.stop();
-      console.log(
-        server
-          .output()
-          .split('\n')
-          .filter((l) => l.includes('TMPSTATS'))
-          .join('\n'),
-      );
     }
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -7,16 +7,15 @@ import { FileJournal, type JournalOptions } from '../src/journal/file-journal.ts
 import { JetStreamJournal } from '../src/journal/jetstream-journal.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../test/fixtures/nats-server.ts';
 import { SnapshotStore } from '../src/journal/snapshot-store.ts';
+import { finish, QUICK } from './results.ts';
 
 // ───────────────────────────── settings ─────────────────────────────
 
-/** `--quick` shortens every phase for a smoke run; its figures are not to be quoted. */
-const QUICK = process.argv.includes('--quick');
 /** `--no-snapshot` skips the 1M-order snapshot phase (the slowest part). */
 const SNAPSHOT = !process.argv.includes('--no-snapshot');
 /** `--no-jetstream` skips the JetStream journal phases. */
 const JETSTREAM = !process.argv.includes('--no-jetstream');
-const PHASE_MS = QUICK ? 800 : 4_000;
+const PHASE_MS = QUICK ? 400 : 4_000;
 /** Warm-up before each measured phase (JIT, page cache, file growth). */
 const WARMUP_MS = QUICK ? 200 : 1_000;
 const PAYLOAD_BYTES = 200;
@@ -27,7 +26,7 @@ const MAX_PENDING_RECORDS = 50_000;
 /** Offered loads (records/s) for the latency runs, paced per event-loop turn. */
 const PACED_RATES = [1_000, 20_000, 100_000, 200_000];
 const RAW_FSYNC_SAMPLES = QUICK ? 200 : 1_000;
-const SNAPSHOT_ORDERS = QUICK ? 100_000 : 1_000_000;
+const SNAPSHOT_ORDERS = QUICK ? 30_000 : 1_000_000;
 /** On the same disk as /work (the repository ignores it). */
 const BENCH_ROOT = path.join(import.meta.dirname, '..', '.bench-tmp');
 
@@ -374,25 +373,23 @@ try {
 
   const loadAfter = os.loadavg().map((x) => Math.round(x * 100) / 100);
   console.log(`load average after: ${loadAfter.join(' ')}`);
-  console.log(
-    JSON.stringify({
-      bench: 'journal',
-      loadBefore,
-      loadAfter,
-      quick: QUICK,
-      node: process.version,
-      cpus: os.cpus().length,
-      payloadBytes: PAYLOAD_BYTES,
-      phaseMs: PHASE_MS,
-      rawFdatasync: raw,
-      fsyncOff: { recordsPerSec: noSync.recordsPerSec },
-      groupCommitSaturated: saturated,
-      groupCommitPaced: paced,
-      ratios,
-      jetstream,
-      snapshot,
-    }),
-  );
+  finish('journal', {
+    bench: 'journal',
+    loadBefore,
+    loadAfter,
+    quick: QUICK,
+    node: process.version,
+    cpus: os.cpus().length,
+    payloadBytes: PAYLOAD_BYTES,
+    phaseMs: PHASE_MS,
+    rawFdatasync: raw,
+    fsyncOff: { recordsPerSec: noSync.recordsPerSec },
+    groupCommitSaturated: saturated,
+    groupCommitPaced: paced,
+    ratios,
+    jetstream,
+    snapshot,
+  });
 } finally {
   fs.rmSync(root, { recursive: true, force: true });
 }

@@ -13,8 +13,8 @@ import { cpus, loadavg } from 'node:os';
 import { mustLiquidate, unitPrice, valuateIsolated, type CoinPosition } from '../src/margin/lines.ts';
 import { LiquidationIndex, triggersOf } from '../src/margin/liquidation-index.ts';
 import { DEFAULT_MARGIN_SETTINGS as S } from '../src/margin/settings.ts';
+import { finish, QUICK } from './results.ts';
 
-const QUICK = process.argv.includes('--quick');
 const ACCOUNTS = QUICK ? 10_000 : 100_000;
 const ROUNDS = QUICK ? 5 : 21;
 const BTC = 100_000_000;
@@ -167,21 +167,19 @@ console.log(
   `  move crossing ${cross.reported} (1 %), flagging ${cross.flagged}: index ${fmt(c.index)} (${((c.index / (cross.reported + cross.flagged)) * 1000).toFixed(2)} µs per account touched), trigger scan ${fmt(c.scan)} (×${(c.scan / c.index).toFixed(1)}), valuation scan ${fmt(c.valuation)} (×${(c.valuation / c.index).toFixed(1)})`,
 );
 console.log(`  quiet moves back to back: ${median(quietBatch).toFixed(2)} µs per move`);
-console.log(
-  JSON.stringify({
-    bench: 'liquidation-index',
-    accounts: ACCOUNTS,
-    rounds: ROUNDS,
-    buildMs,
-    updateUs: median(updates),
-    quietMoveMs: q,
-    quietBackToBackUs: median(quietBatch),
-    crossingMoveMs: c,
-    crossed: cross.reported,
-    flagged: cross.flagged,
-    node: process.version,
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    load: loadavg(),
-  }),
-);
+finish('risk', {
+  bench: 'liquidation-index',
+  accounts: ACCOUNTS,
+  rounds: ROUNDS,
+  buildMs,
+  updateUs: median(updates),
+  quietMoveMs: q,
+  quietBackToBackUs: median(quietBatch),
+  crossingMoveMs: c,
+  crossed: cross.reported,
+  flagged: cross.flagged,
+  node: process.version,
+  cpu: cpus()[0]?.model,
+  cores: cpus().length,
+  load: loadavg(),
+});

@@ -10,11 +10,12 @@ import { DEFAULT_VENUE } from '../src/config/default-venue.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { VenueMetrics, type MeasuredCommand } from '../src/observability/metrics.ts';
 import { TradingStream } from '../src/store/trading-stream.ts';
+import { finish, sized } from './results.ts';
 
-const COMMANDS = Number(process.env['METRICS_BENCH_COMMANDS'] ?? 200_000);
+const COMMANDS = Number(process.env['METRICS_BENCH_COMMANDS'] ?? sized(200_000, 10_000));
 /** Commands per applied batch, as group commit hands them over under load. */
 const BATCH = Number(process.env['METRICS_BENCH_BATCH'] ?? 64);
-const ROUNDS = 5;
+const ROUNDS = sized(5, 1);
 
 const stream = new TradingStream({ seed: 3, users: 50, startTime: 1_763_769_600_000, meanStepMs: 5 });
 stream.setup();
@@ -74,13 +75,11 @@ console.log(
   `metrics listener                    ${median(listenerNs).toFixed(0)} ns/command (median of rounds)`,
 );
 console.log(`one scrape                          ${scrapeMs.toFixed(1)} ms, ${scrapeBytes} bytes`);
-console.log(
-  JSON.stringify({
-    bench: 'metrics',
-    commands: commands.length,
-    batch: BATCH,
-    applyNsPerCommand: Math.round(median(applyNs)),
-    listenerNsPerCommand: Math.round(median(listenerNs)),
-    scrapeMs: Number(scrapeMs.toFixed(1)),
-  }),
-);
+finish('metrics', {
+  bench: 'metrics',
+  commands: commands.length,
+  batch: BATCH,
+  applyNsPerCommand: Math.round(median(applyNs)),
+  listenerNsPerCommand: Math.round(median(listenerNs)),
+  scrapeMs: Number(scrapeMs.toFixed(1)),
+});

@@ -1,7 +1,8 @@
 /**
  * @module rate-limit.bench — what the rate limits cost per signed request (one hitIp and one
- * hitKey, as the pipeline does), in memory and in Redis (the machine's, BOURSE_BENCH_REDIS_URL,
- * default redis://127.0.0.1:6379, under a prefix of the run's own), in interleaved rounds:
+ * hitKey, as the pipeline does), in memory and in Redis (the machine's, BOURSE_BENCH_REDIS_URL, else
+ * the tests' BOURSE_TEST_REDIS_URL, default redis://127.0.0.1:6379, under a prefix of the run's own),
+ * in interleaved rounds:
  * - one request at a time: the wall time a request waits for its two decisions (median and p99);
  * - `LIMITS_BENCH_CONCURRENCY` (64) requests in flight, as a busy gateway has them: requests/s,
  *   and the gateway's CPU per request (process.cpuUsage: the client side of Redis included,
@@ -12,11 +13,13 @@ import { cpus, loadavg } from 'node:os';
 import { createClient } from '@redis/client';
 import { MemoryRateLimiter, type RateLimiter } from '../src/api/auth/rate-limit.ts';
 import { RedisRateLimiter } from '../src/api/auth/redis-rate-limit.ts';
+import { finish, sized } from './results.ts';
 
-const URL = process.env['BOURSE_BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-const REQUESTS = Number(process.env['LIMITS_BENCH_REQUESTS'] ?? 20_000);
+const URL =
+  process.env['BOURSE_BENCH_REDIS_URL'] ?? process.env['BOURSE_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const REQUESTS = Number(process.env['LIMITS_BENCH_REQUESTS'] ?? sized(20_000, 1_000));
 const CONCURRENCY = Number(process.env['LIMITS_BENCH_CONCURRENCY'] ?? 64);
-const ROUNDS = Number(process.env['LIMITS_BENCH_ROUNDS'] ?? 5);
+const ROUNDS = Number(process.env['LIMITS_BENCH_ROUNDS'] ?? sized(5, 1));
 const SPREAD = 1_000;
 const PREFIX = `bourse-bench:${process.pid}:`;
 
@@ -132,14 +135,13 @@ console.log(
   `redis / memory: wall per request ×${(r.sequentialP50Us / m.sequentialP50Us).toFixed(0)}, ` +
     `CPU per request ×${(r.cpuUsPerRequest / m.cpuUsPerRequest).toFixed(0)} (+${(r.cpuUsPerRequest - m.cpuUsPerRequest).toFixed(1)} µs)`,
 );
-console.log(
-  JSON.stringify({
-    ...summary,
-    requests: REQUESTS,
-    rounds: ROUNDS,
-    concurrency: CONCURRENCY,
-    cpu: cpus()[0]?.model,
-    cores: cpus().length,
-    load: load.map((x) => Number(x.toFixed(2))),
-  }),
-);
+finish('limits', {
+  bench: 'limits',
+  ...summary,
+  requests: REQUESTS,
+  rounds: ROUNDS,
+  concurrency: CONCURRENCY,
+  cpu: cpus()[0]?.model,
+  cores: cpus().length,
+  load: load.map((x) => Number(x.toFixed(2))),
+});

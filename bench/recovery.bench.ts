@@ -19,9 +19,10 @@ import { recover } from '../src/sequencer/recovery.ts';
 import { createEngine, DEFAULT_STREAM, generateStream } from './engine-stream.ts';
 import { seededRandom } from '../src/store/trading-stream.ts';
 import { SILENT_LOG } from '../src/observability/memory-log.ts';
+import { finish, QUICK, sized } from './results.ts';
 
-const RECORDS = Number(process.env['RECOVERY_RECORDS'] ?? 1_000_000);
-const OPEN_ORDERS = Number(process.env['RECOVERY_OPEN_ORDERS'] ?? 1_000_000);
+const RECORDS = Number(process.env['RECOVERY_RECORDS'] ?? sized(1_000_000, 20_000));
+const OPEN_ORDERS = Number(process.env['RECOVERY_OPEN_ORDERS'] ?? sized(1_000_000, 20_000));
 const USERS = 1_000;
 
 const workDir = mkdtempSync(join(import.meta.dirname, '..', '.bench-tmp-recovery-'));
@@ -155,7 +156,7 @@ async function snapshotRestore(): Promise<Record<string, number>> {
 try {
   console.log(`bench:recovery — node ${process.version}, ${new Date().toISOString()}`);
   const figures = { ...(await journalReplay()), ...(await snapshotRestore()) };
-  console.log(JSON.stringify({ bench: 'recovery', ...figures }));
+  finish('recovery', { bench: 'recovery', quick: QUICK, ...figures });
 } finally {
   rmSync(workDir, { recursive: true, force: true });
 }

@@ -38,13 +38,14 @@ import {
   type Clients,
 } from './ws-harness.ts';
 import { createTrader } from '../test/fixtures/zb-client.ts';
+import { finish, sized } from './results.ts';
 
-const CONNECTIONS = Number(process.env['WS_BENCH_CONNECTIONS'] ?? 1000);
+const CONNECTIONS = Number(process.env['WS_BENCH_CONNECTIONS'] ?? sized(1000, 100));
 const WORKERS = Number(process.env['WS_BENCH_WORKERS'] ?? 2);
-const ORDERS_PER_SECOND = Number(process.env['WS_BENCH_ORDERS'] ?? 10_000);
-const SECONDS = Number(process.env['WS_BENCH_SECONDS'] ?? 20);
-const WARMUP_SECONDS = 5;
-const BASELINE_SECONDS = 5;
+const ORDERS_PER_SECOND = Number(process.env['WS_BENCH_ORDERS'] ?? sized(10_000, 500));
+const SECONDS = Number(process.env['WS_BENCH_SECONDS'] ?? sized(20, 3));
+const WARMUP_SECONDS = sized(5, 1);
+const BASELINE_SECONDS = sized(5, 2);
 const PER_BATCH = 20;
 const SAMPLE_EVERY_CONNECTION = 20;
 /** What each connection subscribes to (WS_BENCH_CHANNELS: kinds separated by commas). */
@@ -245,7 +246,7 @@ async function main(): Promise<void> {
         `CPU (cores of 2): machine ${cores.machine} = server ${cores.server} + clients ${cores.clients} + orders ${cores.orders} + probe ${cores.probe} + other processes ${others}`,
       ].join('\n'),
     );
-    console.log(JSON.stringify(figures));
+    finish('ws', figures);
     await probe.close();
   } finally {
     for (const p of processes.slice(1)) p.kill();
