@@ -238,14 +238,33 @@ async function moveIntoMargin(client: ZbClient, plan: StreamPlan, seller: boolea
   }
 }
 
-/** A maker with 50 levels a side on every market of the load, outside the prices it trades at. */
+/**
+ * A maker with 50 levels a side on every market of the load, outside the prices it trades at, and
+ * one trade at each market's price (so that every market has a last price, which margin accounts
+ * are valued at from the first order on).
+ */
 export async function seedBooks(venue: Venue): Promise<void> {
   const deposits: [string, string][] = [
     ['usdt', '100000000'],
     ...MARKETS.map((m) => [m.base, m.sellerBase] as [string, string]),
   ];
   const maker = await createTrader(venue, 'maker', deposits);
+  const primer = await createTrader(venue, 'primer', [['usdt', '1000000']]);
   for (const m of MARKETS) {
+    for (const [trader, side] of [
+      [maker, '0'],
+      [primer, '1'],
+    ] as const) {
+      await must(
+        `the first trade on ${m.market}`,
+        trader.call('order', [
+          ['currency', m.market],
+          ['tradeType', side],
+          ['price', m.price],
+          ['amount', m.amount],
+        ]),
+      );
+    }
     for (const [side, first, sign] of [
       ['1', m.book.bid, -1],
       ['0', m.book.ask, 1],
@@ -273,4 +292,21 @@ export function splitStreams<T>(streams: readonly T[], workers: number): T[][] {
   const groups: T[][] = Array.from({ length: Math.min(workers, streams.length) }, () => []);
   streams.forEach((s, i) => groups[i % groups.length]?.push(s));
   return groups;
+}
+
+/** Loan records (up to 100 each) of the auto-borrow sellers: that their sells did borrow. */
+export async function autoBorrowLoans(base: string, streams: readonly StreamSpec[]): Promise<number> {
+  let loans = 0;
+  for (const s of streams.filter((st) => st.seller.express)) {
+    const client = new ZbClient(base, s.seller.accessKey, s.seller.secret);
+    const r = await must(
+      `the loan records of ${s.seller.name}`,
+      client.call('getLoanRecords', [
+        ...(s.seller.acctType === 1 ? ([['marketName', s.market]] as [string, string][]) : []),
+        ['pageSize', '100'],
+      ]),
+    );
+    loans += Array.isArray(r['result']) ? r['result'].length : 0;
+  }
+  return loans;
 }

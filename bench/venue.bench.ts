@@ -40,6 +40,7 @@ import { startServer, type ServerProcess } from '../test/fixtures/server-process
 import { cpuMicros } from './proc-cpu.ts';
 import { finish, QUICK, sized } from './results.ts';
 import {
+  autoBorrowLoans,
   createStreams,
   MARKETS,
   planStreams,
@@ -426,6 +427,7 @@ async function main(): Promise<void> {
       bareMessagesPerSecond,
       steps,
       saturationOrdersPerSecond: saturation,
+      autoBorrowLoans: await autoBorrowLoans(server.base, streams),
       serverRssMiBEnd: rssMiB(pid),
       targets,
       loadAverage: loadavg().map((x) => round(x, 2)),
@@ -433,7 +435,8 @@ async function main(): Promise<void> {
       minutes: round((Date.now() - started) / 60_000, 1),
     };
     console.log(
-      `saturation: ${saturation} orders/s acknowledged; server RSS at the end ${figures.serverRssMiBEnd} MiB` +
+      `saturation: ${saturation} orders/s acknowledged; server RSS at the end ${figures.serverRssMiBEnd} MiB; ` +
+        `${figures.autoBorrowLoans} loans taken by the auto-borrow sellers' orders` +
         (targets === undefined ? '' : `; targets ${JSON.stringify(targets)}`),
     );
     finish('venue', figures);
