@@ -71,17 +71,29 @@ function run(bench: QuickBench): Promise<Outcome> {
     process.stdout.write(chunk);
   });
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
+  const killGroup = (): void => {
     try {
       process.kill(-(child.pid as number), 'SIGKILL');
     } catch {
       // Already gone.
     }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
   }, bench.limitSeconds * 1000);
+  // Stopped itself (CI's own limit, ^C): the benchmark's group goes too, not left running detached.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    killGroup();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       const seconds = Math.round((performance.now() - started) / 100) / 10;
       const failure = timedOut
         ? `it ran past its limit of ${bench.limitSeconds} s and was killed`
