@@ -30,7 +30,8 @@
  * delivered (each the whole CPU, divided); refusals by code. RSS at the end. The targets of
  * issue 30 are checked in the figures (not asserted). The last line is one JSON object.
  *
- * `--quick`: one step of 300 orders/s with 60 subscribers for 3 s (CI's smoke run).
+ * `--quick`: one step of 300 orders/s with 60 subscribers for 3 s (CI's smoke run), which fails
+ * when an order was refused, nothing traded, no push arrived or no auto-borrow seller borrowed.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -439,6 +440,21 @@ async function main(): Promise<void> {
         `${figures.autoBorrowLoans} loans taken by the auto-borrow sellers' orders` +
         (targets === undefined ? '' : `; targets ${JSON.stringify(targets)}`),
     );
+    // The smoke run checks that the load is what it says (nothing about time): every order
+    // accepted, trades made and pushed to both kinds of channel, the auto-borrow sellers borrowing.
+    const broken = QUICK
+      ? steps.flatMap((st) =>
+          [
+            st['refused'] !== 0 ? `${String(st['refused'])} refused ${JSON.stringify(st['refusals'])}` : '',
+            st['ordersPerSecond'] === 0 ? 'no order acknowledged' : '',
+            st['publicPushSamples'] === 0 ? 'no trade seen on a public trades channel' : '',
+            st['privatePushSamples'] === 0 ? 'no fill seen on a private channel' : '',
+          ].filter((problem) => problem !== ''),
+        )
+      : [];
+    if (QUICK && figures.autoBorrowLoans === 0) broken.push('no loan taken by an auto-borrow seller');
+    if (broken.length > 0)
+      throw new Error(`bench:venue: the load is not what it should be: ${broken.join('; ')}`);
     finish('venue', figures);
   } finally {
     for (const p of processes) p.kill();
