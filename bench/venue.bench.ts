@@ -250,10 +250,10 @@ async function main(): Promise<void> {
       await sleep(100);
     }
     console.log(
-      `${SUBSCRIBERS} subscribers ready; ${streams.length} streams (${tradersCount} traders: ` +
+      `${SUBSCRIBERS} subscribers ready; ${streams.length} streams (` +
         `${streams.filter((s) => s.seller.acctType === 0).length} spot, ${streams.filter((s) => s.seller.acctType === 1).length} isolated, ` +
-        `${streams.filter((s) => s.seller.acctType === 2).length} cross, ${streams.filter((s) => s.seller.express).length} of them auto-borrow) ` +
-        `in ${traders.workers.length} processes`,
+        `${streams.filter((s) => s.seller.acctType === 2).length} cross, ${streams.filter((s) => s.seller.express).length} of them auto-borrow; ` +
+        `${tradersCount} traders) in ${traders.workers.length} processes`,
     );
 
     const tradeTime = new Map<number, number>();
