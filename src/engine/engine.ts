@@ -162,7 +162,7 @@ export class Engine {
     }
     this.#settlement = new Settlement(ctx, this.#ledger, registry, this.#settings);
     const prices = new LimitPrices(registry, { limitMark: (m) => this.#risk.limitMark(m) });
-    this.#margin = new Margin(ctx, this.#ledger, registry, prices);
+    this.#margin = new Margin(ctx, this.#ledger, registry, prices, (coin) => this.#funds.netCredited(coin));
     this.#matching = new Matching(ctx, this.#ledger, registry, this.#settlement, this.#margin);
     const matching = this.#matching;
     this.#deadMan = new DeadManSwitch(ctx, this.#settings, {
@@ -180,6 +180,7 @@ export class Engine {
       change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
         ledger.change((registry.user(userId) as User).spot, coin, deltaAvailable, deltaFrozen, bill, ref),
       addFeeIncome: (coin, amount) => ledger.addFeeIncome(coin, amount),
+      poolFunded: (coin) => BigInt(this.#margin.poolFunded(coin)),
     };
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });

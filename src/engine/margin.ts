@@ -62,6 +62,7 @@ import {
 } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './engine.ts';
+import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { LimitPrices } from './limit-prices.ts';
 import type { CoinState, MarketState, Registry, User } from './registry.ts';
@@ -184,6 +185,8 @@ export class Margin implements MarginView {
   readonly #registry: Registry;
   /** The prices every limit reads: the risk step's marks (src/engine/limit-prices.ts). */
   readonly #prices: LimitPrices;
+  /** The venue's holdings from outside, which the pool's funding must keep within the exact range. */
+  readonly #outside: OutsideHoldings;
   readonly #lendingSettings = (coin: string): LendingSettings | undefined => {
     const c = this.#registry.coin(coin);
     if (c === undefined) return undefined;
@@ -220,11 +223,22 @@ export class Margin implements MarginView {
   /** Coins fills brought into margin accounts during this command: for auto-repayment. */
   #received: [LedgerAccount, CoinState, CoinUnits][] = [];
 
-  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, prices: LimitPrices) {
+  /**
+   * `prices`: what every limit is valued at; `fundsHeld`: deposits credited less settled
+   * withdrawals of a coin, for the exact range of the pool's funding (exact-range.ts).
+   */
+  constructor(
+    ctx: CommandContext,
+    ledger: Ledger,
+    registry: Registry,
+    prices: LimitPrices,
+    fundsHeld: (coin: string) => bigint,
+  ) {
     this.#ctx = ctx;
     this.#ledger = ledger;
     this.#registry = registry;
     this.#prices = prices;
+    this.#outside = { funds: fundsHeld, pool: (coin) => BigInt(this.poolFunded(coin)) };
     this.#lending = new LendingBook(this.#lendingSettings);
     this.#loans = new LoanBook(this.#lending, this.#lendingSettings);
   }
@@ -471,6 +485,8 @@ export class Margin implements MarginView {
       checkLoanAmount(open.settings, amount),
     ])
       if (!c.ok) return fail(c);
+    const range = outsideCreditRefusal(this.#outside, coinName, amount);
+    if (range !== undefined) return range;
     this.#fundingIds.add(fundingId);
     this.#ledger.creditSystem(LENDING_POOL, coin, amount);
     this.#poolFunded.set(coinName, (this.#poolFunded.get(coinName) ?? 0) + amount);
