@@ -349,7 +349,7 @@ export class Funds implements FundsView {
     pool: (coin) => this.#ledger.poolFunded(coin),
   };
 
-  /** Deposits credited less settled withdrawals of `coin` (the lending pool's share of the range checks it). */
+  /** Deposits credited less settled withdrawals of `coin`: for the lending pool's range check (exact-range.ts). */
   netCredited(coin: string): bigint {
     return this.#outside.funds(coin);
   }

@@ -6,8 +6,10 @@
  * The domain modules decide (lines, lending book, loan records) and return movements and debt
  * changes; this module checks who and where, applies those to the ledger (each user-side change a
  * bill), keeps what the domain does not (preferences, repayment history, pool funding), and
- * answers the margin reads. docs/margin.md gives the rules and numbers; docs/engine.md the place
- * of this module.
+ * answers the margin reads. Every limit (borrow, express borrow, transfer out, the limits shown)
+ * values the account at the risk step's marks (src/engine/limit-prices.ts), never at a last trade
+ * price; the pool's funding keeps the exact range (exact-range.ts). docs/margin.md gives the rules
+ * and numbers; docs/engine.md the place of this module.
  *
  * Commands: MarginTransfer, FundLendingPool, PlaceLoanOffer, CancelLoanOffer, ChangeLoanLoop,
  * ChangeInvestMark, Borrow, RepayLoan, RepayAll, SetMarginPreferences (`apply`); the hourly
