@@ -490,6 +490,7 @@ export function riskSummary(s: DifferentialStats): string {
   const cross = Number.isFinite(s.minCrossRiskRateBp) ? (s.minCrossRiskRateBp / 10_000).toFixed(4) : '-';
   return (
     `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
-    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}`
+    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}; ` +
+    `${s.openingLineChecks} borrows and transfers out checked at the opening line`
   );
 }
