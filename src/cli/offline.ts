@@ -1,7 +1,8 @@
 /**
  * @module offline — CLI commands that work on a stopped server's data directory:
- * `bourse verify` (every segment and snapshot checked, then a replay from scratch compared with
- * each snapshot's state hash) and `bourse rebuild-history` (the history store, SQLite or
+ * `bourse verify` (every segment and snapshot checked, each snapshot restored with the engine's
+ * invariants as the start restores it, then a replay from scratch compared with each snapshot's
+ * state hash and checked against the invariants there and at the end, as the start checks them) and `bourse rebuild-history` (the history store, SQLite or
  * PostgreSQL, rebuilt from the journal and swapped in atomically).
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { acquireDataLock, type DataLock } from '../config/data-lock.ts';
 import { StartRefusedError } from '../config/start-refusal.ts';
 import { checkGenesis, readVenueIdentity } from '../config/venue-identity.ts';
 import type { VenueConfig } from '../domain/specs.ts';
+import { Engine } from '../engine/engine.ts';
+import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import { SILENT_LOG } from '../observability/memory-log.ts';
@@ -94,6 +97,16 @@ function recordedGenesis(dataDir: string): VenueConfig {
   return genesis;
 }
 
+/** The message `check` throws (a broken invariant: what the start would refuse), or undefined. */
+function startRefusal(check: () => unknown): string | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 function verify(dataDir: string, io: CliIo, json: boolean): Promise<number> {
   return withDataLock(dataDir, 'verify', io, () => verifyLocked(dataDir, io, json));
 }
@@ -115,7 +128,11 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
   const expected = new Map<number, string>();
   for (const entry of snapshots.list()) {
     try {
-      expected.set(entry.lastSeq, snapshots.load(entry.path).stateHash);
+      const loaded = snapshots.load(entry.path);
+      expected.set(entry.lastSeq, loaded.stateHash);
+      // What the start does with it (recovery.ts): restored with the engine's invariants.
+      const refusal = startRefusal(() => Engine.restore(loaded.state as EngineSnapshot));
+      if (refusal !== undefined) problems.push(`${entry.path}: the start would refuse it: ${refusal}`);
     } catch (error) {
       problems.push(`${entry.path}: ${(error as Error).message}`);
     }
@@ -142,6 +159,11 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
         afterEach: (seq, engine) => {
           const want = expected.get(seq);
           if (want === undefined) return;
+          const broken = startRefusal(() => engine.assertInvariants());
+          if (broken !== undefined)
+            problems.push(
+              `replay at seq ${seq} breaks an engine invariant (the start would refuse it): ${broken}`,
+            );
           hashesCompared++;
           const hash = engine.stateHash();
           if (hash !== want)
@@ -149,6 +171,12 @@ async function verifyLocked(dataDir: string, io: CliIo, json: boolean): Promise<
         },
       });
       replayed = recovered.replayed;
+      // The start checks the recovered state's invariants before it serves (main.ts).
+      const broken = startRefusal(() => recovered.engine.assertInvariants());
+      if (broken !== undefined)
+        problems.push(
+          `the replayed state at seq ${recovered.engine.lastSeq} breaks an engine invariant (the start would refuse it): ${broken}`,
+        );
     } catch (error) {
       problems.push(`replay from scratch failed: ${(error as Error).message}`);
     } finally {

@@ -467,3 +467,42 @@ describe('the exact range', () => {
     );
   });
 });
+
+describe('the exact range with the lending pool (issue 29 §5)', () => {
+  const fund = (d: EngineDriver, id: string, amount: number) =>
+    d.apply({ type: 'FundLendingPool', fundingId: id, coin: 'usdt', amount, dailyRatePpm: 500, days: 10 });
+
+  test('funding the pool twice beyond the range is refused the second time, and changes nothing', () => {
+    const d = new EngineDriver();
+    const units = 9_000_000_000 * 1_000_000; // 9,000,000,000 usdt: within 2^53 − 1 units once
+    assert.equal(fund(d, 'f1', units).result, 'OK');
+    const before = stateOf(d.engine);
+    const r = fund(d, 'f2', units);
+    assert.equal(r.result, 'VALUE_OUT_OF_RANGE');
+    assert.match(r.message ?? '', /usdt holdings would leave the exact range/);
+    assert.equal(r.events.length, 0);
+    assert.equal(stateOf(d.engine), before);
+    // The refused funding id is not used up: the same id with an amount that fits is taken.
+    assert.equal(fund(d, 'f2', 10_000).result, 'OK');
+    d.engine.assertInvariants();
+  });
+
+  test('deposits and the pool share one range', () => {
+    const d = new EngineDriver();
+    const u = d.user('whale');
+    const credit = (id: string, amount: number) =>
+      d.apply({ type: 'CreditDeposit', depositId: id, userId: u, coin: 'usdt', amount, remark: '' });
+    assert.equal(credit('d1', 2 ** 52).result, 'OK');
+    assert.equal(fund(d, 'f1', 2 ** 52).result, 'VALUE_OUT_OF_RANGE'); // would hold 2^53
+    assert.equal(fund(d, 'f1', 2 ** 52 - 1).result, 'OK'); // 2^53 − 1: the largest exact holding
+    const before = stateOf(d.engine);
+    assert.equal(credit('d2', 1).result, 'VALUE_OUT_OF_RANGE');
+    assert.equal(fund(d, 'f2', 10_000).result, 'VALUE_OUT_OF_RANGE');
+    assert.equal(stateOf(d.engine), before);
+    d.engine.assertInvariants();
+    assert.equal(
+      Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot()))).stateHash(),
+      d.engine.stateHash(),
+    );
+  });
+});

@@ -32,6 +32,7 @@ import { DeadManSwitch } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
 import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
 import { Ledger } from './ledger.ts';
+import { LimitPrices } from './limit-prices.ts';
 import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
@@ -97,6 +98,20 @@ export interface OrderView {
   readonly usePlatformCoin: boolean;
 }
 
+/** Whether a command may check a margin limit: a borrow, a transfer, a margin order (express). */
+function checksLimits(cmd: SequencedCommand): boolean {
+  switch (cmd.type) {
+    case 'Borrow':
+    case 'MarginTransfer':
+      return true;
+    case 'PlaceOrder':
+    case 'PlaceOrderBatch':
+      return cmd.acctType !== 0;
+    default:
+      return false;
+  }
+}
+
 export class Engine {
   readonly #settings: VenueSettings;
   /** The command being applied: its time and events, shared by every module. */
@@ -146,7 +161,8 @@ export class Engine {
       }
     }
     this.#settlement = new Settlement(ctx, this.#ledger, registry, this.#settings);
-    this.#margin = new Margin(ctx, this.#ledger, registry);
+    const prices = new LimitPrices(registry, { limitMark: (m) => this.#risk.limitMark(m) });
+    this.#margin = new Margin(ctx, this.#ledger, registry, prices, (coin) => this.#funds.netCredited(coin));
     this.#matching = new Matching(ctx, this.#ledger, registry, this.#settlement, this.#margin);
     const matching = this.#matching;
     this.#deadMan = new DeadManSwitch(ctx, this.#settings, {
@@ -164,6 +180,7 @@ export class Engine {
       change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
         ledger.change((registry.user(userId) as User).spot, coin, deltaAvailable, deltaFrozen, bill, ref),
       addFeeIncome: (coin, amount) => ledger.addFeeIncome(coin, amount),
+      poolFunded: (coin) => BigInt(this.#margin.poolFunded(coin)),
     };
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
@@ -184,6 +201,9 @@ export class Engine {
     const ctx = this.#ctx;
     ctx.time = cmd.time;
     ctx.events = [];
+    // A limit is valued at the marks of the last step: a deferred step is taken before this
+    // command's orders move the book (src/engine/limit-prices.ts).
+    if (checksLimits(cmd)) this.#risk.syncMarks();
     const r = this.#risk.lockedRefusal(cmd) ?? this.#dispatch(cmd);
     if (r.result !== 'OK') return r;
     const before = ctx.events.length;

@@ -45,6 +45,7 @@ import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import { UNVERIFIED_ADDRESS_TEXT, type ResultName } from '../domain/result-codes.ts';
 import { checkCoinName, type CoinSpec } from '../domain/specs.ts';
 import type { ApplyResult } from './engine.ts';
+import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 
 const MAX_REFERENCE_LENGTH = 128;
 /** Addresses one user may keep in the withdrawal book of one coin. */
@@ -75,6 +76,8 @@ export interface FundsLedger {
     ref: string,
   ): void;
   addFeeIncome(coin: LedgerCoin, amount: CoinUnits): void;
+  /** What the operator put into the lending pool in `coin`: the rest of the venue's outside holdings (exact-range.ts). */
+  poolFunded(coin: string): bigint;
 }
 
 /**
@@ -334,16 +337,21 @@ export class Funds implements FundsView {
 
   /** Credits `amount` as a deposit from outside, or refuses if the venue's holdings would leave the exact range. */
   #creditFromOutside(coin: LedgerCoin, amount: CoinUnits): ApplyResult | undefined {
-    const credited = this.#credited.get(coin.spec.name) ?? 0n;
-    const held = credited - (this.#withdrawn.get(coin.spec.name) ?? 0n);
-    if (held + BigInt(amount) > BigInt(Number.MAX_SAFE_INTEGER)) {
-      return refused(
-        'VALUE_OUT_OF_RANGE',
-        `the venue's ${coin.spec.name} holdings would leave the exact range`,
-      );
-    }
-    this.#credited.set(coin.spec.name, credited + BigInt(amount));
+    const range = outsideCreditRefusal(this.#outside, coin.spec.name, amount);
+    if (range !== undefined) return range;
+    this.#credited.set(coin.spec.name, this.credited(coin.spec.name) + BigInt(amount));
     return undefined;
+  }
+
+  /** The venue's holdings from outside (exact-range.ts): funds' net credits and the pool's funding. */
+  readonly #outside: OutsideHoldings = {
+    funds: (coin) => this.credited(coin) - this.withdrawn(coin),
+    pool: (coin) => this.#ledger.poolFunded(coin),
+  };
+
+  /** Deposits credited less settled withdrawals of `coin`: for the lending pool's range check (exact-range.ts). */
+  netCredited(coin: string): bigint {
+    return this.#outside.funds(coin);
   }
 
   #depositUpdated(d: DepositRecord): void {

@@ -6,8 +6,10 @@
  * The domain modules decide (lines, lending book, loan records) and return movements and debt
  * changes; this module checks who and where, applies those to the ledger (each user-side change a
  * bill), keeps what the domain does not (preferences, repayment history, pool funding), and
- * answers the margin reads. docs/margin.md gives the rules and numbers; docs/engine.md the place
- * of this module.
+ * answers the margin reads. Every limit (borrow, express borrow, transfer out, the limits shown)
+ * values the account at the risk step's marks (src/engine/limit-prices.ts), never at a last trade
+ * price; the pool's funding keeps the exact range (exact-range.ts). docs/margin.md gives the rules
+ * and numbers; docs/engine.md the place of this module.
  *
  * Commands: MarginTransfer, FundLendingPool, PlaceLoanOffer, CancelLoanOffer, ChangeLoanLoop,
  * ChangeInvestMark, Borrow, RepayLoan, RepayAll, SetMarginPreferences (`apply`); the hourly
@@ -29,12 +31,9 @@ import {
   checkBorrowLimit,
   checkTransferOut,
   borrowLimit,
-  ratio,
   riskRateBp,
   surelyWithinBorrowLimit,
   transferOutLimit,
-  unitPrice,
-  unitPriceD,
   valuate,
   type CoinPosition,
   type PricedCoin,
@@ -65,7 +64,9 @@ import {
 } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './engine.ts';
+import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
+import type { LimitPrices } from './limit-prices.ts';
 import type { CoinState, MarketState, Registry, User } from './registry.ts';
 
 const MARGIN_TYPES: ReadonlySet<string> = new Set(MARGIN_COMMAND_TYPES);
@@ -176,10 +177,6 @@ interface Target {
   readonly settings: MarginSettings;
 }
 
-/** Where a coin's unit price comes from (`#pricing`): it is the valuation coin, or a market's last price. */
-const ONE = 'one';
-type Pricing = typeof ONE | { readonly market: MarketState; readonly inverse: boolean };
-
 const fail = (r: Refusal): ApplyResult => refused(r.result, r.message);
 const isRefusal = (x: unknown): x is ApplyResult =>
   typeof x === 'object' && x !== null && 'result' in x && 'events' in x;
@@ -188,6 +185,10 @@ export class Margin implements MarginView {
   readonly #ctx: CommandContext;
   readonly #ledger: Ledger;
   readonly #registry: Registry;
+  /** The prices every limit reads: the risk step's marks (src/engine/limit-prices.ts). */
+  readonly #prices: LimitPrices;
+  /** The venue's holdings from outside, which the pool's funding must keep within the exact range. */
+  readonly #outside: OutsideHoldings;
   readonly #lendingSettings = (coin: string): LendingSettings | undefined => {
     const c = this.#registry.coin(coin);
     if (c === undefined) return undefined;
@@ -224,10 +225,22 @@ export class Margin implements MarginView {
   /** Coins fills brought into margin accounts during this command: for auto-repayment. */
   #received: [LedgerAccount, CoinState, CoinUnits][] = [];
 
-  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry) {
+  /**
+   * `prices`: what every limit is valued at; `fundsHeld`: deposits credited less settled
+   * withdrawals of a coin, for the exact range of the pool's funding (exact-range.ts).
+   */
+  constructor(
+    ctx: CommandContext,
+    ledger: Ledger,
+    registry: Registry,
+    prices: LimitPrices,
+    fundsHeld: (coin: string) => bigint,
+  ) {
     this.#ctx = ctx;
     this.#ledger = ledger;
     this.#registry = registry;
+    this.#prices = prices;
+    this.#outside = { funds: fundsHeld, pool: (coin) => BigInt(this.poolFunded(coin)) };
     this.#lending = new LendingBook(this.#lendingSettings);
     this.#loans = new LoanBook(this.#lending, this.#lendingSettings);
   }
@@ -376,50 +389,17 @@ export class Margin implements MarginView {
 
   // ───────────────────────────── valuation ─────────────────────────────
 
-  /** The cross account's valuation coin: usdt when the venue has it, else the first market's quote. */
-  #crossQuote(): CoinState | undefined {
-    return this.#registry.coin('usdt') ?? this.#registry.marketStates()[0]?.quote;
-  }
-
   /**
-   * Where the value of one unit of `coin` in the target's valuation coin comes from: `ONE` for
-   * the valuation coin itself, else the market whose last price gives it (`inverse`: the coin is
-   * that market's quote), or undefined without a price.
+   * The value of one unit of `coin` in the target's valuation coin at the marks the risk step
+   * reads (src/engine/limit-prices.ts); undefined without a price.
    */
-  #pricing(target: Target, coin: CoinState): Pricing | undefined {
-    const m = target.market;
-    if (m !== undefined) {
-      if (coin === m.quote) return ONE;
-      return m.lastPrice > 0 ? { market: m, inverse: false } : undefined;
-    }
-    const quote = this.#crossQuote();
-    if (quote === undefined) return undefined;
-    if (coin === quote) return ONE;
-    const direct = this.#registry.market(`${coin.spec.name}_${quote.spec.name}`);
-    if (direct !== undefined && direct.lastPrice > 0) return { market: direct, inverse: false };
-    const inverse = this.#registry.market(`${quote.spec.name}_${coin.spec.name}`);
-    if (inverse !== undefined && inverse.lastPrice > 0) return { market: inverse, inverse: true };
-    return undefined;
-  }
-
-  /** The value of one unit of `coin` in the target's valuation coin at last prices; undefined without a price. */
   #priceOf(target: Target, coin: CoinState): Ratio | undefined {
-    const p = this.#pricing(target, coin);
-    if (p === undefined) return undefined;
-    if (p === ONE) return ratio(1);
-    const m = p.market;
-    const r = unitPrice(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
-    return p.inverse ? { num: r.den, den: r.num } : r;
+    return this.#prices.price(target.market, coin);
   }
 
   /** `#priceOf` in doubles. */
   #priceOfD(target: Target, coin: CoinState): number | undefined {
-    const p = this.#pricing(target, coin);
-    if (p === undefined) return undefined;
-    if (p === ONE) return 1;
-    const m = p.market;
-    const r = unitPriceD(m.lastPrice, m.spec.priceScale, m.base.spec.unitDecimal, m.quote.spec.unitDecimal);
-    return p.inverse ? 1 / r : r;
+    return this.#prices.priceD(target.market, coin);
   }
 
   /**
@@ -507,6 +487,8 @@ export class Margin implements MarginView {
       checkLoanAmount(open.settings, amount),
     ])
       if (!c.ok) return fail(c);
+    const range = outsideCreditRefusal(this.#outside, coinName, amount);
+    if (range !== undefined) return range;
     this.#fundingIds.add(fundingId);
     this.#ledger.creditSystem(LENDING_POOL, coin, amount);
     this.#poolFunded.set(coinName, (this.#poolFunded.get(coinName) ?? 0) + amount);
@@ -927,7 +909,7 @@ export class Margin implements MarginView {
       market: target.market?.spec.name ?? '',
       coins: views,
       riskRateBp: v === undefined ? undefined : riskRateBp(v),
-      valuationCoin: (target.market?.quote ?? this.#crossQuote())?.spec.name ?? '',
+      valuationCoin: this.#prices.valuationCoin(target.market)?.spec.name ?? '',
       valuation: v,
       settings: target.settings,
       preferences: this.preferences(userId, acctType, market),

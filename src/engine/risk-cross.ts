@@ -34,6 +34,26 @@ import type { RiskHooks } from './risk.ts';
 import { INSURANCE, system, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { CoinState, MarketState, Registry } from './registry.ts';
 
+/** A cross account's valuation coin: usdt when the venue has it, else the first market's quote. */
+export function crossValuationCoin(registry: Registry): CoinState | undefined {
+  return registry.coin('usdt') ?? registry.marketStates()[0]?.quote;
+}
+
+/** The valuation paths of the venue's markets now, into `crossValuationCoin`. */
+export function venuePaths(registry: Registry): ValuationPaths {
+  return new ValuationPaths(
+    registry.marketStates().map((m) => ({
+      name: m.spec.name,
+      base: m.base.spec.name,
+      quote: m.quote.spec.name,
+      priceScale: m.spec.priceScale,
+      baseDecimal: m.base.spec.unitDecimal,
+      quoteDecimal: m.quote.spec.unitDecimal,
+    })),
+    crossValuationCoin(registry)?.spec.name ?? '',
+  );
+}
+
 /** What the cross side needs of the risk step. */
 export interface CrossHost {
   /** A market's mark now, undefined before it has one. */
@@ -132,7 +152,7 @@ export class CrossAccounts {
 
   /** The valuation coin: usdt when the venue has it, else the first market's quote (margin's). */
   valuationCoin(): CoinState | undefined {
-    return this.#registry.coin('usdt') ?? this.#registry.marketStates()[0]?.quote;
+    return crossValuationCoin(this.#registry);
   }
 
   /** Step 1: a mark move of market `m` (before: the mark before it, undefined: none). */
@@ -374,18 +394,7 @@ export class CrossAccounts {
   #valuation(): ValuationPaths {
     const markets = this.#registry.marketStates();
     if (this.#paths === undefined || this.#paths.markets !== markets.length) {
-      const v = this.valuationCoin()?.spec.name ?? '';
-      const paths = new ValuationPaths(
-        markets.map((m) => ({
-          name: m.spec.name,
-          base: m.base.spec.name,
-          quote: m.quote.spec.name,
-          priceScale: m.spec.priceScale,
-          baseDecimal: m.base.spec.unitDecimal,
-          quoteDecimal: m.quote.spec.unitDecimal,
-        })),
-        v,
-      );
+      const paths = venuePaths(this.#registry);
       this.#paths = { paths, markets: markets.length };
       // New markets, new paths: every account's markets are computed again.
       this.#pathsAt++;

@@ -172,6 +172,15 @@ interface QuietInterval {
   ok: boolean;
 }
 
+/** A start mark `Risk.limitMark` computed, with what it was computed from (a memo, not state). */
+interface StartMarkMemo {
+  readonly time: number;
+  readonly last: PriceTicks;
+  readonly bid: PriceTicks | undefined;
+  readonly ask: PriceTicks | undefined;
+  readonly mark: PriceTicks | undefined;
+}
+
 /** Trades of one market a deferred step may hold (more: the step is taken). */
 const MAX_DEFERRED_TRADES = 64;
 
@@ -209,6 +218,8 @@ export class Risk implements RiskView {
    */
   #deferred = false;
   #deferredAt = 0;
+  /** By market index: the last start mark `limitMark` computed for an inactive market, with its inputs. */
+  readonly #startMarks: (StartMarkMemo | undefined)[] = [];
 
   constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
     this.#ctx = ctx;
@@ -505,8 +516,15 @@ export class Risk implements RiskView {
     this.#marksVersion++;
     this.#quietOf[m.index] = undefined;
     m.stepTrades = new StepTrades();
+    this.#marks[m.index] = this.#startMark(m);
+  }
+
+  /**
+   * The mark a market starts with when it becomes active now (`#activate`): from its last trade
+   * (one trade in the window at this command's time) and its book; no mark before its first trade.
+   */
+  #startMark(m: MarketState): MarkPrice {
     const mp = new MarkPrice();
-    this.#marks[m.index] = mp;
     if (m.lastPrice > 0)
       mp.step({
         timeMs: this.#ctx.time,
@@ -514,6 +532,7 @@ export class Risk implements RiskView {
         bestBid: m.book.bids.best()?.price,
         bestAsk: m.book.asks.best()?.price,
       });
+    return mp;
   }
 
   /** Drops a market's mark once no account owes anything there and no liquidation runs there. */
@@ -689,6 +708,40 @@ export class Risk implements RiskView {
   }
 
   // ───────────────────────────── reads ─────────────────────────────
+
+  /**
+   * The mark every margin limit reads (src/engine/limit-prices.ts): the market's mark while it is
+   * active; otherwise the mark it would start with if it became active now (`#startMark`), which
+   * is the mark the risk step values the account at once a borrow makes it owe something there.
+   * Undefined before the market's first trade. Changes nothing the state hash sees.
+   */
+  limitMark(m: MarketState): PriceTicks | undefined {
+    this.#sync();
+    if (this.#active.has(m.index)) return this.#marks[m.index]?.mark;
+    if (m.lastPrice <= 0) return undefined;
+    const memo = this.#startMarks[m.index];
+    const bid = m.book.bids.best()?.price;
+    const ask = m.book.asks.best()?.price;
+    if (
+      memo !== undefined &&
+      memo.time === this.#ctx.time &&
+      memo.last === m.lastPrice &&
+      memo.bid === bid &&
+      memo.ask === ask
+    )
+      return memo.mark;
+    const mark = this.#startMark(m).mark;
+    this.#startMarks[m.index] = { time: this.#ctx.time, last: m.lastPrice, bid, ask, mark };
+    return mark;
+  }
+
+  /**
+   * Takes a deferred mark step now, before a command that checks a margin limit changes the book
+   * (the step is the previous command's: its book is the book now).
+   */
+  syncMarks(): void {
+    this.#sync();
+  }
 
   markPrice(market: string): PriceTicks | undefined {
     this.#sync();

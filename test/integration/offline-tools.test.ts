@@ -3,12 +3,14 @@
  * the server wrote live, and `bourse verify` replays from scratch and matches every snapshot.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, test } from 'node:test';
 import { offlineCommands } from '../../src/cli/offline.ts';
+import { SnapshotStore } from '../../src/journal/snapshot-store.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 
@@ -61,6 +63,42 @@ test('rebuild-history reproduces the live history store row for row', async () =
   assert.ok((before.trades as unknown[]).length > 10);
   assert.equal(await offlineCommands.rebuildHistory(dataDir, quiet, true), 0);
   assert.deepEqual(dump(join(dataDir, 'history.sqlite')), before);
+});
+
+test('verify reports a snapshot the start would refuse: a balance beyond the exact range (issue 29 §5)', async () => {
+  // A snapshot as an engine without the range checks wrote it (issue 29: the pool funded twice,
+  // then borrowed into 25,000,000,000 usdt): its hash matches its content, its state breaks the
+  // ledger's invariants, so the start refuses it.
+  const copy = join(root, 'out-of-range');
+  cpSync(dataDir, copy, { recursive: true });
+  const store = new SnapshotStore(join(copy, 'snapshots'));
+  const latest = store.latestValid();
+  assert.ok(latest !== undefined, 'the server wrote no snapshot');
+  const state = structuredClone(latest.state) as {
+    coins: { name: string }[];
+    users: [number, string, boolean, number[], number[]][];
+  };
+  const ann = state.users.find((u) => u[1] === 'ann') ?? assert.fail('no user ann');
+  ann[3][state.coins.findIndex((c) => c.name === 'usdt')] = 25_000_000_000_000_000; // available, beyond 2^53
+  rmSync(latest.path);
+  await store.write(state, {
+    lastSeq: latest.lastSeq,
+    stateHash: createHash('sha256').update(JSON.stringify(state)).digest('hex'),
+  });
+  const out: string[] = [];
+  assert.equal(
+    await offlineCommands.verify(copy, { out: (l) => out.push(l), err: () => undefined }, false),
+    1,
+  );
+  assert.ok(
+    out.some(
+      (l) =>
+        l.startsWith('problem:') &&
+        l.includes('the start would refuse it') &&
+        l.includes('25000000000000000'),
+    ),
+    out.join('\n'),
+  );
 });
 
 test('verify replays from scratch and matches every snapshot; a flipped bit is reported', async () => {

@@ -12,6 +12,7 @@ import type {
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
+import { isAttackView, spikeAttack, type AttackStep } from './limit-attacks.ts';
 import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
@@ -104,6 +105,12 @@ export interface GeneratorOptions {
    * differential test checks the lowest cross risk rate it saw). Default false.
    */
   readonly shocks?: boolean;
+  /**
+   * With `shocks`: attacks on the margin limits (issue 29, limit-attacks.ts) — single small prints
+   * far from the market and an accomplice's wash trades, then borrowing and moving out what the
+   * limits show. Default false, which keeps the streams of the other options as they were.
+   */
+  readonly attacks?: boolean;
 }
 
 interface MarketPlan {
@@ -206,7 +213,13 @@ const MARGIN_WEIGHTS = {
 };
 /** Leveraged positions and price shocks, added only with `shocks: true`. */
 const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
-type Kind = keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS | keyof typeof SHOCK_WEIGHTS;
+/** Attacks on the margin limits (limit-attacks.ts), added only with `attacks: true`. */
+const ATTACK_WEIGHTS = { spike: 12 };
+type Kind =
+  | keyof typeof WEIGHTS
+  | keyof typeof MARGIN_WEIGHTS
+  | keyof typeof SHOCK_WEIGHTS
+  | keyof typeof ATTACK_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -243,6 +256,8 @@ export class CommandGenerator {
   readonly #shocks: boolean;
   /** A leveraged position's or a shock's commands still to send. */
   readonly #burst: Scheduled[] = [];
+  /** An attack's steps still to send (limit-attacks.ts); each made when it is sent. */
+  readonly #attack: AttackStep[] = [];
   #fundingSerial = 0;
 
   constructor(seed: number, venue: VenueConfig, options: GeneratorOptions = {}) {
@@ -255,6 +270,7 @@ export class CommandGenerator {
       ...WEIGHTS,
       ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
       ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
+      ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -324,7 +340,10 @@ export class CommandGenerator {
   /** The next command, stamped with a rising sequence number and a non-decreasing time. */
   next(view: GeneratorView): SequencedCommand {
     const tied = this.#sameTime.shift();
-    const burst = tied === undefined && this.#setup.length === 0 ? this.#burst.shift() : undefined;
+    const burst =
+      tied === undefined && this.#setup.length === 0
+        ? (this.#attackStep(view) ?? this.#burst.shift())
+        : undefined;
     const cmd = tied ?? this.#setup.shift() ?? burst?.cmd ?? this.#random(view);
     this.#seq++;
     if (burst?.dtMs !== undefined) {
@@ -426,6 +445,8 @@ export class CommandGenerator {
         );
         return (this.#burst.shift() as Scheduled).cmd;
       }
+      case 'spike':
+        return this.#spike(view);
       case 'marginIn':
       case 'marginOut':
       case 'fundPool':
@@ -439,6 +460,32 @@ export class CommandGenerator {
       case 'invalidMargin':
         return this.#marginCommand(view, kind);
     }
+  }
+
+  // ───────────── attacks on the margin limits (issue 29, limit-attacks.ts) ─────────────
+
+  /** The next attack step as a scheduled command (a made step that gives none is skipped). */
+  #attackStep(view: GeneratorView): Scheduled | undefined {
+    for (let step = this.#attack.shift(); step !== undefined; step = this.#attack.shift()) {
+      if (!('make' in step)) return step;
+      const cmd = isAttackView(view) ? step.make(view) : undefined;
+      if (cmd !== undefined) return { cmd };
+    }
+    return undefined;
+  }
+
+  /** A spike or wash-trade attack by the first rich user no leveraged position uses. */
+  #spike(view: GeneratorView): Command {
+    const attacker = leverUsers(this.#users).length + 1;
+    if (attacker > this.#users - 1) return this.#order(view, 'limit');
+    const accomplice = this.#rng.int(1, attacker - 1);
+    const m = this.#market();
+    const share = this.#rng.int(400, 4_000);
+    const equity = (coin: string): number => Math.floor((RICH[coin] as number) / share);
+    this.#attack.push(
+      ...spikeAttack(this.#rng, m, attacker, accomplice, equity, `attack${++this.#fundingSerial}`),
+    );
+    return this.#attackStep(view)?.cmd ?? this.#order(view, 'limit');
   }
 
   // ───────────── margin (issue 14) ─────────────

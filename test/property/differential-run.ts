@@ -6,6 +6,7 @@ import { marketFromText, type VenueConfig } from '../../src/domain/specs.ts';
 import { Engine, type ApplyResult } from '../../src/engine/engine.ts';
 import { NaiveEngine, type NaiveOutcome, type NaiveOrderView } from '../reference/naive-engine.ts';
 import { CommandGenerator, type GeneratorOptions } from './command-generator.ts';
+import { OpeningLineCheck } from './limit-check.ts';
 
 export interface DifferentialOptions {
   readonly seed: number;
@@ -40,6 +41,8 @@ export interface DifferentialStats {
   notices: number;
   /** The lowest risk rate (BP) of a cross account seen at a state check; Infinity without one. */
   minCrossRiskRateBp: number;
+  /** Issue 29: accepted borrows and transfers out checked at their opening line (limit-check.ts). */
+  openingLineChecks: number;
 }
 
 /**
@@ -341,7 +344,8 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
 /**
  * Runs `commands` generated commands for one seed through a fresh Engine and a fresh NaiveEngine.
  * After every command: identical result, order ids, trades (every TradeExecuted field) and
- * cancellations. Every `checkEvery` commands and at the end: identical balances, fee income,
+ * cancellations, and no accepted borrow or transfer out below its opening line at the marks its
+ * limits read (limit-check.ts). Every `checkEvery` commands and at the end: identical balances, fee income,
  * credits, withdrawals, last prices and books, and both engines' own invariant checks. At the end
  * a snapshot must restore to the same state hash. Throws an AssertionError naming the seed and
  * the command index on the first divergence.
@@ -355,11 +359,13 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
   const stats = emptyStats();
   const rerun = `rerun with SEED=${seed} CHECK_EVERY=1`;
   let liquidationsBefore = 0;
+  const openingLine = new OpeningLineCheck();
   for (let i = 1; i <= commands; i++) {
     const cmd: SequencedCommand = generator.next(naive);
     const where = `seed ${seed}, command #${i}`;
     let mine: ApplyResult;
     let theirs: NaiveOutcome;
+    openingLine.before(engine, naive, cmd);
     try {
       mine = engine.apply(cmd);
       theirs = naive.apply(cmd);
@@ -371,6 +377,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
     if (JSON.stringify(a) !== JSON.stringify(b)) {
       assert.deepEqual(a, b, `${where} diverged: ${JSON.stringify(cmd)} (engine first, reference second)`);
     }
+    openingLine.after(engine, cmd, a.result, where);
     stats.commands++;
     const began = naive.risk.liquidations().length;
     if (began - liquidationsBefore >= 2) stats.cascades++;
@@ -420,6 +427,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
     if (r.coins.some((c) => c.insurance > 0)) stats.insuranceCovers++;
     if (r.coins.some((c) => c.badDebt > 0)) stats.badDebts++;
   }
+  stats.openingLineChecks = openingLine.checked;
   const hash = engine.stateHash();
   assert.equal(
     Engine.restore(engine.snapshot()).stateHash(),
@@ -442,6 +450,7 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
   total.cascades += run.cascades;
   total.notices += run.notices;
   total.minCrossRiskRateBp = Math.min(total.minCrossRiskRateBp, run.minCrossRiskRateBp);
+  total.openingLineChecks += run.openingLineChecks;
   for (const [from, into] of [
     [run.results, total.results],
     [run.commandTypes, total.commandTypes],
@@ -472,6 +481,7 @@ export function emptyStats(): DifferentialStats {
     cascades: 0,
     notices: 0,
     minCrossRiskRateBp: Infinity,
+    openingLineChecks: 0,
   };
 }
 
@@ -480,6 +490,7 @@ export function riskSummary(s: DifferentialStats): string {
   const cross = Number.isFinite(s.minCrossRiskRateBp) ? (s.minCrossRiskRateBp / 10_000).toFixed(4) : '-';
   return (
     `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
-    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}`
+    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}; ` +
+    `${s.openingLineChecks} borrows and transfers out checked at the opening line`
   );
 }

@@ -255,6 +255,15 @@ export class NaiveEngine {
         );
       },
       firstQuote: () => this.#markets[0]?.spec.quote,
+      limitMark: (name) => this.risk.limitMark(name, this.margin.time),
+      fundsHeld: (coin) => this.#fundsHeld(coin),
+      marketList: () =>
+        this.#markets.map((m) => ({
+          name: m.spec.name,
+          base: m.spec.base,
+          quote: m.spec.quote,
+          priceScale: m.spec.priceScale,
+        })),
       spot: (id, coin) => this.#funds(this.#users.get(id) as User, coin),
       coins: () => this.#coins,
     });
@@ -564,8 +573,14 @@ export class NaiveEngine {
     return i > 0 && ADDRESS.test(text.slice(0, i)) && MEMO.test(text.slice(i + 1));
   }
 
-  #outsideHoldings(coin: string): bigint {
+  /** Deposits credited less settled withdrawals. */
+  #fundsHeld(coin: string): bigint {
     return (this.#credited.get(coin) as bigint) - (this.#withdrawn.get(coin) as bigint);
+  }
+
+  /** The venue's holdings from outside: deposits less withdrawals, and the lending pool's funding. */
+  #outsideHoldings(coin: string): bigint {
+    return this.#fundsHeld(coin) + this.margin.funded(coin);
   }
 
   #deposit(cmd: CreditDeposit): NaiveOutcome {

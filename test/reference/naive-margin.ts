@@ -7,6 +7,7 @@
  * `i:<user>:<market>` an isolated account, `c:<user>` a cross account, `pool` the lending pool.
  */
 import type { ResultName } from '../../src/domain/result-codes.ts';
+import { ValuationPaths } from '../../src/margin/valuation-path.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -75,6 +76,12 @@ export interface NaiveMarginHost {
   decimals(coin: string): number | undefined;
   /** A market's coins, price scale and last price (ticks), or undefined. */
   market(name: string): { base: string; quote: string; priceScale: number; lastPrice: bigint } | undefined;
+  /** The mark the limits read (naive-risk.ts `limitMark`), ticks; undefined: none. */
+  limitMark(market: string): bigint | undefined;
+  /** Deposits credited less settled withdrawals of a coin (the exact range of the pool's funding). */
+  fundsHeld(coin: string): bigint;
+  /** Every market's name, base and quote in configuration order (the cross valuation paths). */
+  marketList(): readonly { name: string; base: string; quote: string; priceScale: number }[];
   /** The first market's quote coin. */
   firstQuote(): string | undefined;
   /** A user's spot pocket of a coin (created empty if need be). */
@@ -139,32 +146,45 @@ export class NaiveMargin {
 
   // ───────────── valuation ─────────────
 
-  /** Quote units one unit of `coin` is worth in the account's valuation coin; undefined without a price. */
+  /**
+   * Quote units one unit of `coin` is worth in the account's valuation coin, at the marks the
+   * limits read (issue 29: never the last trade); undefined without a price. An isolated account
+   * values its base at its market's mark; a cross account every coin along its valuation path
+   * (the coin's market against usdt, else the inverse, else two legs through an intermediate).
+   */
   #price(account: string, coin: string): Frac | undefined {
-    const unit = (m: { priceScale: number; lastPrice: bigint }, from: string, to: string): Frac => {
+    const unit = (m: { name: string; priceScale: number }, from: string, to: string): Frac | undefined => {
+      const mark = this.#host.limitMark(m.name);
+      if (mark === undefined || mark <= 0n) return undefined;
       const shift =
         (this.#host.decimals(to) as number) - m.priceScale - (this.#host.decimals(from) as number);
-      return shift >= 0
-        ? { n: m.lastPrice * 10n ** BigInt(shift), d: 1n }
-        : { n: m.lastPrice, d: 10n ** BigInt(-shift) };
+      return shift >= 0 ? { n: mark * 10n ** BigInt(shift), d: 1n } : { n: mark, d: 10n ** BigInt(-shift) };
     };
     if (account.startsWith('i:')) {
-      const m = this.#host.market(account.slice(account.indexOf(':', 2) + 1));
+      const name = account.slice(account.indexOf(':', 2) + 1);
+      const m = this.#host.market(name);
       if (m === undefined) return undefined;
       if (coin === m.quote) return { n: 1n, d: 1n };
-      return m.lastPrice > 0n ? unit(m, m.base, m.quote) : undefined;
+      return coin === m.base ? unit({ name, priceScale: m.priceScale }, m.base, m.quote) : undefined;
     }
     const quote = this.#host.decimals('usdt') !== undefined ? 'usdt' : this.#host.firstQuote();
     if (quote === undefined) return undefined;
-    if (coin === quote) return { n: 1n, d: 1n };
-    const direct = this.#host.market(`${coin}_${quote}`);
-    if (direct !== undefined && direct.lastPrice > 0n) return unit(direct, coin, quote);
-    const inverse = this.#host.market(`${quote}_${coin}`);
-    if (inverse !== undefined && inverse.lastPrice > 0n) {
-      const p = unit(inverse, quote, coin);
-      return { n: p.d, d: p.n };
+    const markets = this.#host.marketList();
+    const paths = new ValuationPaths(
+      markets.map((m) => ({ ...m, baseDecimal: 0, quoteDecimal: 0 })),
+      quote,
+    );
+    const legs = paths.path(coin);
+    if (legs === undefined) return undefined;
+    let price: Frac = { n: 1n, d: 1n };
+    for (const leg of legs) {
+      const m = markets.find((x) => x.name === leg.market);
+      if (m === undefined) return undefined;
+      const p = unit(m, m.base, m.quote);
+      if (p === undefined) return undefined;
+      price = leg.invert ? { n: price.n * p.d, d: price.d * p.n } : { n: price.n * p.n, d: price.d * p.d };
     }
-    return undefined;
+    return price;
   }
 
   #coinsOf(account: string): string[] {
@@ -218,6 +238,20 @@ export class NaiveMargin {
     return this.#units(best, this.#price(account, coin));
   }
 
+  /**
+   * How much of `coin` may leave the account: its available without debt, else the most that
+   * keeps assets ÷ debt at the opening line; undefined when a debt has no price.
+   */
+  transferLimit(account: string, coin: string): bigint | undefined {
+    const available = this.#accounts.get(account)?.get(coin)?.available ?? 0n;
+    const v = this.#value(account);
+    if (v === undefined) return undefined;
+    if (v.d.n === 0n) return available;
+    const room = { n: v.a.n * v.d.d * BP - v.d.n * v.a.d * START_LINE, d: v.a.d * v.d.d * BP };
+    const u = this.#units(room, this.#price(account, coin));
+    return u < available ? u : available;
+  }
+
   // ───────────── commands ─────────────
 
   transfer(
@@ -244,15 +278,8 @@ export class NaiveMargin {
     if (direction !== 'out') return 'INVALID_PARAMETER';
     const available = this.#accounts.get(account)?.get(coin)?.available ?? 0n;
     if (x > available) return 'INSUFFICIENT_BALANCE';
-    const v = this.#value(account);
-    if (v === undefined) return 'OVER_TRANSFER_LIMIT';
-    let limit = available;
-    if (v.d.n > 0n) {
-      const room = { n: v.a.n * v.d.d * BP - v.d.n * v.a.d * START_LINE, d: v.a.d * v.d.d * BP };
-      const u = this.#units(room, this.#price(account, coin));
-      limit = u < available ? u : available;
-    }
-    if (x > limit) return 'OVER_TRANSFER_LIMIT';
+    const limit = this.transferLimit(account, coin);
+    if (limit === undefined || x > limit) return 'OVER_TRANSFER_LIMIT';
     this.pocket(account, coin).available -= x;
     spot.available += x;
     return okay();
@@ -274,6 +301,9 @@ export class NaiveMargin {
     if (this.#fundingIds.has(fundingId)) return okay({ duplicate: true });
     const bad = this.#checkOffer(coin, amount, rate, days);
     if (bad !== undefined) return bad;
+    // The venue's holdings from outside (deposits less withdrawals, plus the pool's funding) stay exact.
+    if (this.#host.fundsHeld(coin) + this.funded(coin) + BigInt(amount) > MAX_SAFE)
+      return 'VALUE_OUT_OF_RANGE';
     this.#fundingIds.add(fundingId);
     this.#funded.set(coin, (this.#funded.get(coin) ?? 0n) + BigInt(amount));
     this.pocket('pool', coin).frozen += BigInt(amount);

@@ -414,6 +414,20 @@ export class NaiveRisk {
 
   // ───────────── reads ─────────────
 
+  /**
+   * The mark every margin limit reads (docs/margin.md, "Limits at the mark"): the market's mark
+   * while it is marked; else the mark it would start with now — its last trade as the one trade
+   * of a fresh window at `time`, and its book now. Undefined before the market's first trade.
+   */
+  limitMark(market: string, time: number): bigint | undefined {
+    const w = this.#windows.get(market);
+    if (w !== undefined) return w.mark;
+    const m = this.#host.markets().find((x) => x.name === market);
+    if (m === undefined || m.lastPrice <= 0n) return undefined;
+    const fresh: Window = { trades: [[time, m.lastPrice]], last: m.lastPrice, mark: undefined };
+    return markOf(fresh, time, m.bestBid, m.bestAsk);
+  }
+
   /** A market's mark in ticks; undefined while nothing is owed there or before its first trade. */
   markPrice(market: string): number | undefined {
     const mark = this.#windows.get(market)?.mark;

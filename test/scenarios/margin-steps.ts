@@ -21,6 +21,8 @@
  *
  *     margin alice isolated btc_usdt usdt: available 1000 frozen 0 borrowed 500 interest 0.010416
  *     borrow limit alice isolated btc_usdt usdt: 4000
+ *     transfer limit alice isolated btc_usdt usdt: 874.98698   what may be moved out (couldTransferOut…)
+ *     pool usdt: unlent 100000 lent 0                  the lending pool's offers of the coin
  *     loan 1: status 1 principal 500 interest 0.010416     statuses as the interface lists them
  *
  * The risk side's expectations (marks, risk rates and levels, liquidation records, the insurance
@@ -182,6 +184,37 @@ export function parseMarginStep(body: string): MarginStep | undefined {
         const actual = view?.coins.find((x) => x.coin === coin)?.borrowLimit ?? 0;
         const expected = p.coinUnits(limit as string, coin as string);
         if (actual !== expected) p.fail(`borrow limit in units: expected ${expected}, got ${actual}`);
+      },
+    };
+  }
+  if ((m = new RegExp(String.raw`^transfer limit (\S+) ${ACCOUNT} (\S+): (\S+)$`).exec(body))) {
+    const [, user, , market, coin, limit] = m as unknown as (string | undefined)[];
+    return {
+      kind: 'marginExpect',
+      check: (p) => {
+        const { acctType, market: name } = account(market);
+        const view = p.engine.margin.account(p.userId(user as string), acctType, name);
+        const actual = view?.coins.find((x) => x.coin === coin)?.transferOutLimit ?? 0;
+        const expected = p.coinUnits(limit as string, coin as string);
+        if (actual !== expected) p.fail(`transfer limit in units: expected ${expected}, got ${actual}`);
+      },
+    };
+  }
+  if ((m = /^pool (\S+): unlent (\S+) lent (\S+)$/.exec(body))) {
+    const [, coin, unlent, lent] = m as unknown as [string, string, string, string];
+    return {
+      kind: 'marginExpect',
+      check: (p) => {
+        const offers = p.engine.margin.poolOffers().filter((o) => o.coin === coin);
+        const actual = [
+          offers.reduce((s, o) => s + o.remaining, 0),
+          offers.reduce((s, o) => s + o.lentOut, 0),
+        ];
+        const expected = [p.coinUnits(unlent, coin), p.coinUnits(lent, coin)];
+        if (actual.join() !== expected.join())
+          p.fail(
+            `pool ${coin} unlent, lent (units): expected ${expected.join(', ')}, got ${actual.join(', ')}`,
+          );
       },
     };
   }
