@@ -24,7 +24,8 @@
  * ## Invariants (`assertInvariants`)
  * No balance or debt is negative or unsafe; a spot account owes nothing; each account's frozen
  * balance equals what its orders and withdrawals hold; and per coin, Σ (available + frozen) over
- * every account, system accounts included, equals credits − settled withdrawals.
+ * every account, system accounts included, equals credits − settled withdrawals + pool funding
+ * (the operator's books of src/engine/books.ts add it up the same way, by kind of account).
  */
 import type { BillType, MarginAccountRef } from '../domain/events.ts';
 import type { CoinUnits } from '../domain/money.ts';

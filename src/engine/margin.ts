@@ -128,6 +128,8 @@ export interface MarginView {
   /** Loan records lent by a user, newest first. */
   loansLentBy(userId: number): LoanRecord[];
   loan(loanId: number): LoanRecord | undefined;
+  /** Every open loan record, oldest first. */
+  openLoans(): IterableIterator<LoanRecord>;
   /** Payments made on one margin account's loans, newest first (getRepayments, getCrossRepayRecords). */
   repayments(userId: number, acctType: 1 | 2, market: string): RepaymentRecord[];
   /** An isolated market's settings, or cross's (market ''). Undefined for an unknown market. */
@@ -967,6 +969,10 @@ export class Margin implements MarginView {
 
   loan(loanId: number): LoanRecord | undefined {
     return this.#loans.loan(loanId);
+  }
+
+  openLoans(): IterableIterator<LoanRecord> {
+    return this.#loans.openLoans();
   }
 
   repayments(userId: number, acctType: 1 | 2, market: string): RepaymentRecord[] {
