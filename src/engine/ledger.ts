@@ -32,7 +32,6 @@ import type { CoinUnits } from '../domain/money.ts';
 import type { CommandContext } from './command-context.ts';
 import type { LedgerCoin } from './funds.ts';
 import type { IndexEntry } from '../margin/liquidation-index.ts';
-import type { RepaymentRecord } from '../margin/loans.ts';
 import { accountKey } from '../margin/movement.ts';
 import type { MarginPreferences } from './margin.ts';
 import type { CrossSlot } from './risk-cross.ts';
@@ -116,8 +115,6 @@ export class LedgerAccount {
   crossRisk: CrossSlot | undefined;
   /** A margin account's express and auto-repay defaults, once looked up (src/engine/margin.ts). */
   preferences: MarginPreferences | undefined;
-  /** A margin account's repayment records (the list margin keeps by key), once one was recorded (src/engine/margin.ts). */
-  repayments: RepaymentRecord[] | undefined;
   #name: string | undefined;
 
   constructor(key: AccountKey, store: BalanceStore) {
