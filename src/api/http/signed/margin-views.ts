@@ -364,8 +364,11 @@ async function withStatuses(
 async function getRepayments(ctx: SignedContext): Promise<ApiReply> {
   const loanId = idParam(ctx.request, 'loanRecordId');
   const { pageIndex, pageSize, reach } = pageReach(ctx);
+  // The engine's record first, then the store brought to the engine's position: a record that
+  // closes meanwhile is found in one or the other.
+  const open = ctx.engine.margin.loan(loanId);
   await awaitHistory(ctx);
-  const loan = await anyLoan(ctx, loanId);
+  const loan = open ?? (await ctx.venue.history.closedLoan(loanId));
   const borrower = loan?.borrower;
   if (
     loan === undefined ||
