@@ -5,7 +5,8 @@
  *
  * The domain modules decide (lines, lending book, loan records) and return movements and debt
  * changes; this module checks who and where, applies those to the ledger (each user-side change a
- * bill), keeps what the domain does not (preferences, repayment history, pool funding), and
+ * bill), keeps what the domain does not (preferences, pool funding; closed loan records and
+ * repayments are LoanClosed and LoanRepaid events, kept by the history store: issue 29), and
  * answers the margin reads. docs/margin.md gives the rules and numbers; docs/engine.md the place
  * of this module.
  *
