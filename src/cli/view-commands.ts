@@ -218,8 +218,8 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
       "Per coin: users' spot available and frozen, their margin accounts (isolated + cross, available+frozen), the lending pool " +
       '(available+frozen: lendable and on offer), the insurance fund, fee income, their sum (books), the loans outstanding (principal + ' +
       "interest owed to the pool and to users' offers), the bad debt written off so far, what the venue's wallets hold on the chain and " +
-      'the difference wallet − books. Under the table: whether books = deposited − withdrawn + pool funded (and the insurance fund = its ' +
-      'income − its cover) for every coin. A negative difference is money the books owe that the wallets do not hold (operator credits ' +
+      'the difference wallet − books. Under the table: whether books = deposited − withdrawn + pool funded, the insurance fund = its ' +
+      'income − its cover and the lending pool = its funding + interest − the principal bad debt took from it, for every coin. A negative difference is money the books owe that the wallets do not hold (operator credits ' +
       'and pool funding have no chain deposit behind them). --json gives every figure (docs/operations.md, "Solvency").',
     call: ([coin]) => ({
       path: '/admin/solvency',
@@ -242,11 +242,13 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
           ['>wallet', 'wallet'],
           ['>difference', 'difference'],
         ]);
-        const off = rows.filter((r) => r.imbalance !== '0' || r.insuranceImbalance !== '0');
+        const off = rows.filter(
+          (r) => r.imbalance !== '0' || r.insuranceImbalance !== '0' || r.poolImbalance !== '0',
+        );
         const check =
           off.length === 0
-            ? 'books = deposited − withdrawn + pool funded, and insurance = its income − its cover, for every coin'
-            : `OUT OF BALANCE: ${off.map((r) => `${cell(r.coin)} (books short by ${cell(r.imbalance)}, insurance by ${cell(r.insuranceImbalance)})`).join(', ')}`;
+            ? 'books = deposited − withdrawn + pool funded, insurance = its income − its cover, and the pool = its funding + interest − bad debt, for every coin'
+            : `OUT OF BALANCE: ${off.map((r) => `${cell(r.coin)} (books short by ${cell(r.imbalance)}, insurance by ${cell(r.insuranceImbalance)}, the pool by ${cell(r.poolImbalance)})`).join(', ')}`;
         return `${shown}\n${check}`;
       },
     }),

@@ -13,6 +13,8 @@
  *   (deposited − withdrawn + pool funded) − held, zero unless the ledger is broken.
  * - **Insurance**: the fund's balance = its interest share + liquidation fees − its cover of
  *   shortfalls (`insuranceImbalance`, zero likewise).
+ * - **The lending pool**: pool funded + interest it received − principal written off against it
+ *   = what it holds + the principal it has lent out (`poolImbalance`, zero likewise).
  * Bad debt is what liquidations wrote off against the lenders: it moves no coin (the lender simply
  * never gets it back), so it appears as a loss of the lenders' claims, never as a hole in `held`.
  */
@@ -56,6 +58,17 @@ export interface CoinBooks {
   readonly loansFromUsers: Owed;
   /** Written off against the lenders by liquidations (principal and interest), lifetime. */
   readonly badDebt: bigint;
+  /** Of it, what the lending pool's records and users' records lost (see LoanBook's lenderTotals). */
+  readonly badDebtPool: Owed;
+  readonly badDebtUsers: Owed;
+  /** Interest the lending pool received (the venue's share excluded), lifetime. */
+  readonly poolInterest: bigint;
+  /**
+   * (pool funded + pool interest − pool principal written off) − (pool's available + frozen + its
+   * principal lent out): zero. What the operator put in, plus what it earned, less what bad debt
+   * took, is in the pool or lent out.
+   */
+  readonly poolImbalance: bigint;
   /** The insurance fund's income: the venue's share of interest paid, and liquidation fees. */
   readonly insuranceInterestShare: bigint;
   readonly insuranceLiquidationFees: bigint;
@@ -107,12 +120,19 @@ export function coinBooks(src: BooksSources, coin: CoinState): CoinBooks {
   const poolFunded = BigInt(src.margin.poolFunded(name));
   const insurance = of(INSURANCE);
   const share = BigInt(src.margin.interestPaid(name).insurance);
+  const lenders = src.margin.lenderTotals(name);
+  const lost = (t: (typeof lenders)['pool']): Owed => ({
+    principal: BigInt(t.principalWrittenOff),
+    interest: BigInt(t.interestWrittenOff),
+  });
+  const lendingPool = of(LENDING_POOL);
+  const poolInterest = BigInt(lenders.pool.interestReceived);
   return {
     coin: name,
     spot: of('spot'),
     isolated: of('isolated'),
     cross: of('cross'),
-    lendingPool: of(LENDING_POOL),
+    lendingPool,
     insurance,
     feeIncome: of(FEE_INCOME).available + of(FEE_INCOME).frozen,
     held,
@@ -123,6 +143,14 @@ export function coinBooks(src: BooksSources, coin: CoinState): CoinBooks {
     loansFromPool: pool,
     loansFromUsers: users,
     badDebt,
+    badDebtPool: lost(lenders.pool),
+    badDebtUsers: lost(lenders.users),
+    poolInterest,
+    poolImbalance:
+      poolFunded +
+      poolInterest -
+      BigInt(lenders.pool.principalWrittenOff) -
+      (lendingPool.available + lendingPool.frozen + pool.principal),
     insuranceInterestShare: share,
     insuranceLiquidationFees: fees,
     insuranceCover: cover,

@@ -44,9 +44,12 @@ export function assertEngineInvariants(p: Omit<SnapshotParts, 'lastSeq' | 'setti
   // they add it up, and the insurance fund equal to its income less its cover.
   for (const coin of registry.coinStates()) {
     const b = coinBooks(p, coin);
+    // (The lending pool's identity, `poolImbalance`, is not among them: a snapshot may hold a pool
+    // balance from before pool funding was counted; the differential run checks it instead.)
     if (b.imbalance !== 0n || b.insuranceImbalance !== 0n)
       throw new Error(
-        `books of ${coin.spec.name} out of balance: held ${b.held}, in − out ${b.held + b.imbalance}, insurance off by ${b.insuranceImbalance}`,
+        `books of ${coin.spec.name} out of balance: held ${b.held}, in − out ${b.held + b.imbalance}, ` +
+          `insurance off by ${b.insuranceImbalance}`,
       );
   }
   p.margin.assertInvariants();

@@ -42,7 +42,14 @@ import {
   type Ratio,
   type Valuation,
 } from '../margin/lines.ts';
-import { LoanBook, type LoanBookSnapshot, type LoanRecord, type RepaymentRecord } from '../margin/loans.ts';
+import {
+  LoanBook,
+  type LenderKind,
+  type LenderTotals,
+  type LoanBookSnapshot,
+  type LoanRecord,
+  type RepaymentRecord,
+} from '../margin/loans.ts';
 import {
   accountKey,
   cross,
@@ -134,6 +141,8 @@ export interface MarginView {
   loan(loanId: number): LoanRecord | undefined;
   /** Every open loan record, oldest first. */
   openLoans(): IterableIterator<LoanRecord>;
+  /** What the pool's and users' records of `coin` came to: interest received, principal out, bad debt. */
+  lenderTotals(coin: string): Readonly<Record<LenderKind, LenderTotals>>;
   /** An isolated market's settings, or cross's (market ''). Undefined for an unknown market. */
   marginSettings(market: string): MarginSettings | undefined;
   /** A coin's lending settings; undefined for an unknown coin. */
@@ -972,6 +981,10 @@ export class Margin implements MarginView {
     return this.#loans.openLoans();
   }
 
+  lenderTotals(coin: string): Readonly<Record<LenderKind, LenderTotals>> {
+    return this.#loans.lenderTotals(coin);
+  }
+
   marginSettings(market: string): MarginSettings | undefined {
     return market === '' || this.#registry.market(market) !== undefined ? DEFAULT_MARGIN_SETTINGS : undefined;
   }
@@ -1036,7 +1049,13 @@ export class Margin implements MarginView {
     // A snapshot written before issue 29 may carry closed records and repayments: the book keeps
     // the open records (and the closed ones' interest totals); `rebuild-history` puts the rest in
     // the history store.
-    this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans, this.#closed);
+    let repaid: Map<number, CoinUnits> | undefined;
+    if (s.repayments !== undefined) {
+      repaid = new Map();
+      for (const [, rs] of s.repayments)
+        for (const r of rs) repaid.set(r.loanId, (repaid.get(r.loanId) ?? 0) + r.principal);
+    }
+    this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans, this.#closed, repaid);
     this.#ledgerAccounts = new WeakMap();
     for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });
     for (const [c, u] of s.poolFunded) this.#poolFunded.set(c, u);

@@ -37,7 +37,8 @@
  * ## Closed records (issue 29)
  * A record that closes (2, 4 or 6) leaves the book at once: it is handed to the `onClose` callback
  * (the engine emits it as LoanClosed, the history store keeps it) and the book keeps only its coin's
- * interest totals (`closedInterest`, for the engine's interest invariant). So the book, its
+ * interest totals and, per kind of lender, what bad debt wrote off (`lenderTotals`, for the
+ * engine's invariants and the operator's books). So the book, its
  * snapshot and every walk over it grow with the open records only, however long the venue runs.
  *
  * ## End of term
@@ -167,9 +168,32 @@ export interface LoanBookSnapshot {
   readonly nextRepaymentId: number;
   /** The open records (a snapshot written before issue 29 may carry closed ones too: dropped on load). */
   readonly loans: readonly LoanRecord[];
-  /** Per coin, interest paid and its venue share over every closed record: [coin, paid, share], sorted. */
-  readonly closedInterest?: readonly [string, Units, Units][];
+  /**
+   * Per coin and kind of lender (`pool`, `users`): interest paid and its venue share over the closed
+   * records, and the principal and interest written off as bad debt over every record, sorted.
+   * Absent when empty (and in a snapshot written before issue 29).
+   */
+  readonly lenderTotals?: readonly LenderTotalsEntry[];
 }
+
+/** The lending pool or users' offers. */
+export type LenderKind = 'pool' | 'users';
+
+/** [coin, lender kind, closed records' interest paid, their venue share, principal written off, interest written off]. */
+export type LenderTotalsEntry = [string, LenderKind, Units, Units, Units, Units];
+
+/** What one kind of lender's records of a coin came to, open and closed. */
+export interface LenderTotals {
+  /** Interest paid to the lenders (the venue's share excluded). */
+  readonly interestReceived: Units;
+  /** Principal outstanding on the open records. */
+  readonly principal: Units;
+  /** Written off as bad debt (issue 15), lifetime. */
+  readonly principalWrittenOff: Units;
+  readonly interestWrittenOff: Units;
+}
+
+const lenderKind = (l: LoanRecord): LenderKind => (l.lender.kind === 'system' ? 'pool' : 'users');
 
 /** What a borrower account owes in one coin. */
 export interface Owed {
@@ -184,12 +208,15 @@ export class LoanBook {
   /**
    * Open records by id (ascending: ids only grow). A record that closes leaves the book (issue 29):
    * it is handed to `#onClose` (the engine's LoanClosed event, which the history store keeps) and
-   * only its interest totals stay (`#closedInterest`).
+   * only its interest totals stay (`#totals`).
    */
   readonly #open = new Map<number, LoanRecord>();
   readonly #onClose: (loan: LoanRecord) => void;
-  /** Per coin: interest paid and the venue's share over the closed records. */
-  readonly #closedInterest = new Map<string, [Units, Units]>();
+  /**
+   * Per "<coin>|<lender kind>": [closed records' interest paid, their venue share, principal written
+   * off, interest written off] (the last two over every record, counted as they are written off).
+   */
+  readonly #totals = new Map<string, [Units, Units, Units, Units]>();
   /**
    * Open records per borrower account and coin ("<account>|<coin>"), ascending id. An entry, once
    * made, stays (empty when the account owes nothing in the coin), so that `#debtCache` can hold it.
@@ -208,6 +235,13 @@ export class LoanBook {
     settings: (coin: string) => LendingSettings | undefined,
     snapshot?: LoanBookSnapshot,
     onClose: (loan: LoanRecord) => void = () => {},
+    /**
+     * A snapshot written before issue 29 carries every record and the repayments, but no written-off
+     * totals: the principal repaid per record (from those repayments) lets the book work out the
+     * principal each record had written off (amount − principal − repaid). Interest written off
+     * before then cannot be told apart by lender and is not counted.
+     */
+    repaidPrincipal?: ReadonlyMap<number, Units>,
   ) {
     this.#lending = lending;
     this.#settings = settings;
@@ -215,11 +249,14 @@ export class LoanBook {
     if (snapshot !== undefined) {
       this.#nextLoanId = snapshot.nextLoanId;
       this.#nextRepaymentId = snapshot.nextRepaymentId;
-      for (const [coin, paid, share] of snapshot.closedInterest ?? [])
-        this.#closedInterest.set(coin, [paid, share]);
+      for (const [coin, kind, paid, share, principal, interest] of snapshot.lenderTotals ?? [])
+        this.#totals.set(`${coin}|${kind}`, [paid, share, principal, interest]);
       for (const l of [...snapshot.loans].sort((a, b) => a.id - b.id)) {
         if (isOpen(l.status)) this.#index({ ...l });
         else this.#countClosed(l);
+        const writtenOff =
+          repaidPrincipal === undefined ? 0 : l.amount - l.principal - (repaidPrincipal.get(l.id) ?? 0);
+        if (writtenOff > 0) this.#total(l.coin, lenderKind(l))[2] += writtenOff;
       }
     }
   }
@@ -462,6 +499,9 @@ export class LoanBook {
       if (share === 0) continue;
       const interest = Math.min(share, loan.interestOwed);
       const principal = share - interest;
+      const t = this.#total(coin, lenderKind(loan));
+      t[2] += principal;
+      t[3] += interest;
       loan.interestOwed -= interest;
       loan.interestCharged -= interest;
       loan.principal -= principal;
@@ -508,7 +548,13 @@ export class LoanBook {
 
   /** Interest paid and its venue share in `coin` over every record, open and closed. */
   interestPaid(coin: string): { readonly paid: Units; readonly share: Units } {
-    let [paid, share] = this.#closedInterest.get(coin) ?? [0, 0];
+    let paid = 0;
+    let share = 0;
+    for (const kind of ['pool', 'users'] as const) {
+      const t = this.#totals.get(`${coin}|${kind}`);
+      paid += t?.[0] ?? 0;
+      share += t?.[1] ?? 0;
+    }
     for (const l of this.#open.values())
       if (l.coin === coin) {
         paid += l.interestPaid;
@@ -517,9 +563,27 @@ export class LoanBook {
     return { paid, share };
   }
 
+  /** What the pool's records and users' records of `coin` came to, open and closed. */
+  lenderTotals(coin: string): Readonly<Record<LenderKind, LenderTotals>> {
+    const of = (kind: LenderKind): LenderTotals => {
+      const [paid, share, principalWrittenOff, interestWrittenOff] = this.#totals.get(`${coin}|${kind}`) ?? [
+        0, 0, 0, 0,
+      ];
+      let interestReceived = paid - share;
+      let principal = 0;
+      for (const l of this.#open.values())
+        if (l.coin === coin && lenderKind(l) === kind) {
+          interestReceived += l.interestPaid - l.venueShare;
+          principal += l.principal;
+        }
+      return { interestReceived, principal, principalWrittenOff, interestWrittenOff };
+    };
+    return { pool: of('pool'), users: of('users') };
+  }
+
   /** The coins some record (open or closed) was borrowed in. */
   coinsLent(): Set<string> {
-    const out = new Set(this.#closedInterest.keys());
+    const out = new Set([...this.#totals.keys()].map((k) => k.slice(0, k.indexOf('|'))));
     for (const l of this.#open.values()) out.add(l.coin);
     return out;
   }
@@ -541,22 +605,25 @@ export class LoanBook {
   }
 
   snapshot(): LoanBookSnapshot {
-    const closed = [...this.#closedInterest]
+    const totals = [...this.#totals]
       .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-      .map(([coin, [paid, share]]): [string, Units, Units] => [coin, paid, share]);
+      .map(([key, t]): LenderTotalsEntry => {
+        const at = key.indexOf('|');
+        return [key.slice(0, at), key.slice(at + 1) as LenderKind, ...t];
+      });
     return {
       nextLoanId: this.#nextLoanId,
       nextRepaymentId: this.#nextRepaymentId,
       loans: [...this.#open.values()].map((l) => ({ ...l })),
-      ...(closed.length > 0 && { closedInterest: closed }),
+      ...(totals.length > 0 && { lenderTotals: totals }),
     };
   }
 
   /** Throws on a broken invariant (never a user error). */
   assertInvariants(): void {
-    for (const [coin, [paid, share]] of this.#closedInterest)
-      if (!(Number.isSafeInteger(paid) && Number.isSafeInteger(share) && share >= 0 && share <= paid))
-        throw new Error(`closed loans of ${coin}: bad interest totals ${paid}, ${share}`);
+    for (const [key, t] of this.#totals)
+      if (!t.every((v) => Number.isSafeInteger(v) && v >= 0) || t[1] > t[0])
+        throw new Error(`loan totals of ${key}: bad amounts ${t.join(', ')}`);
     for (const l of this.#open.values()) {
       const fields = [l.principal, l.interestOwed, l.interestCharged, l.interestPaid, l.venueShare];
       if (!fields.every((v) => Number.isSafeInteger(v) && v >= 0))
@@ -585,12 +652,16 @@ export class LoanBook {
   }
 
   #countClosed(loan: LoanRecord): void {
-    const t = this.#closedInterest.get(loan.coin);
-    if (t === undefined) this.#closedInterest.set(loan.coin, [loan.interestPaid, loan.venueShare]);
-    else {
-      t[0] += loan.interestPaid;
-      t[1] += loan.venueShare;
-    }
+    const t = this.#total(loan.coin, lenderKind(loan));
+    t[0] += loan.interestPaid;
+    t[1] += loan.venueShare;
+  }
+
+  #total(coin: string, kind: LenderKind): [Units, Units, Units, Units] {
+    const key = `${coin}|${kind}`;
+    let t = this.#totals.get(key);
+    if (t === undefined) this.#totals.set(key, (t = [0, 0, 0, 0]));
+    return t;
   }
 
   /**

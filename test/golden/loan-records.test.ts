@@ -67,7 +67,7 @@ describe('loan records out of the engine (issue 29)', () => {
     );
     assert.equal(rec.engine.margin.loan(1), undefined);
     const snapshot = rec.engine.snapshot();
-    const loans = marginOf(snapshot).loans as { loans: { id: number }[]; closedInterest: unknown };
+    const loans = marginOf(snapshot).loans as { loans: { id: number }[]; lenderTotals: unknown };
     assert.deepEqual(
       loans.loans.map((l) => l.id),
       [4],

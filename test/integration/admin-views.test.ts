@@ -189,6 +189,10 @@ describe('the operator views, through the CLI and the admin API', () => {
           total: '0',
         },
         badDebt: '0',
+        badDebtPool: { principal: '0', interest: '0' },
+        badDebtUsers: { principal: '0', interest: '0' },
+        poolInterest: '0',
+        poolImbalance: '0',
         insuranceIn: { interestShare: '0', liquidationFees: '0' },
         insuranceOut: '0',
         insuranceImbalance: '0',
@@ -203,7 +207,7 @@ describe('the operator views, through the CLI and the admin API', () => {
       assert.match(table.out, /\nusdt +109\.979 +20 +0 +0 +0 +0\.021 +130 +0 +0 +100 +-30\n/);
       assert.match(
         table.out,
-        /\nbooks = deposited − withdrawn \+ pool funded, and insurance = its income − its cover, for every coin\n?$/,
+        /\nbooks = deposited − withdrawn \+ pool funded, insurance = its income − its cover, and the pool = its funding \+ interest − bad debt, for every coin\n?$/,
       );
 
       // Markets and the venue.

@@ -326,9 +326,9 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
     // The operator's books (bourse solvency) over every kind of account against the reference's.
     const books = engine.books(coin);
     assert.deepEqual(
-      [books?.held, books?.imbalance, books?.insuranceImbalance],
-      [naive.held(coin), 0n, 0n],
-      `${where}: books of ${coin} (held, imbalance, insurance imbalance)`,
+      [books?.held, books?.imbalance, books?.insuranceImbalance, books?.poolImbalance],
+      [naive.held(coin), 0n, 0n, 0n],
+      `${where}: books of ${coin} (held, imbalance, insurance and pool imbalance)`,
     );
   }
   assert.equal(engine.openOrderCount, naive.restingCount(), `${where}: number of resting orders`);

@@ -70,6 +70,9 @@ function assertBalanced(venue: TestVenue, row: Row): void {
   );
   assert.equal(row.imbalance, '0');
   assert.equal(row.insuranceImbalance, '0');
+  assert.equal(row.poolImbalance, '0', 'pool funded + its interest − its bad debt = held + lent out');
+  const lost = (who: unknown): bigint => units((who as Row).principal) + units((who as Row).interest);
+  assert.equal(lost(row.badDebtPool) + lost(row.badDebtUsers), units(row.badDebt), 'bad debt by lender');
   assert.equal(
     units(row.insurance),
     units((row.insuranceIn as Row).interestShare) +
@@ -197,6 +200,9 @@ describe('solvency with margin, the lending pool, insurance and bad debt', () =>
     assertBalanced(venue, row);
     assert.equal(row.books, '109000');
     assert.equal(row.badDebt, '2370.597591');
+    // All of it against dave's and erin's offers; the pool, repaid by frank's liquidation, lost nothing.
+    assert.deepEqual(row.badDebtPool, { principal: '0', interest: '0' });
+    assert.deepEqual(row.badDebtUsers, { principal: '2370.597591', interest: '0' });
     assert.equal(row.insurance, '0.007916');
     assert.deepEqual(row.insuranceIn, { interestShare: '0.014166', liquidationFees: '30.000625' });
     assert.equal(row.insuranceOut, '30.006875');

@@ -204,6 +204,10 @@ export function solvencyRow(
       ),
     },
     badDebt: f(b.badDebt),
+    badDebtPool: { principal: f(b.badDebtPool.principal), interest: f(b.badDebtPool.interest) },
+    badDebtUsers: { principal: f(b.badDebtUsers.principal), interest: f(b.badDebtUsers.interest) },
+    poolInterest: f(b.poolInterest),
+    poolImbalance: f(b.poolImbalance),
     insuranceIn: {
       interestShare: f(b.insuranceInterestShare),
       liquidationFees: f(b.insuranceLiquidationFees),

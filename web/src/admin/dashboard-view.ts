@@ -135,7 +135,10 @@ const pair = (available: string, frozen: string): string =>
 
 function solvencySection(coins: Json[]): HTMLElement {
   const off = coins.some((c) => c.difference !== null && !isZero(c.difference));
-  const unbalanced = coins.filter((c) => !isZero(c.imbalance ?? '0') || !isZero(c.insuranceImbalance ?? '0'));
+  const unbalanced = coins.filter(
+    (c) =>
+      !isZero(c.imbalance ?? '0') || !isZero(c.insuranceImbalance ?? '0') || !isZero(c.poolImbalance ?? '0'),
+  );
   return section(
     'Solvency',
     'solvency',
@@ -178,8 +181,8 @@ function solvencySection(coins: Json[]): HTMLElement {
       'p',
       { class: unbalanced.length === 0 ? 'note' : 'note bad', id: 'solvency-balance' },
       unbalanced.length === 0
-        ? 'Books = deposited − withdrawn + pool funded, and insurance = its income − its cover, for every coin.'
-        : `Out of balance: ${unbalanced.map((c) => `${String(c.coin).toUpperCase()} (books short by ${c.imbalance}, insurance by ${c.insuranceImbalance})`).join(', ')}.`,
+        ? 'Books = deposited − withdrawn + pool funded, insurance = its income − its cover, and the lending pool = its funding + interest − bad debt, for every coin.'
+        : `Out of balance: ${unbalanced.map((c) => `${String(c.coin).toUpperCase()} (books short by ${c.imbalance}, insurance by ${c.insuranceImbalance}, the pool by ${c.poolImbalance})`).join(', ')}.`,
     ),
     off
       ? h(
