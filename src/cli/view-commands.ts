@@ -213,31 +213,44 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
     name: 'solvency',
     args: ['[coin]'],
     flags: [],
-    summary: "per coin: users' holdings and fee income against the venue's wallets",
+    summary: "per coin: every account kind's holdings, loans and bad debt against the venue's wallets",
     details:
-      "Users' spot available and frozen (margin columns: zero until margin exists), fee income, their sum (books), the lifetime deposits and " +
-      "withdrawals, what the venue's wallets hold on the chain and the difference wallet − books. A negative difference is money the " +
-      'books owe that the wallets do not hold (operator credits have no chain deposit behind them).',
+      "Per coin: users' spot available and frozen, their margin accounts (isolated + cross, available+frozen), the lending pool " +
+      '(available+frozen: lendable and on offer), the insurance fund, fee income, their sum (books), the loans outstanding (principal + ' +
+      "interest owed to the pool and to users' offers), the bad debt written off so far, what the venue's wallets hold on the chain and " +
+      'the difference wallet − books. Under the table: whether books = deposited − withdrawn + pool funded, the insurance fund = its ' +
+      'income − its cover and the lending pool = its funding + interest − the principal bad debt took from it, for every coin. A negative difference is money the books owe that the wallets do not hold (operator credits ' +
+      'and pool funding have no chain deposit behind them). --json gives every figure (docs/operations.md, "Solvency").',
     call: ([coin]) => ({
       path: '/admin/solvency',
       form: coin === undefined ? [] : [['coin', coin]],
-      show: (b) =>
-        table(b.coins as Row[], [
+      show: (b) => {
+        const rows = b.coins as Row[];
+        const pair = (available: unknown, frozen: unknown): string =>
+          frozen === '0' ? cell(available) : `${cell(available)}+${cell(frozen)}`;
+        const shown = table(rows, [
           ['coin', 'coin'],
           ['>users available', 'usersAvailable'],
           ['>users frozen', 'usersFrozen'],
-          [
-            '>margin',
-            (r) =>
-              r.marginAvailable === '0' && r.marginFrozen === '0'
-                ? '0'
-                : `${cell(r.marginAvailable)}+${cell(r.marginFrozen)}`,
-          ],
+          ['>margin', (r) => pair(r.marginAvailable, r.marginFrozen)],
+          ['>lending pool', (r) => pair(r.lendingPoolAvailable, r.lendingPoolFrozen)],
+          ['>insurance', 'insurance'],
           ['>fee income', 'feeIncome'],
           ['>books', 'books'],
+          ['>loans', (r) => (r.loans as Row | undefined)?.total],
+          ['>bad debt', 'badDebt'],
           ['>wallet', 'wallet'],
           ['>difference', 'difference'],
-        ]),
+        ]);
+        const off = rows.filter(
+          (r) => r.imbalance !== '0' || r.insuranceImbalance !== '0' || r.poolImbalance !== '0',
+        );
+        const check =
+          off.length === 0
+            ? 'books = deposited − withdrawn + pool funded, insurance = its income − its cover, and the pool = its funding + interest − bad debt, for every coin'
+            : `OUT OF BALANCE: ${off.map((r) => `${cell(r.coin)} (books short by ${cell(r.imbalance)}, insurance by ${cell(r.insuranceImbalance)}, the pool by ${cell(r.poolImbalance)})`).join(', ')}`;
+        return `${shown}\n${check}`;
+      },
     }),
   },
   {

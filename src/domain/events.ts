@@ -8,6 +8,7 @@
  *   [BalanceChanged (release of a cancelled remainder)] → OrderUpdated (taker, final state of this command).
  * A rejected command emits nothing and changes nothing.
  */
+import type { LoanRecord, RepaymentRecord } from '../margin/loans.ts';
 import type { CoinFunds, DepositState, WithdrawalState } from './chains.ts';
 import type { AcctType, FaucetAllowance, OrderKind, Side, UserStatus } from './commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from './money.ts';
@@ -338,6 +339,23 @@ export interface DemoStopped {
   readonly time: number;
 }
 
+/**
+ * A loan record closed (status 2, 4 or 6; issue 29): the engine keeps open records only, so this
+ * is the record's last state, which the history store keeps and serves (getLoanRecords).
+ */
+export interface LoanClosed {
+  readonly type: 'LoanClosed';
+  readonly loan: Readonly<LoanRecord>;
+  readonly time: number;
+}
+
+/** A payment on a loan record (getRepayments, getCrossRepayRecords), kept by the history store only. */
+export interface LoanRepaid {
+  readonly type: 'LoanRepaid';
+  readonly repayment: RepaymentRecord;
+  readonly time: number;
+}
+
 export type EngineEvent =
   | OrderAccepted
   | TradeExecuted
@@ -364,4 +382,6 @@ export type EngineEvent =
   | ApiKeyRotated
   | DemoStarted
   | DemoUserMarked
-  | DemoStopped;
+  | DemoStopped
+  | LoanClosed
+  | LoanRepaid;

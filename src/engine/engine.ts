@@ -39,6 +39,7 @@ import type { Order } from './order-book.ts';
 import { isRegistryCommand, Registry, type ApiKeyRecord, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
 import { Risk, riskHooks, type RiskView } from './risk.ts';
+import { coinBooks, type CoinBooks } from './books.ts';
 import type { LiquidationRecord } from '../margin/liquidation.ts';
 import {
   checkSnapshotVersion,
@@ -277,6 +278,16 @@ export class Engine {
   /** The insurance fund's available balance per coin (`bourse insurance`). */
   insurance(): { coin: string; available: CoinUnits }[] {
     return this.#risk.insurance();
+  }
+
+  /**
+   * One coin's books over every kind of account, with the loans outstanding, bad debt and the
+   * insurance fund's movements (src/engine/books.ts; `bourse solvency`); undefined for an unknown coin.
+   */
+  books(coin: string): CoinBooks | undefined {
+    const c = this.#registry.coin(coin);
+    if (c === undefined) return undefined;
+    return coinBooks(this.#parts(), c);
   }
 
   coins(): CoinSpec[] {

@@ -24,14 +24,14 @@
  * ## Invariants (`assertInvariants`)
  * No balance or debt is negative or unsafe; a spot account owes nothing; each account's frozen
  * balance equals what its orders and withdrawals hold; and per coin, Σ (available + frozen) over
- * every account, system accounts included, equals credits − settled withdrawals.
+ * every account, system accounts included, equals credits − settled withdrawals + pool funding
+ * (the operator's books of src/engine/books.ts add it up the same way, by kind of account).
  */
 import type { BillType, MarginAccountRef } from '../domain/events.ts';
 import type { CoinUnits } from '../domain/money.ts';
 import type { CommandContext } from './command-context.ts';
 import type { LedgerCoin } from './funds.ts';
 import type { IndexEntry } from '../margin/liquidation-index.ts';
-import type { RepaymentRecord } from '../margin/loans.ts';
 import { accountKey } from '../margin/movement.ts';
 import type { MarginPreferences } from './margin.ts';
 import type { CrossSlot } from './risk-cross.ts';
@@ -115,8 +115,6 @@ export class LedgerAccount {
   crossRisk: CrossSlot | undefined;
   /** A margin account's express and auto-repay defaults, once looked up (src/engine/margin.ts). */
   preferences: MarginPreferences | undefined;
-  /** A margin account's repayment records (the list margin keeps by key), once one was recorded (src/engine/margin.ts). */
-  repayments: RepaymentRecord[] | undefined;
   #name: string | undefined;
 
   constructor(key: AccountKey, store: BalanceStore) {

@@ -194,7 +194,7 @@ describe('lending and borrowing', () => {
     // The first hour is charged at once: 4,000 × 0.05 % ÷ 24 = 0.083333 usdt (floor).
     assert.equal(a?.interest, 83_333);
     assert.equal(a?.borrowLimit, 0);
-    const [loan] = d.engine.margin.loansOf(alice, 1, 'btc_usdt');
+    const [loan] = d.loansOf(alice, 1, 'btc_usdt');
     assert.equal(loan?.lender.kind, 'system');
     assert.equal(loan?.principal, 4000 * USDT);
   });
@@ -215,7 +215,7 @@ describe('lending and borrowing', () => {
     d.apply(transferIn(alice, 'usdt', 1000 * USDT));
     // Same rate as the pool: the older offer (the pool's) goes first.
     d.apply(borrow(alice, 'usdt', 100 * USDT));
-    assert.equal(d.engine.margin.loansOf(alice, 1, 'btc_usdt')[0]?.lender.kind, 'system');
+    assert.equal(d.loansOf(alice, 1, 'btc_usdt')[0]?.lender.kind, 'system');
     // Bob's cheaper offer goes first.
     d.apply({ type: 'CancelLoanOffer', userId: bob, offerId: offer.offerId as number });
     d.apply({
@@ -239,7 +239,7 @@ describe('lending and borrowing', () => {
     assert.equal(cheap.result, 'OK');
     const r = d.apply(borrow(alice, 'usdt', 1000 * USDT, { maxDailyRatePpm: 500 }));
     assert.equal(r.result, 'OK');
-    const loans = d.engine.margin.loansOf(alice, 1, 'btc_usdt');
+    const loans = d.loansOf(alice, 1, 'btc_usdt');
     assert.equal(loans.length, 2);
     const [mine] = loans;
     assert.ok(mine !== undefined);
@@ -257,13 +257,13 @@ describe('lending and borrowing', () => {
     );
     assert.equal(stateOf(d.engine), before);
     assert.equal(repay(1).result, 'OK');
-    assert.equal(d.engine.margin.loan(mine.id)?.interestOwed, interest - 1);
-    assert.equal(d.engine.margin.loan(mine.id)?.principal, mine.amount);
+    assert.equal(d.loan(mine.id)?.interestOwed, interest - 1);
+    assert.equal(d.loan(mine.id)?.principal, mine.amount);
     assert.equal(repay(interest - 1 + 10 * USDT).result, 'OK');
-    assert.equal(d.engine.margin.loan(mine.id)?.principal, mine.amount - 10 * USDT);
+    assert.equal(d.loan(mine.id)?.principal, mine.amount - 10 * USDT);
     assert.equal(repay('all').result, 'OK');
-    assert.equal(d.engine.margin.loan(mine.id)?.status, LOAN_STATUS.REPAID);
-    const paid = d.engine.margin.repayments(alice, 1, 'btc_usdt');
+    assert.equal(d.loan(mine.id)?.status, LOAN_STATUS.REPAID);
+    const paid = d.repayments(alice, 1, 'btc_usdt');
     assert.equal(paid.length, 3);
     assert.equal(
       paid.reduce((s, p) => s + p.principal, 0),
@@ -316,7 +316,7 @@ describe('interest by timers', () => {
     // The term ends after 10 days: no roll-over, so the timer repays from the account, charging
     // the hour that begins at the term's end too (a loan accrues until it is repaid): 241 hours.
     d.at(t0 + 10 * DAY_MS, { type: 'FireTimers' });
-    const [loan] = d.engine.margin.loansOf(alice, 1, 'btc_usdt');
+    const [loan] = d.loansOf(alice, 1, 'btc_usdt');
     assert.equal(loan?.status, LOAN_STATUS.AUTO_REPAID);
     assert.equal(coinOf(d, alice, 'usdt')?.borrowed, 0);
     assert.equal(d.engine.nextDeadline(), undefined);
@@ -333,7 +333,7 @@ describe('interest by timers', () => {
     const t0 = d.time + 1;
     d.at(t0, borrow(alice, 'usdt', 500 * USDT, { rollOver: true }));
     d.at(t0 + 10 * DAY_MS + HOUR_MS, { type: 'FireTimers' });
-    const [loan] = d.engine.margin.loansOf(alice, 1, 'btc_usdt');
+    const [loan] = d.loansOf(alice, 1, 'btc_usdt');
     assert.equal(loan?.status, LOAN_STATUS.REPAYING);
     assert.equal(loan?.termEndMs, t0 + 20 * DAY_MS);
     assert.equal(coinOf(d, alice, 'usdt')?.borrowed, 500 * USDT);
@@ -387,7 +387,7 @@ describe('margin orders', () => {
     assert.equal(usdt?.borrowed, 0);
     assert.equal(usdt?.interest, 0);
     const proceeds = 499 * 3_100_000 - Math.floor((499 * 3_100_000 * 2000) / 1_000_000);
-    const [loan] = d.engine.margin.loansOf(alice, 1, 'btc_usdt');
+    const [loan] = d.loansOf(alice, 1, 'btc_usdt');
     assert.equal(usdt?.available, proceeds - 500 * USDT - (loan?.interestPaid ?? 0));
   });
 

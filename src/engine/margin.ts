@@ -5,7 +5,8 @@
  *
  * The domain modules decide (lines, lending book, loan records) and return movements and debt
  * changes; this module checks who and where, applies those to the ledger (each user-side change a
- * bill), keeps what the domain does not (preferences, repayment history, pool funding), and
+ * bill), keeps what the domain does not (preferences, pool funding; closed loan records and
+ * repayments are LoanClosed and LoanRepaid events, kept by the history store: issue 29), and
  * answers the margin reads. Every limit (borrow, express borrow, transfer out, the limits shown)
  * values the account at the risk step's marks (src/engine/limit-prices.ts), never at a last trade
  * price; the pool's funding keeps the exact range (exact-range.ts). docs/margin.md gives the rules
@@ -40,7 +41,14 @@ import {
   type Ratio,
   type Valuation,
 } from '../margin/lines.ts';
-import { LoanBook, type LoanBookSnapshot, type LoanRecord, type RepaymentRecord } from '../margin/loans.ts';
+import {
+  LoanBook,
+  type LenderKind,
+  type LenderTotals,
+  type LoanBookSnapshot,
+  type LoanRecord,
+  type RepaymentRecord,
+} from '../margin/loans.ts';
 import {
   accountKey,
   cross,
@@ -124,13 +132,18 @@ export interface MarginView {
   offersOf(userId: number): LoanOffer[];
   /** The lending pool's offers, newest first. */
   poolOffers(): LoanOffer[];
-  /** Loan records borrowed by one margin account, newest first (getLoanRecords). */
+  /**
+   * Open loan records borrowed by one margin account, newest first (getLoanRecords). Closed records
+   * and every repayment are in the history store (LoanClosed, LoanRepaid events; issue 29).
+   */
   loansOf(userId: number, acctType: 1 | 2, market: string): LoanRecord[];
-  /** Loan records lent by a user, newest first. */
+  /** Open loan records lent by a user, newest first. */
   loansLentBy(userId: number): LoanRecord[];
   loan(loanId: number): LoanRecord | undefined;
-  /** Payments made on one margin account's loans, newest first (getRepayments, getCrossRepayRecords). */
-  repayments(userId: number, acctType: 1 | 2, market: string): RepaymentRecord[];
+  /** Every open loan record, oldest first. */
+  openLoans(): IterableIterator<LoanRecord>;
+  /** What the pool's and users' records of `coin` came to: interest received, principal out, bad debt. */
+  lenderTotals(coin: string): Readonly<Record<LenderKind, LenderTotals>>;
   /** An isolated market's settings, or cross's (market ''). Undefined for an unknown market. */
   marginSettings(market: string): MarginSettings | undefined;
   /** A coin's lending settings; undefined for an unknown coin. */
@@ -148,8 +161,11 @@ export interface MarginSnapshot {
   readonly loans: LoanBookSnapshot;
   /** [accountKey, express, autoRepay], sorted. */
   readonly preferences: [string, boolean, boolean][];
-  /** [accountKey, repayments oldest first], sorted. */
-  readonly repayments: [string, RepaymentRecord[]][];
+  /**
+   * Before issue 29: [accountKey, repayments oldest first]. Repayments are in the history store now;
+   * a snapshot that still carries them loads (they are ignored) and none is written.
+   */
+  readonly repayments?: [string, RepaymentRecord[]][];
   /** [coin, units], sorted. */
   readonly poolFunded: [string, CoinUnits][];
   readonly fundingIds: string[];
@@ -210,12 +226,6 @@ export class Margin implements MarginView {
   #loans: LoanBook;
   /** By account key; each ledger account keeps its own at hand too (`LedgerAccount.preferences`). */
   readonly #preferences = new Map<string, MarginPreferences>();
-  readonly #repayments = new Map<string, RepaymentRecord[]>();
-  /**
-   * `#repayments`' lists by the loan records' borrower object (the ledger account's key for loans
-   * borrowed by the engine): recording a repayment builds no text key.
-   */
-  #repaymentLists = new WeakMap<AccountRef, RepaymentRecord[]>();
   readonly #poolFunded = new Map<string, CoinUnits>();
   readonly #fundingIds = new Set<string>();
   /** Per coin: interest paid to lenders and to the insurance fund (movement totals). */
@@ -242,7 +252,7 @@ export class Margin implements MarginView {
     this.#prices = prices;
     this.#outside = { funds: fundsHeld, pool: (coin) => BigInt(this.poolFunded(coin)) };
     this.#lending = new LendingBook(this.#lendingSettings);
-    this.#loans = new LoanBook(this.#lending, this.#lendingSettings);
+    this.#loans = new LoanBook(this.#lending, this.#lendingSettings, undefined, this.#closed);
   }
 
   apply(cmd: MarginCommand): ApplyResult {
@@ -576,20 +586,18 @@ export class Margin implements MarginView {
     return this.#ok();
   }
 
-  /** Keeps repayment records by account; `known`: the account they most likely name, whose list is at hand. */
-  #record(repayments: readonly RepaymentRecord[], known?: LedgerAccount): void {
-    for (const r of repayments) {
-      const mine = known !== undefined && r.borrower === known.key;
-      let list = (mine ? known.repayments : undefined) ?? this.#repaymentLists.get(r.borrower);
-      if (list === undefined) {
-        const key = accountKey(r.borrower);
-        list = this.#repayments.get(key);
-        if (list === undefined) this.#repayments.set(key, (list = []));
-        this.#repaymentLists.set(r.borrower, list);
-      }
-      if (mine) known.repayments = list;
-      list.push(r);
-    }
+  /**
+   * A loan record that closed leaves the loan book (issue 29): its last state is the LoanClosed
+   * event, for the history store.
+   */
+  readonly #closed = (loan: LoanRecord): void => {
+    this.#ctx.events.push({ type: 'LoanClosed', loan, time: this.#ctx.time });
+  };
+
+  /** Repayment records are not kept here: each is a LoanRepaid event, for the history store (issue 29). */
+  #record(repayments: readonly RepaymentRecord[]): void {
+    const ctx = this.#ctx;
+    for (const repayment of repayments) ctx.events.push({ type: 'LoanRepaid', repayment, time: ctx.time });
   }
 
   #scheduleLoans(loans: readonly LoanRecord[]): void {
@@ -674,7 +682,7 @@ export class Margin implements MarginView {
     this.#applyEffects(e);
   }
 
-  /** Lists a forced liquidation's repayments with the account's others (getRepayments, getCrossRepayRecords). */
+  /** Records a forced liquidation's repayments as the margin commands record theirs (LoanRepaid). */
   recordRepayments(repayments: readonly RepaymentRecord[]): void {
     this.#record(repayments);
   }
@@ -870,7 +878,7 @@ export class Margin implements MarginView {
     });
     if (!r.ok) throw new Error(`auto-repay refused: ${r.message}`);
     this.#applyEffects(r.effects, account);
-    this.#record(r.repayments, account);
+    this.#record(r.repayments);
   }
 
   // ───────────────────────────── reads ─────────────────────────────
@@ -951,9 +959,12 @@ export class Margin implements MarginView {
     return this.#loans.loan(loanId);
   }
 
-  repayments(userId: number, acctType: 1 | 2, market: string): RepaymentRecord[] {
-    const key = acctType === ISOLATED_ACCOUNT ? isolated(userId, market) : cross(userId);
-    return [...(this.#repayments.get(accountKey(key)) ?? [])].reverse();
+  openLoans(): IterableIterator<LoanRecord> {
+    return this.#loans.openLoans();
+  }
+
+  lenderTotals(coin: string): Readonly<Record<LenderKind, LenderTotals>> {
+    return this.#loans.lenderTotals(coin);
   }
 
   marginSettings(market: string): MarginSettings | undefined {
@@ -993,6 +1004,7 @@ export class Margin implements MarginView {
     return (
       l.offers.length === 0 &&
       b.loans.length === 0 &&
+      b.nextLoanId === 1 &&
       this.#preferences.size === 0 &&
       this.#fundingIds.size === 0
     );
@@ -1007,7 +1019,6 @@ export class Margin implements MarginView {
       lending: { ...lending, offers: [...lending.offers].sort((a, b) => a.id - b.id) },
       loans: { ...loans, loans: [...loans.loans].sort((a, b) => a.id - b.id) },
       preferences: sorted([...this.#preferences].map(([k, p]) => [k, p.express, p.autoRepay])),
-      repayments: sorted([...this.#repayments].map(([k, rs]) => [k, rs.map((r) => ({ ...r }))])),
       poolFunded: sorted([...this.#poolFunded]),
       fundingIds: [...this.#fundingIds].sort(),
       interestPaid: sorted([...this.#interestPaid].map(([c, [l, s]]) => [c, l, s])),
@@ -1017,16 +1028,18 @@ export class Margin implements MarginView {
 
   load(s: MarginSnapshot): void {
     this.#lending = new LendingBook(this.#lendingSettings, s.lending);
-    this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans);
-    this.#repaymentLists = new WeakMap();
+    // A snapshot written before issue 29 may carry closed records and repayments: the book keeps
+    // the open records (and the closed ones' interest totals); `rebuild-history` puts the rest in
+    // the history store.
+    let repaid: Map<number, CoinUnits> | undefined;
+    if (s.repayments !== undefined) {
+      repaid = new Map();
+      for (const [, rs] of s.repayments)
+        for (const r of rs) repaid.set(r.loanId, (repaid.get(r.loanId) ?? 0) + r.principal);
+    }
+    this.#loans = new LoanBook(this.#lending, this.#lendingSettings, s.loans, this.#closed, repaid);
     this.#ledgerAccounts = new WeakMap();
-    for (const a of this.#ledger.marginAccounts()) a.repayments = undefined;
     for (const [k, express, autoRepay] of s.preferences) this.#preferences.set(k, { express, autoRepay });
-    for (const [k, rs] of s.repayments)
-      this.#repayments.set(
-        k,
-        rs.map((r) => ({ ...r })),
-      );
     for (const [c, u] of s.poolFunded) this.#poolFunded.set(c, u);
     for (const id of s.fundingIds) this.#fundingIds.add(id);
     for (const [c, l, sh] of s.interestPaid) this.#interestPaid.set(c, [l, sh]);
@@ -1044,12 +1057,7 @@ export class Margin implements MarginView {
     this.#loans.assertInvariants();
     const registry = this.#registry;
     const owed = new Map<LedgerAccount, [number[], number[]]>();
-    const paid = new Map<string, [number, number]>();
-    for (const l of this.#loans.snapshot().loans) {
-      const p = paid.get(l.coin) ?? [0, 0];
-      p[0] += l.interestPaid;
-      p[1] += l.venueShare;
-      paid.set(l.coin, p);
+    for (const l of this.#loans.openLoans()) {
       if (l.principal === 0 && l.interestOwed === 0) continue;
       const a = this.#ledger.account(l.borrower);
       if (a === undefined) throw new Error(`loan ${l.id}: borrower account never opened`);
@@ -1078,7 +1086,8 @@ export class Margin implements MarginView {
     for (let i = 0; i < registry.coinCount; i++)
       if (pool.frozen(i) !== (poolHeld[i] ?? 0))
         throw new Error(`lending pool coin ${i}: frozen ${pool.frozen(i)}, offers hold ${poolHeld[i] ?? 0}`);
-    for (const [coin, [byBorrowers, share]] of paid) {
+    for (const coin of new Set([...this.#loans.coinsLent(), ...this.#interestPaid.keys()])) {
+      const { paid: byBorrowers, share } = this.#loans.interestPaid(coin);
       const [toLenders, toInsurance] = this.#interestPaid.get(coin) ?? [0, 0];
       if (byBorrowers !== toLenders + toInsurance || share !== toInsurance)
         throw new Error(

@@ -87,8 +87,8 @@ describe('cross accounts at the liquidation line', () => {
     const usdt = acct?.coins.find((c) => c.coin === 'usdt');
     assert.equal((usdt?.borrowed ?? 0) + (usdt?.interest ?? 0), 0);
     assert.equal(usdt?.available, 100 * USDT + 1297 * 2_340_000 - q.repaid - q.fee);
-    assert.ok(d.engine.margin.loansOf(alice, 2, '').every((l) => l.status === LOAN_STATUS.LIQUIDATED));
-    const repayments = d.engine.margin.repayments(alice, 2, '');
+    assert.ok(d.loansOf(alice, 2, '').every((l) => l.status === LOAN_STATUS.LIQUIDATED));
+    const repayments = d.repayments(alice, 2, '');
     assert.equal(
       repayments.reduce((s, r) => s + r.principal + r.interest, 0),
       q.repaid,

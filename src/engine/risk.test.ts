@@ -155,9 +155,7 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     assert.equal(q.fee, Math.floor(q.repaid / 100));
     // 100 usdt left + 0.13 × 23,400 − repaid − fee stays with her, available.
     assert.equal(usdt?.available, 100 * USDT + 1297 * 2_340_000 - q.repaid - q.fee);
-    assert.ok(
-      d.engine.margin.loansOf(alice, 1, 'btc_usdt').every((l) => l.status === LOAN_STATUS.LIQUIDATED),
-    );
+    assert.ok(d.loansOf(alice, 1, 'btc_usdt').every((l) => l.status === LOAN_STATUS.LIQUIDATED));
     assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), false);
     const ins = d.engine.insurance().find((c) => c.coin === 'usdt');
     assert.ok((ins?.available ?? 0) >= q.fee);

@@ -104,7 +104,7 @@ function run(
         }),
       );
       w.lending = new LendingBook((c) => w.settings.get(c), snap.lending);
-      w.loans = new LoanBook(w.lending, (c) => w.settings.get(c), snap.loans);
+      w.loans = new LoanBook(w.lending, (c) => w.settings.get(c), snap.loans, w.onClose);
       w.liquidations = new Liquidations(w.loans, settings, snap.liquidations);
       w.index = new LiquidationIndex(snap.flags);
       queue = new LiquidationQueue(snap.queue);

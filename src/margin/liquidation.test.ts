@@ -39,7 +39,7 @@ test('a gap straight through the line: flagged and liquidated in the same move; 
   assert.deepEqual(crossed, { liquidate: [accountKey(a)], flagged: [accountKey(a)], cleared: [] });
   w.begin(a, px(14_000));
   assert.equal(w.liquidations.isLocked(a), true);
-  for (const l of w.loans.loansOf(a)) assert.equal(l.status, LOAN_STATUS.NEEDS_LIQUIDATION);
+  for (const l of w.loansOf(a)) assert.equal(l.status, LOAN_STATUS.NEEDS_LIQUIDATION);
   const s = w.step(a, px(14_000));
   assert.equal(s.done, true);
   // Sold 0.3 BTC at 13,900 (band: ≥ 13,580) = 4,170 USDT; repaid 4,000 + the first hour.
@@ -57,7 +57,7 @@ test('a gap straight through the line: flagged and liquidated in the same move; 
   assert.deepEqual(w.ledger.owed(a, 'usdt'), { principal: 0, interest: 0 });
   // The fund got the fee and the venue's share of the interest (10 %).
   assert.equal(w.ledger.get(INS, 'usdt'), fee + Math.floor(HOUR1 / 10));
-  for (const l of w.loans.loansOf(a)) assert.equal(l.status, LOAN_STATUS.LIQUIDATED);
+  for (const l of w.loansOf(a)) assert.equal(l.status, LOAN_STATUS.LIQUIDATED);
   assert.equal(w.liquidations.isLocked(a), false);
   assert.equal(w.index.size, 0);
   conserved(w);
@@ -97,7 +97,7 @@ test('a thin book: the band stops the sale half-way; the rest continues at the n
   // 1,430 USDT repaid (interest first); still locked, the loan still in status 3.
   assert.equal(r.coins[1]?.repaid, 1_430 * USDT);
   assert.equal(w.liquidations.isLocked(a), true);
-  assert.equal(w.loans.loansOf(a)[0]?.status, LOAN_STATUS.NEEDS_LIQUIDATION);
+  assert.equal(w.loansOf(a)[0]?.status, LOAN_STATUS.NEEDS_LIQUIDATION);
   assert.equal(w.ledger.get(a, 'btc'), 0.2 * BTC);
   assert.equal(w.bids[0]?.priceTicks, px(13_000)); // untouched
   // Next timer tick, an hour later: a buyer came back inside the band.
@@ -108,7 +108,7 @@ test('a thin book: the band stops the sale half-way; the rest continues at the n
   assert.equal(r.orders[1]?.filled, 0.2 * BTC);
   assert.equal(r.coins[1]?.shortfall, 0);
   assert.deepEqual(w.ledger.owed(a, 'usdt'), { principal: 0, interest: 0 });
-  for (const l of w.loans.loansOf(a)) assert.equal(l.status, LOAN_STATUS.LIQUIDATED);
+  for (const l of w.loansOf(a)) assert.equal(l.status, LOAN_STATUS.LIQUIDATED);
   conserved(w);
 });
 
@@ -161,7 +161,7 @@ test('a shortfall beyond the fund: bad debt against the lenders pro rata, exact 
   assert.equal(c.shortfall, owed - sold);
   assert.equal(c.insurance, 500 * USDT);
   assert.equal(c.badDebt, c.shortfall - c.insurance);
-  const loans = w.loans.loansOf(a).sort((x, y) => x.id - y.id);
+  const loans = w.loansOf(a).sort((x, y) => x.id - y.id);
   assert.equal(loans.length, 2);
   for (const l of loans) assert.equal(l.status, LOAN_STATUS.LIQUIDATED);
   const [l50, l51] = loans as [(typeof loans)[0], (typeof loans)[0]];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ToyLedger } from '../../test/fixtures/margin-ledger.ts';
 import { LendingBook } from './lending-book.ts';
-import { hourInterest, HOURLY_DENOMINATOR, LOAN_STATUS, LoanBook } from './loans.ts';
+import { hourInterest, HOURLY_DENOMINATOR, LOAN_STATUS, LoanBook, type LoanRecord } from './loans.ts';
 import { cross, DAY_MS, HOUR_MS, isolated, spot, system, type AccountRef, type Effects } from './movement.ts';
 import { defaultLendingSettings, type LendingSettings } from './settings.ts';
 
@@ -15,6 +15,8 @@ const BOB = isolated(2, 'btc_usdt');
 interface Venue {
   lending: LendingBook;
   loans: LoanBook;
+  /** A record, open (the book's) or closed (handed out as it closed). */
+  record: (id: number) => LoanRecord | undefined;
   ledger: ToyLedger;
   apply: (e: Effects) => void;
   offer: (
@@ -26,7 +28,10 @@ interface Venue {
 
 function venue(): Venue {
   const lending = new LendingBook(settings);
-  const loans = new LoanBook(lending, settings);
+  // Closed records leave the book (issue 29): kept here as the engine's LoanClosed events are.
+  const closed = new Map<number, LoanRecord>();
+  const loans = new LoanBook(lending, settings, undefined, (l) => closed.set(l.id, l));
+  const record = (id: number): LoanRecord | undefined => loans.loan(id) ?? closed.get(id);
   const ledger = new ToyLedger();
   const apply = (e: Effects): void => {
     ledger.apply(e);
@@ -50,7 +55,7 @@ function venue(): Venue {
     apply(r.effects);
     return r.offer.id;
   };
-  return { lending, loans, ledger, apply, offer };
+  return { lending, loans, record, ledger, apply, offer };
 }
 
 function borrow(
@@ -100,7 +105,7 @@ describe('hourly interest', () => {
     for (const v of [a, b]) v.offer(1_000_000, 500);
     const [ida] = borrow(a, 100_000, 30 * 60_000);
     borrow(b, 100_000, 30 * 60_000);
-    assert.equal(a.loans.loan(ida as number)?.interestOwed, 2, 'the first hour at once');
+    assert.equal(a.record(ida as number)?.interestOwed, 2, 'the first hour at once');
     for (let h = 1; h <= 48; h++) a.apply(a.loans.accrue(h * HOUR_MS, () => 0).effects);
     b.apply(b.loans.accrue(48 * HOUR_MS, () => 0).effects);
     // Hours begun at 0:30, 1:30, … 47:30: 48 hours = 2 days = 100 units.
@@ -116,7 +121,7 @@ describe('repayment', () => {
     v.offer(100_000, 1_000);
     const [id] = borrow(v, 100_000);
     v.apply(v.loans.accrue(23 * HOUR_MS, () => 0).effects); // 24 hours: 100 units
-    assert.equal(v.loans.loan(id as number)?.interestOwed, 100);
+    assert.equal(v.record(id as number)?.interestOwed, 100);
     v.ledger.credit(BOB, 'usdt', 1_000);
     const part = v.loans.repay(id as number, {
       borrower: BOB,
@@ -146,7 +151,7 @@ describe('repayment', () => {
       [rest.repayment.interest, rest.repayment.principal, rest.repayment.venueShare],
       [45, 100_000, 5],
     );
-    assert.equal(v.loans.loan(id as number)?.status, LOAN_STATUS.REPAID);
+    assert.equal(v.record(id as number)?.status, LOAN_STATUS.REPAID);
     assert.equal(v.ledger.get(system('insurance'), 'usdt'), 10);
     assert.equal(v.ledger.get(LENDER, 'usdt'), 100_000 + 90);
     assert.deepEqual(v.ledger.owed(BOB, 'usdt'), { principal: 0, interest: 0 });
@@ -193,8 +198,11 @@ describe('repayment', () => {
     const all = v.loans.repay(id as number, { ...at, amount: 'all', available: v.ledger.get(BOB, 'usdt') });
     assert.ok(all.ok);
     v.apply(all.effects);
+    // A closed record has left the book (issue 29): not found; the API edge finds it in history.
+    assert.equal(v.loans.loan(id as number), undefined);
+    assert.equal(v.record(id as number)?.status, LOAN_STATUS.REPAID);
     const closed = v.loans.repay(id as number, { ...at, amount: 1, available: 1e9 });
-    assert.equal(closed.ok ? 'OK' : closed.result, 'INVALID_STATE');
+    assert.equal(closed.ok ? 'OK' : closed.result, 'LOAN_NOT_FOUND');
   });
 
   test('across an account: interest of every record oldest first, then principal dearest first', () => {
@@ -227,7 +235,7 @@ describe('repayment', () => {
         [dear, 20, 9_990],
       ],
     );
-    assert.equal(v.loans.loan(dear as number)?.principal, 10);
+    assert.equal(v.record(dear as number)?.principal, 10);
     const none = v.loans.repayAll('btc', { borrower: BOB, amount: 'all', timeMs: 0, available: 1 });
     assert.equal(none.ok ? 'OK' : none.result, 'LOAN_NOT_FOUND');
   });
@@ -255,21 +263,21 @@ describe('end of term', () => {
     const [id] = borrow(v, 10_000);
     const end = 10 * DAY_MS;
     v.apply(v.loans.accrue(end, () => 0).effects);
-    const loan = v.loans.loan(id as number);
+    const loan = v.record(id as number);
     assert.equal(loan?.status, LOAN_STATUS.AUTO_REPAYING);
     // 10 days of 10 units, plus the hour begun at the end of the term.
     assert.equal(loan?.interestOwed, 100 + 0);
     v.apply(v.loans.accrue(end + DAY_MS, () => 0).effects);
-    assert.equal(v.loans.loan(id as number)?.interestOwed, 110);
+    assert.equal(v.record(id as number)?.interestOwed, 110);
     // The borrowed 10_000 are still in the account; say 5_000 of it is what it has free.
     const part = v.loans.accrue(end + DAY_MS + HOUR_MS, () => 5_000);
     v.apply(part.effects);
     assert.equal(part.repayments[0]?.auto, true);
-    assert.equal(v.loans.loan(id as number)?.status, LOAN_STATUS.AUTO_REPAYING);
+    assert.equal(v.record(id as number)?.status, LOAN_STATUS.AUTO_REPAYING);
     v.ledger.credit(BOB, 'usdt', 200);
     const rest = v.loans.accrue(end + DAY_MS + 2 * HOUR_MS, (a, c) => v.ledger.get(a, c));
     v.apply(rest.effects);
-    assert.equal(v.loans.loan(id as number)?.status, LOAN_STATUS.AUTO_REPAID);
+    assert.equal(v.record(id as number)?.status, LOAN_STATUS.AUTO_REPAID);
     assert.deepEqual(v.ledger.owed(BOB, 'usdt'), { principal: 0, interest: 0 });
   });
 
@@ -278,7 +286,7 @@ describe('end of term', () => {
     v.offer(10_000, 1_000, { loop: true });
     const [id] = borrow(v, 10_000, 0, true);
     v.apply(v.loans.accrue(25 * DAY_MS, () => 0).effects);
-    const loan = v.loans.loan(id as number);
+    const loan = v.record(id as number);
     assert.equal(loan?.status, LOAN_STATUS.REPAYING);
     assert.deepEqual([loan?.termStartMs, loan?.termEndMs], [20 * DAY_MS, 30 * DAY_MS]);
     assert.equal(loan?.interestOwed, 250 + 0);
@@ -286,7 +294,7 @@ describe('end of term', () => {
     assert.equal(v.loans.changeInvestMark(id as number, spot(9), false).ok, false);
     assert.ok(v.loans.changeInvestMark(id as number, LENDER, false).ok);
     v.apply(v.loans.accrue(30 * DAY_MS, () => 0).effects);
-    assert.equal(v.loans.loan(id as number)?.status, LOAN_STATUS.AUTO_REPAYING);
+    assert.equal(v.record(id as number)?.status, LOAN_STATUS.AUTO_REPAYING);
   });
 });
 
@@ -296,7 +304,7 @@ describe('borrowing', () => {
     v.offer(3_000, 900, { lender: spot(5) });
     v.offer(3_000, 600, { lender: system('lendingPool') });
     const ids = borrow(v, 5_000, 0, false, cross(2));
-    const records = ids.map((id) => v.loans.loan(id));
+    const records = ids.map((id) => v.record(id));
     assert.deepEqual(
       records.map((l) => [l?.lender, l?.amount, l?.dailyRatePpm]),
       [

@@ -30,8 +30,16 @@
  * - Repaid principal goes back to its lender: into the offer again (lender's frozen) when the
  *   record's `investMark` is set and the offer is still open, else to the lender's available.
  * - Refused, changing nothing: an amount above what is owed (REPAY_OVER_OWED), above the account's
- *   available (INSUFFICIENT_BALANCE), not a positive integer (INVALID_AMOUNT), an unknown or
- *   another account's record (LOAN_NOT_FOUND), a closed record (INVALID_STATE).
+ *   available (INSUFFICIENT_BALANCE), not a positive integer (INVALID_AMOUNT), a record that is not
+ *   an open one of this account (LOAN_NOT_FOUND: the book holds open records only; the API edge
+ *   finds a closed one in the history store and answers INVALID_STATE, as before issue 29).
+ *
+ * ## Closed records (issue 29)
+ * A record that closes (2, 4 or 6) leaves the book at once: it is handed to the `onClose` callback
+ * (the engine emits it as LoanClosed, the history store keeps it) and the book keeps only its coin's
+ * interest totals and, per kind of lender, what bad debt wrote off (`lenderTotals`, for the
+ * engine's invariants and the operator's books). So the book, its
+ * snapshot and every walk over it grow with the open records only, however long the venue runs.
  *
  * ## End of term
  * At start + days × 24 h: the record rolls over for another term of the same length, rate and
@@ -158,8 +166,34 @@ export interface RepayInput {
 export interface LoanBookSnapshot {
   readonly nextLoanId: number;
   readonly nextRepaymentId: number;
+  /** The open records (a snapshot written before issue 29 may carry closed ones too: dropped on load). */
   readonly loans: readonly LoanRecord[];
+  /**
+   * Per coin and kind of lender (`pool`, `users`): interest paid and its venue share over the closed
+   * records, and the principal and interest written off as bad debt over every record, sorted.
+   * Absent when empty (and in a snapshot written before issue 29).
+   */
+  readonly lenderTotals?: readonly LenderTotalsEntry[];
 }
+
+/** The lending pool or users' offers. */
+export type LenderKind = 'pool' | 'users';
+
+/** [coin, lender kind, closed records' interest paid, their venue share, principal written off, interest written off]. */
+export type LenderTotalsEntry = [string, LenderKind, Units, Units, Units, Units];
+
+/** What one kind of lender's records of a coin came to, open and closed. */
+export interface LenderTotals {
+  /** Interest paid to the lenders (the venue's share excluded). */
+  readonly interestReceived: Units;
+  /** Principal outstanding on the open records. */
+  readonly principal: Units;
+  /** Written off as bad debt (issue 15), lifetime. */
+  readonly principalWrittenOff: Units;
+  readonly interestWrittenOff: Units;
+}
+
+const lenderKind = (l: LoanRecord): LenderKind => (l.lender.kind === 'system' ? 'pool' : 'users');
 
 /** What a borrower account owes in one coin. */
 export interface Owed {
@@ -171,9 +205,18 @@ export interface Owed {
 export class LoanBook {
   readonly #lending: LendingBook;
   readonly #settings: (coin: string) => LendingSettings | undefined;
-  readonly #loans = new Map<number, LoanRecord>();
-  /** Open records by id (ascending: ids only grow). */
+  /**
+   * Open records by id (ascending: ids only grow). A record that closes leaves the book (issue 29):
+   * it is handed to `#onClose` (the engine's LoanClosed event, which the history store keeps) and
+   * only its interest totals stay (`#totals`).
+   */
   readonly #open = new Map<number, LoanRecord>();
+  readonly #onClose: (loan: LoanRecord) => void;
+  /**
+   * Per "<coin>|<lender kind>": [closed records' interest paid, their venue share, principal written
+   * off, interest written off] (the last two over every record, counted as they are written off).
+   */
+  readonly #totals = new Map<string, [Units, Units, Units, Units]>();
   /**
    * Open records per borrower account and coin ("<account>|<coin>"), ascending id. An entry, once
    * made, stays (empty when the account owes nothing in the coin), so that `#debtCache` can hold it.
@@ -191,16 +234,29 @@ export class LoanBook {
     lending: LendingBook,
     settings: (coin: string) => LendingSettings | undefined,
     snapshot?: LoanBookSnapshot,
+    onClose: (loan: LoanRecord) => void = () => {},
+    /**
+     * A snapshot written before issue 29 carries every record and the repayments, but no written-off
+     * totals: the principal repaid per record (from those repayments) lets the book work out the
+     * principal each record had written off (amount − principal − repaid). Interest written off
+     * before then cannot be told apart by lender and is not counted.
+     */
+    repaidPrincipal?: ReadonlyMap<number, Units>,
   ) {
     this.#lending = lending;
     this.#settings = settings;
+    this.#onClose = onClose;
     if (snapshot !== undefined) {
       this.#nextLoanId = snapshot.nextLoanId;
       this.#nextRepaymentId = snapshot.nextRepaymentId;
+      for (const [coin, kind, paid, share, principal, interest] of snapshot.lenderTotals ?? [])
+        this.#totals.set(`${coin}|${kind}`, [paid, share, principal, interest]);
       for (const l of [...snapshot.loans].sort((a, b) => a.id - b.id)) {
-        const copy = { ...l };
-        this.#loans.set(copy.id, copy);
-        if (isOpen(copy.status)) this.#index(copy);
+        if (isOpen(l.status)) this.#index({ ...l });
+        else this.#countClosed(l);
+        const writtenOff =
+          repaidPrincipal === undefined ? 0 : l.amount - l.principal - (repaidPrincipal.get(l.id) ?? 0);
+        if (writtenOff > 0) this.#total(l.coin, lenderKind(l))[2] += writtenOff;
       }
     }
   }
@@ -249,7 +305,6 @@ export class LoanBook {
         status: LOAN_STATUS.REPAYING,
         closedMs: 0,
       };
-      this.#loans.set(loan.id, loan);
       this.#index(loan);
       loans.push(loan);
       effects.movements.push({
@@ -303,10 +358,9 @@ export class LoanBook {
 
   /** `repay`: pays part or all of one record, interest first. See the module comment for refusals. */
   repay(loanId: number, input: RepayInput): Outcome<{ effects: Effects; repayment: RepaymentRecord }> {
-    const loan = this.#loans.get(loanId);
+    const loan = this.#open.get(loanId);
     if (loan === undefined || accountKey(loan.borrower) !== accountKey(input.borrower))
-      return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
-    if (!isOpen(loan.status)) return refuse('INVALID_STATE', `loan record ${loanId} is already repaid`);
+      return refuse('LOAN_NOT_FOUND', `no open loan record ${loanId} of this account`);
     const owed = loan.principal + loan.interestOwed + this.#advance(loan, input.timeMs, false);
     const amount = input.amount === 'all' ? owed : input.amount;
     const bad = checkRepayAmount(amount, owed, input.available, loan.coin, this.#settings(loan.coin));
@@ -445,6 +499,9 @@ export class LoanBook {
       if (share === 0) continue;
       const interest = Math.min(share, loan.interestOwed);
       const principal = share - interest;
+      const t = this.#total(coin, lenderKind(loan));
+      t[2] += principal;
+      t[3] += interest;
       loan.interestOwed -= interest;
       loan.interestCharged -= interest;
       loan.principal -= principal;
@@ -465,28 +522,70 @@ export class LoanBook {
 
   /** `changeInvestMark`: the lender sets an open record's mark (LOAN_NOT_FOUND, INVALID_STATE). */
   changeInvestMark(loanId: number, lender: AccountRef, investMark: boolean): Outcome<{ loan: LoanRecord }> {
-    const loan = this.#loans.get(loanId);
+    const loan = this.#open.get(loanId);
     if (loan === undefined || accountKey(loan.lender) !== accountKey(lender))
-      return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} lent by this account`);
-    if (!isOpen(loan.status)) return refuse('INVALID_STATE', `loan record ${loanId} is closed`);
+      return refuse('LOAN_NOT_FOUND', `no open loan record ${loanId} lent by this account`);
     loan.investMark = investMark;
     return { ok: true, loan };
   }
 
+  /** An open record (closed ones are in the history store). */
   loan(id: number): LoanRecord | undefined {
-    return this.#loans.get(id);
+    return this.#open.get(id);
   }
 
-  /** Records borrowed by an account, newest first (open and closed). */
+  /** Open records borrowed by an account, newest first. */
   loansOf(borrower: AccountRef): LoanRecord[] {
     const key = accountKey(borrower);
-    return [...this.#loans.values()].filter((l) => accountKey(l.borrower) === key).reverse();
+    return [...this.#open.values()].filter((l) => accountKey(l.borrower) === key).reverse();
   }
 
-  /** Records lent by an account, newest first. */
+  /** Open records lent by an account, newest first. */
   loansLentBy(lender: AccountRef): LoanRecord[] {
     const key = accountKey(lender);
-    return [...this.#loans.values()].filter((l) => accountKey(l.lender) === key).reverse();
+    return [...this.#open.values()].filter((l) => accountKey(l.lender) === key).reverse();
+  }
+
+  /** Interest paid and its venue share in `coin` over every record, open and closed. */
+  interestPaid(coin: string): { readonly paid: Units; readonly share: Units } {
+    let paid = 0;
+    let share = 0;
+    for (const kind of ['pool', 'users'] as const) {
+      const t = this.#totals.get(`${coin}|${kind}`);
+      paid += t?.[0] ?? 0;
+      share += t?.[1] ?? 0;
+    }
+    for (const l of this.#open.values())
+      if (l.coin === coin) {
+        paid += l.interestPaid;
+        share += l.venueShare;
+      }
+    return { paid, share };
+  }
+
+  /** What the pool's records and users' records of `coin` came to, open and closed. */
+  lenderTotals(coin: string): Readonly<Record<LenderKind, LenderTotals>> {
+    const of = (kind: LenderKind): LenderTotals => {
+      const [paid, share, principalWrittenOff, interestWrittenOff] = this.#totals.get(`${coin}|${kind}`) ?? [
+        0, 0, 0, 0,
+      ];
+      let interestReceived = paid - share;
+      let principal = 0;
+      for (const l of this.#open.values())
+        if (l.coin === coin && lenderKind(l) === kind) {
+          interestReceived += l.interestPaid - l.venueShare;
+          principal += l.principal;
+        }
+      return { interestReceived, principal, principalWrittenOff, interestWrittenOff };
+    };
+    return { pool: of('pool'), users: of('users') };
+  }
+
+  /** The coins some record (open or closed) was borrowed in. */
+  coinsLent(): Set<string> {
+    const out = new Set([...this.#totals.keys()].map((k) => k.slice(0, k.indexOf('|'))));
+    for (const l of this.#open.values()) out.add(l.coin);
+    return out;
   }
 
   /** Open records, oldest first. */
@@ -506,16 +605,26 @@ export class LoanBook {
   }
 
   snapshot(): LoanBookSnapshot {
+    const totals = [...this.#totals]
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([key, t]): LenderTotalsEntry => {
+        const at = key.indexOf('|');
+        return [key.slice(0, at), key.slice(at + 1) as LenderKind, ...t];
+      });
     return {
       nextLoanId: this.#nextLoanId,
       nextRepaymentId: this.#nextRepaymentId,
-      loans: [...this.#loans.values()].map((l) => ({ ...l })),
+      loans: [...this.#open.values()].map((l) => ({ ...l })),
+      ...(totals.length > 0 && { lenderTotals: totals }),
     };
   }
 
   /** Throws on a broken invariant (never a user error). */
   assertInvariants(): void {
-    for (const l of this.#loans.values()) {
+    for (const [key, t] of this.#totals)
+      if (!t.every((v) => Number.isSafeInteger(v) && v >= 0) || t[1] > t[0])
+        throw new Error(`loan totals of ${key}: bad amounts ${t.join(', ')}`);
+    for (const l of this.#open.values()) {
       const fields = [l.principal, l.interestOwed, l.interestCharged, l.interestPaid, l.venueShare];
       if (!fields.every((v) => Number.isSafeInteger(v) && v >= 0))
         throw new Error(`loan ${l.id}: bad amount`);
@@ -525,12 +634,10 @@ export class LoanBook {
       if (l.venueShare > l.interestPaid) throw new Error(`loan ${l.id}: venue share above interest paid`);
       if (!(l.interestRemainder >= 0 && l.interestRemainder < HOURLY_DENOMINATOR))
         throw new Error(`loan ${l.id}: interest remainder out of range`);
-      if (isOpen(l.status) !== this.#open.has(l.id)) throw new Error(`loan ${l.id}: open index out of step`);
+      if (!isOpen(l.status)) throw new Error(`loan ${l.id}: closed but still in the book`);
+      if (l.id >= this.#nextLoanId) throw new Error(`loan ${l.id}: id not yet given`);
       const mine = this.#openByDebtor.get(`${accountKey(l.borrower)}|${l.coin}`);
-      if (isOpen(l.status) !== (mine?.get(l.id) === l))
-        throw new Error(`loan ${l.id}: debtor index out of step`);
-      if (!isOpen(l.status) && (l.principal !== 0 || l.interestOwed !== 0))
-        throw new Error(`loan ${l.id}: closed while owing`);
+      if (mine?.get(l.id) !== l) throw new Error(`loan ${l.id}: debtor index out of step`);
       if (l.lender.kind !== 'spot' && l.lender.kind !== 'system') throw new Error(`loan ${l.id}: bad lender`);
     }
   }
@@ -540,6 +647,21 @@ export class LoanBook {
     loan.closedMs = timeMs;
     this.#open.delete(loan.id);
     this.#debts(loan.borrower, loan.coin)?.delete(loan.id);
+    this.#countClosed(loan);
+    this.#onClose(loan);
+  }
+
+  #countClosed(loan: LoanRecord): void {
+    const t = this.#total(loan.coin, lenderKind(loan));
+    t[0] += loan.interestPaid;
+    t[1] += loan.venueShare;
+  }
+
+  #total(coin: string, kind: LenderKind): [Units, Units, Units, Units] {
+    const key = `${coin}|${kind}`;
+    let t = this.#totals.get(key);
+    if (t === undefined) this.#totals.set(key, (t = [0, 0, 0, 0]));
+    return t;
   }
 
   /**

@@ -69,6 +69,35 @@ export interface KlineDelta {
   volume: number;
 }
 
+/** A closed loan record's row (issue 29): the fields it is looked up by, and the record as JSON. */
+export interface LoanRow {
+  readonly id: number;
+  readonly borrowerUserId: number;
+  /** 1 isolated, 2 cross. */
+  readonly acctType: 1 | 2;
+  /** The isolated account's market; '' for cross. */
+  readonly market: string;
+  /** The lender's user id; 0 for the lending pool. */
+  readonly lenderUserId: number;
+  readonly offerId: number;
+  readonly coin: string;
+  readonly status: number;
+  readonly closedMs: number;
+  readonly record: string;
+}
+
+/** A repayment's row: the fields it is looked up by, and the record as JSON. */
+export interface RepaymentRow {
+  readonly id: number;
+  readonly borrowerUserId: number;
+  readonly loanId: number;
+  readonly acctType: 1 | 2;
+  readonly market: string;
+  readonly coin: string;
+  readonly time: number;
+  readonly record: string;
+}
+
 /** The writes of one batch. Within each list the writes are independent of each other's order. */
 export interface BatchPlan {
   /** The checkpoint to store: the last applied entry's seq, or the old checkpoint. */
@@ -90,6 +119,9 @@ export interface BatchPlan {
   readonly deposits: DepositRow[];
   readonly withdrawals: WithdrawalRow[];
   readonly withdrawalSteps: WithdrawalStepRow[];
+  /** Loan records closed in the batch (each closes once) and repayments made (issue 29). */
+  readonly loans: LoanRow[];
+  readonly repayments: RepaymentRow[];
   /** Total rows the plan writes. */
   readonly rows: number;
 }
@@ -110,6 +142,8 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
   const deposits = new Map<string, DepositRow>();
   const withdrawals = new Map<string, WithdrawalRow>();
   const withdrawalSteps: WithdrawalStepRow[] = [];
+  const loans: LoanRow[] = [];
+  const repayments: RepaymentRow[] = [];
   let last = 0;
   let applied = 0;
   let skipped = 0;
@@ -300,6 +334,38 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
           });
           break;
         }
+        case 'LoanClosed': {
+          const l = e.loan;
+          const b = l.borrower;
+          loans.push({
+            id: l.id,
+            borrowerUserId: b.kind === 'system' ? 0 : b.userId,
+            acctType: b.kind === 'cross' ? 2 : 1,
+            market: b.kind === 'isolated' ? b.market : '',
+            lenderUserId: l.lender.kind === 'system' ? 0 : l.lender.userId,
+            offerId: l.offerId,
+            coin: l.coin,
+            status: l.status,
+            closedMs: l.closedMs,
+            record: JSON.stringify(l),
+          });
+          break;
+        }
+        case 'LoanRepaid': {
+          const r = e.repayment;
+          const b = r.borrower;
+          repayments.push({
+            id: r.id,
+            borrowerUserId: b.kind === 'system' ? 0 : b.userId,
+            loanId: r.loanId,
+            acctType: b.kind === 'cross' ? 2 : 1,
+            market: b.kind === 'isolated' ? b.market : '',
+            coin: r.coin,
+            time: r.timeMs,
+            record: JSON.stringify(r),
+          });
+          break;
+        }
         default:
           // Users, fee preferences, dead-man switch, coins, markets, addresses and fund
           // passwords: live state, not history.
@@ -329,6 +395,8 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
     deposits: depositRows,
     withdrawals: withdrawalRows,
     withdrawalSteps,
+    loans,
+    repayments,
     rows:
       orderInserts.length +
       orderUpdates.length +
@@ -338,6 +406,8 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
       klines.length +
       depositRows.length +
       withdrawalRows.length +
-      withdrawalSteps.length,
+      withdrawalSteps.length +
+      loans.length +
+      repayments.length,
   };
 }

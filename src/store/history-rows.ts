@@ -158,3 +158,30 @@ export function stepRow(r: Row): WithdrawalStepRow {
     time: num(r[6]),
   };
 }
+
+/** A closed loan record's and a repayment's row: the lookup columns, then the record as JSON. */
+export const LOAN_COLUMNS =
+  'id, borrower_user, acct_type, market, lender_user, offer_id, coin, status, closed_ms, record';
+export const REPAYMENT_COLUMNS = 'id, borrower_user, loan_id, acct_type, market, coin, time, record';
+
+/** The record of a loan or repayment row read as `SELECT record …`. */
+export function recordOf<T>(r: Row): T {
+  return JSON.parse(String(r[0])) as T;
+}
+
+/** A loan or repayment query's filters as the SQL's parameters: -1 and '' for "any". */
+export function loanFilters(q: {
+  readonly acctType?: number | undefined;
+  readonly market?: string | undefined;
+  readonly offerId?: number | undefined;
+  readonly coin?: string | undefined;
+  readonly status?: number | undefined;
+}): { acctType: number; market: string; offerId: number; coin: string; status: number } {
+  return {
+    acctType: q.acctType ?? -1,
+    market: q.market ?? '',
+    offerId: q.offerId ?? -1,
+    coin: q.coin ?? '',
+    status: q.status ?? -1,
+  };
+}

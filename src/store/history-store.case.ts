@@ -22,6 +22,7 @@ import {
   type WithdrawalRow,
   type WithdrawalStepRow,
 } from './history-store.ts';
+import type { LoanRecord, RepaymentRecord } from '../margin/loans.ts';
 import { EngineRecorder, TradingStream, seededRandom } from './trading-stream.ts';
 
 /** Makes a fresh, empty store; the suite closes every store it makes. */
@@ -743,6 +744,141 @@ export function runHistoryStoreContract(
           ['toMargin', -2_000_000_000],
           ['toMargin', -1_000_000_000],
         ]);
+      }));
+
+    it('closed loan records and repayments (issue 29): the engine keeps open ones, the store the rest', () =>
+      withStore(async (store) => {
+        const rec = new EngineRecorder(T0);
+        const alice = rec.fundedUser('alice', { usdt: 100_000_000_000 });
+        const bob = rec.fundedUser('bob', { usdt: 100_000_000_000 });
+        const must = (cmd: Parameters<typeof rec.apply>[0], at = rec.time + 1_000) => {
+          const r = rec.apply(cmd, at);
+          assert.equal(r.result, 'OK', `${cmd.type}: ${r.message ?? ''}`);
+          return r;
+        };
+        must({
+          type: 'FundLendingPool',
+          fundingId: 'p',
+          coin: 'usdt',
+          amount: 50_000_000_000,
+          dailyRatePpm: 700,
+          days: 10,
+        });
+        // Bob's offer is the cheaper: borrows take it first, then the pool's.
+        const offer = must({
+          type: 'PlaceLoanOffer',
+          userId: bob,
+          coin: 'usdt',
+          amount: 3_000_000_000,
+          dailyRatePpm: 500,
+          days: 10,
+          loop: true,
+        }).offerId as number;
+        for (const [acctType, market] of [
+          [1, 'btc_usdt'],
+          [2, ''],
+        ] as const)
+          must({
+            type: 'MarginTransfer',
+            userId: alice,
+            direction: 'in',
+            acctType,
+            market,
+            coin: 'usdt',
+            amount: 10_000_000_000,
+          });
+        // Many cycles: borrow (from bob and the pool), an hour, part repaid, then the rest.
+        const CYCLES = 40;
+        for (let i = 0; i < CYCLES; i++) {
+          const acctType = i % 2 === 0 ? 1 : 2;
+          const market = acctType === 1 ? 'btc_usdt' : '';
+          const loanIds = must({
+            type: 'Borrow',
+            userId: alice,
+            acctType,
+            market,
+            coin: 'usdt',
+            amount: 4_000_000_000,
+            rollOver: false,
+          }).loanIds as number[];
+          must({ type: 'FireTimers' }, rec.time + HOUR);
+          must({ type: 'RepayLoan', userId: alice, loanId: loanIds[0] as number, amount: 1_000_000_000 });
+          if (i < CYCLES - 1)
+            must({ type: 'RepayAll', userId: alice, acctType, market, coin: 'usdt', amount: 'all' });
+        }
+        // The engine holds the last cycle's records only; its snapshot no closed record, no repayment.
+        const open = [...rec.engine.margin.openLoans()];
+        assert.equal(open.length, 2);
+        const snapshot = rec.engine.snapshot() as unknown as {
+          margin: { loans: { loans: unknown[] }; repayments?: unknown };
+        };
+        assert.equal(snapshot.margin.loans.loans.length, 2);
+        assert.equal(snapshot.margin.repayments, undefined);
+        // What the events said, the reference.
+        const closed = new Map<number, LoanRecord>();
+        const paid: RepaymentRecord[] = [];
+        for (const e of rec.entries.flatMap((x) => x.events)) {
+          if (e.type === 'LoanClosed') closed.set(e.loan.id, e.loan);
+          if (e.type === 'LoanRepaid') paid.push(e.repayment);
+        }
+        assert.equal(closed.size, 2 * (CYCLES - 1));
+        assert.ok(paid.length >= 3 * (CYCLES - 1), `${paid.length} repayments`);
+        await applyAll(store, split(rec.entries, [7, 1, 30]));
+        const newest = (xs: Iterable<LoanRecord>): LoanRecord[] => [...xs].sort((a, b) => b.id - a.id);
+        const all = newest(closed.values());
+        for (const l of all) assert.deepEqual(await store.closedLoan(l.id), l);
+        for (const l of open)
+          assert.equal(await store.closedLoan(l.id), undefined, 'an open record is not there');
+        assert.deepEqual(await store.loansBorrowed(alice, { limit: 1000 }), all);
+        assert.deepEqual(await store.loansBorrowed(alice, { limit: 5 }), all.slice(0, 5));
+        assert.deepEqual(
+          await store.loansBorrowed(alice, { acctType: 1, market: 'btc_usdt', limit: 1000 }),
+          all.filter((l) => l.borrower.kind === 'isolated'),
+        );
+        assert.deepEqual(
+          await store.loansBorrowed(alice, { acctType: 2, status: 2, limit: 1000 }),
+          all.filter((l) => l.borrower.kind === 'cross' && l.status === 2),
+        );
+        assert.deepEqual(
+          await store.loansBorrowed(alice, { acctType: 1, market: 'eth_usdt', limit: 10 }),
+          [],
+        );
+        assert.deepEqual(await store.loansBorrowed(bob, { limit: 10 }), []);
+        assert.deepEqual(
+          await store.loansLent(bob, { offerId: offer, limit: 1000 }),
+          all.filter((l) => l.lender.kind === 'spot'),
+        );
+        assert.deepEqual(
+          await store.loansLent(0, { coin: 'usdt', limit: 1000 }),
+          all.filter((l) => l.lender.kind === 'system'),
+        );
+        assert.deepEqual(await store.loansLent(bob, { coin: 'btc', limit: 10 }), []);
+        const byId = [...paid].sort((a, b) => b.id - a.id);
+        assert.deepEqual(await store.repayments(alice, { limit: 10_000 }), byId);
+        assert.deepEqual(
+          await store.repayments(alice, { acctType: 2, coin: 'usdt', limit: 10_000 }),
+          byId.filter((r) => r.borrower.kind === 'cross'),
+        );
+        assert.deepEqual(
+          await store.repayments(alice, { acctType: 1, market: 'btc_usdt', limit: 3 }),
+          byId.filter((r) => r.borrower.kind === 'isolated').slice(0, 3),
+        );
+        for (const l of [...all.slice(0, 3), ...open])
+          assert.deepEqual(
+            await store.loanRepayments(l.id),
+            paid.filter((r) => r.loanId === l.id),
+          );
+        // Rebuilt from the journal's entries one at a time: the same rows.
+        const other = await createStore();
+        try {
+          await applyAll(other, split(rec.entries, [1]));
+          assert.deepEqual(await other.loansBorrowed(alice, { limit: 1000 }), all);
+          assert.deepEqual(await other.repayments(alice, { limit: 10_000 }), byId);
+        } finally {
+          await other.close();
+        }
+        await assert.rejects(store.loansBorrowed(alice, { limit: 0 }), RangeError);
+        await assert.rejects(store.repayments(alice, { limit: 1.5 }), RangeError);
       }));
 
     it('bills: one per change of the total, newest first, filtered, and they add up to the balances', () =>

@@ -1,6 +1,7 @@
 /**
  * @module history-store — the history port: engine events projected into queryable records
- * (orders, trades, klines, bills, deposits, withdrawals), its row and query types, and the kline
+ * (orders, trades, klines, bills, deposits, withdrawals, closed loan records and repayments), its
+ * row and query types, and the kline
  * bucket rule every adapter shares.
  *
  * The store is a projection (ARCHITECTURE.md, invariant 5): it is fed the journal's entries in
@@ -12,6 +13,7 @@ import type { DepositState, WithdrawalState } from '../domain/chains.ts';
 import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
 import type { BillType, CancelReason, EngineEvent, OrderStatus } from '../domain/events.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
+import type { LoanRecord, RepaymentRecord } from '../margin/loans.ts';
 
 /** One journal position: the command's sequence number, its time (ms), and the events it emitted. */
 export interface HistoryEntry {
@@ -277,6 +279,36 @@ export interface WithdrawalStepRow {
   readonly time: number;
 }
 
+/**
+ * Which closed loan records (issue 29: the engine keeps open ones only) `loansBorrowed` and
+ * `loansLent` return: the newest `limit`, by record id descending.
+ */
+export interface LoanRecordsQuery {
+  /** Borrowed: only this account kind (1 isolated, 2 cross); default both. */
+  readonly acctType?: 1 | 2 | undefined;
+  /** Borrowed: only this isolated account's market. */
+  readonly market?: string | undefined;
+  /** Lent: only the records of this offer. */
+  readonly offerId?: number | undefined;
+  readonly coin?: string | undefined;
+  /** Only records closed in this status (2, 4 or 6). */
+  readonly status?: number | undefined;
+  /** 1..MAX_RECORDS_LIMIT. */
+  readonly limit: number;
+}
+
+/** Which repayments `repayments` returns: the newest `limit` of a user's margin accounts, by id descending. */
+export interface RepaymentsQuery {
+  readonly acctType?: 1 | 2 | undefined;
+  readonly market?: string | undefined;
+  readonly coin?: string | undefined;
+  /** 1..MAX_RECORDS_LIMIT. */
+  readonly limit: number;
+}
+
+/** The deepest `limit` of the loan and repayment queries (the wire's deepest page: 100,000 × 100). */
+export const MAX_RECORDS_LIMIT = 10_000_000;
+
 export interface FundsQuery extends PageQuery {
   readonly coin?: string | undefined;
 }
@@ -325,6 +357,16 @@ export interface HistoryStore {
   withdrawals(userId: number, query?: FundsQuery): Promise<Page<WithdrawalRow>>;
   /** Every step of one withdrawal, oldest first. */
   withdrawalSteps(withdrawalId: string): Promise<WithdrawalStepRow[]>;
+  /** A closed loan record (LoanClosed), by id; undefined while it is open (in the engine) or unknown. */
+  closedLoan(loanId: number): Promise<LoanRecord | undefined>;
+  /** Closed loan records borrowed by the user's margin accounts, newest first. */
+  loansBorrowed(userId: number, query: LoanRecordsQuery): Promise<LoanRecord[]>;
+  /** Closed loan records lent by the user's offers (0: the lending pool's), newest first. */
+  loansLent(userId: number, query: LoanRecordsQuery): Promise<LoanRecord[]>;
+  /** Payments on the user's margin accounts' loans (LoanRepaid), newest first. */
+  repayments(userId: number, query: RepaymentsQuery): Promise<RepaymentRecord[]>;
+  /** Every payment on one loan record, oldest first. */
+  loanRepayments(loanId: number): Promise<RepaymentRecord[]>;
 
   close(): Promise<void>;
 }

@@ -13,12 +13,15 @@
  */
 import pg from 'pg';
 import { BUY } from '../domain/commands.ts';
-import { planBatch } from './history-projection.ts';
+import type { LoanRecord, RepaymentRecord } from '../margin/loans.ts';
+import { planBatch, type LoanRow, type RepaymentRow } from './history-projection.ts';
 import {
   billRow,
+  loanFilters,
   marginBillRow,
   depositRow,
   num,
+  recordOf,
   orderRow,
   stepRow,
   tradeRow,
@@ -28,10 +31,13 @@ import {
 import {
   DEFAULT_TRADES_LIMIT,
   MAX_KLINE_SIZE,
+  MAX_RECORDS_LIMIT,
   MAX_TRADES_LIMIT,
   limitBound,
   pageBounds,
   type ApplyBatchResult,
+  type LoanRecordsQuery,
+  type RepaymentsQuery,
   type BillRow,
   type BillsQuery,
   type MarginBillRow,
@@ -198,6 +204,37 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, acct_type, time, id)
   );
   `,
+  // Issue 29: closed loan records and repayments, which the engine no longer keeps.
+  `
+  CREATE TABLE margin_loans (
+    borrower_user bigint NOT NULL,
+    id bigint NOT NULL,
+    acct_type smallint NOT NULL,
+    market text NOT NULL,
+    lender_user bigint NOT NULL,
+    offer_id bigint NOT NULL,
+    coin text NOT NULL,
+    status smallint NOT NULL,
+    closed_ms bigint NOT NULL,
+    record text NOT NULL,
+    PRIMARY KEY (borrower_user, id)
+  );
+  CREATE UNIQUE INDEX margin_loans_id ON margin_loans (id);
+  CREATE INDEX margin_loans_lender ON margin_loans (lender_user, id);
+
+  CREATE TABLE margin_repayments (
+    borrower_user bigint NOT NULL,
+    id bigint NOT NULL,
+    loan_id bigint NOT NULL,
+    acct_type smallint NOT NULL,
+    market text NOT NULL,
+    coin text NOT NULL,
+    time bigint NOT NULL,
+    record text NOT NULL,
+    PRIMARY KEY (borrower_user, id)
+  );
+  CREATE INDEX margin_repayments_loan ON margin_repayments (loan_id, id);
+  `,
 ];
 
 /**
@@ -289,6 +326,14 @@ export const PG_WRITE_SQL = {
     'INSERT INTO withdrawal_steps (id, withdrawal_id, status, confirmations, tx_hash, reason, time) ' +
     'SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], ' +
     '$7::bigint[])',
+  insertLoans:
+    'INSERT INTO margin_loans (id, borrower_user, acct_type, market, lender_user, offer_id, coin, status, ' +
+    'closed_ms, record) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::smallint[], $4::text[], ' +
+    '$5::bigint[], $6::bigint[], $7::text[], $8::smallint[], $9::bigint[], $10::text[])',
+  insertRepayments:
+    'INSERT INTO margin_repayments (id, borrower_user, loan_id, acct_type, market, coin, time, record) ' +
+    'SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::smallint[], $5::text[], ' +
+    '$6::text[], $7::bigint[], $8::text[])',
   lockCheckpoint: "SELECT value FROM meta WHERE key = 'checkpoint' FOR UPDATE",
   setCheckpoint: "UPDATE meta SET value = $1 WHERE key = 'checkpoint'",
 } as const;
@@ -549,6 +594,28 @@ export class PgHistoryStore implements HistoryStore {
           x.reason,
           x.time,
         ]);
+        write(w.insertLoans, plan.loans, (l: LoanRow) => [
+          l.id,
+          l.borrowerUserId,
+          l.acctType,
+          l.market,
+          l.lenderUserId,
+          l.offerId,
+          l.coin,
+          l.status,
+          l.closedMs,
+          l.record,
+        ]);
+        write(w.insertRepayments, plan.repayments, (r: RepaymentRow) => [
+          r.id,
+          r.borrowerUserId,
+          r.loanId,
+          r.acctType,
+          r.market,
+          r.coin,
+          r.time,
+          r.record,
+        ]);
         if (plan.applied > 0) {
           ctes.push(`w${ctes.length} AS (${w.setCheckpoint.replace('$1', `$${params.length + 1}`)})`);
           params.push(plan.checkpoint);
@@ -685,6 +752,36 @@ export class PgHistoryStore implements HistoryStore {
 
   async withdrawalSteps(withdrawalId: string): Promise<WithdrawalStepRow[]> {
     return (await this.#query('withdrawalSteps', [withdrawalId])).map(stepRow);
+  }
+
+  async closedLoan(loanId: number): Promise<LoanRecord | undefined> {
+    const [r] = await this.#query('closedLoan', [loanId]);
+    return r === undefined ? undefined : recordOf<LoanRecord>(r);
+  }
+
+  async loansBorrowed(userId: number, query: LoanRecordsQuery): Promise<LoanRecord[]> {
+    const limit = limitBound(query.limit, 1, MAX_RECORDS_LIMIT, 'limit');
+    const q = loanFilters(query);
+    const rows = await this.#query('loansBorrowed', [userId, q.acctType, q.market, q.coin, q.status, limit]);
+    return rows.map((r) => recordOf<LoanRecord>(r));
+  }
+
+  async loansLent(userId: number, query: LoanRecordsQuery): Promise<LoanRecord[]> {
+    const limit = limitBound(query.limit, 1, MAX_RECORDS_LIMIT, 'limit');
+    const q = loanFilters(query);
+    const rows = await this.#query('loansLent', [userId, q.offerId, q.coin, q.status, limit]);
+    return rows.map((r) => recordOf<LoanRecord>(r));
+  }
+
+  async repayments(userId: number, query: RepaymentsQuery): Promise<RepaymentRecord[]> {
+    const limit = limitBound(query.limit, 1, MAX_RECORDS_LIMIT, 'limit');
+    const q = loanFilters(query);
+    const rows = await this.#query('repayments', [userId, q.acctType, q.market, q.coin, limit]);
+    return rows.map((r) => recordOf<RepaymentRecord>(r));
+  }
+
+  async loanRepayments(loanId: number): Promise<RepaymentRecord[]> {
+    return (await this.#query('loanRepayments', [loanId])).map((r) => recordOf<RepaymentRecord>(r));
   }
 
   async close(): Promise<void> {

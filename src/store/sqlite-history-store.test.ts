@@ -47,6 +47,11 @@ function expectedIndex(name: QueryName): string {
     withdrawalsCount: 'withdrawals_user',
     withdrawalsCoin: 'withdrawals_user_coin',
     withdrawalsCoinCount: 'withdrawals_user_coin',
+    closedLoan: 'margin_loans_id',
+    loansBorrowed: 'PRIMARY KEY',
+    loansLent: 'margin_loans_lender',
+    repayments: 'PRIMARY KEY',
+    loanRepayments: 'margin_repayments_loan',
   };
   const index = byName[name];
   if (index === undefined) throw new Error(`no expected index for ${name}`);

@@ -16,6 +16,7 @@ import {
   ORDER_PENDING,
   type OrderStatus,
 } from '../domain/events.ts';
+import type { LoanRecord, RepaymentRecord } from '../margin/loans.ts';
 import { planBatch } from './history-projection.ts';
 import {
   BILL_COLUMNS,
@@ -25,8 +26,12 @@ import {
   STEP_COLUMNS,
   TRADE_COLUMNS,
   WITHDRAWAL_COLUMNS,
+  LOAN_COLUMNS,
+  REPAYMENT_COLUMNS,
   billRow,
+  loanFilters,
   marginBillRow,
+  recordOf,
   depositRow,
   num,
   orderRow,
@@ -38,6 +43,9 @@ import {
 import {
   DEFAULT_TRADES_LIMIT,
   MAX_KLINE_SIZE,
+  MAX_RECORDS_LIMIT,
+  type LoanRecordsQuery,
+  type RepaymentsQuery,
   MAX_TRADES_LIMIT,
   limitBound,
   pageBounds,
@@ -217,6 +225,38 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, acct_type, time, id)
   ) WITHOUT ROWID;
   `,
+  // Issue 29: closed loan records and repayments, which the engine no longer keeps. Clustered by
+  // borrower then id (getLoanRecords, getRepayments read a user's newest); lenders and loans by index.
+  `
+  CREATE TABLE margin_loans (
+    borrower_user INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    acct_type INTEGER NOT NULL,
+    market TEXT NOT NULL,
+    lender_user INTEGER NOT NULL,
+    offer_id INTEGER NOT NULL,
+    coin TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    closed_ms INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (borrower_user, id)
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX margin_loans_id ON margin_loans (id);
+  CREATE INDEX margin_loans_lender ON margin_loans (lender_user, id);
+
+  CREATE TABLE margin_repayments (
+    borrower_user INTEGER NOT NULL,
+    id INTEGER NOT NULL,
+    loan_id INTEGER NOT NULL,
+    acct_type INTEGER NOT NULL,
+    market TEXT NOT NULL,
+    coin TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (borrower_user, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX margin_repayments_loan ON margin_repayments (loan_id, id);
+  `,
 ];
 
 const PAGE = 'LIMIT ? OFFSET ?';
@@ -312,6 +352,21 @@ export const QUERY_SQL = {
     `ORDER BY id DESC ${PAGE}`,
   withdrawalsCoinCount: 'SELECT count(*) AS n FROM withdrawals WHERE user_id = ? AND coin = ?',
   withdrawalSteps: `SELECT ${STEP_COLUMNS} FROM withdrawal_steps WHERE withdrawal_id = ? ORDER BY id`,
+  closedLoan: 'SELECT record FROM margin_loans WHERE id = ?',
+  // ?1 user, ?2 acctType (-1 any), ?3 market ('' any), ?4 coin ('' any), ?5 status (-1 any), ?6 limit.
+  loansBorrowed:
+    'SELECT record FROM margin_loans WHERE borrower_user = ?1 AND (?2 < 0 OR acct_type = ?2) ' +
+    "AND (?3 = '' OR market = ?3) AND (?4 = '' OR coin = ?4) AND (?5 < 0 OR status = ?5) " +
+    'ORDER BY id DESC LIMIT ?6',
+  // ?1 lender (0 the pool), ?2 offer (-1 any), ?3 coin ('' any), ?4 status (-1 any), ?5 limit.
+  loansLent:
+    'SELECT record FROM margin_loans WHERE lender_user = ?1 AND (?2 < 0 OR offer_id = ?2) ' +
+    "AND (?3 = '' OR coin = ?3) AND (?4 < 0 OR status = ?4) ORDER BY id DESC LIMIT ?5",
+  // ?1 user, ?2 acctType (-1 any), ?3 market ('' any), ?4 coin ('' any), ?5 limit.
+  repayments:
+    'SELECT record FROM margin_repayments WHERE borrower_user = ?1 AND (?2 < 0 OR acct_type = ?2) ' +
+    "AND (?3 = '' OR market = ?3) AND (?4 = '' OR coin = ?4) ORDER BY id DESC LIMIT ?5",
+  loanRepayments: 'SELECT record FROM margin_repayments WHERE loan_id = ? ORDER BY id',
 } as const;
 
 export type QueryName = keyof typeof QUERY_SQL;
@@ -341,6 +396,8 @@ export const WRITE_SQL = {
     'ON CONFLICT (withdrawal_id) DO UPDATE SET status = excluded.status, tx_hash = excluded.tx_hash, ' +
     'confirmations = excluded.confirmations, reason = excluded.reason, manage_time = excluded.manage_time',
   insertWithdrawalStep: `INSERT INTO withdrawal_steps (${STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  insertLoan: `INSERT INTO margin_loans (${LOAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  insertRepayment: `INSERT INTO margin_repayments (${REPAYMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   getMeta: 'SELECT value FROM meta WHERE key = ?',
   setMeta:
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -586,6 +643,32 @@ export class SqliteHistoryStore implements HistoryStore {
           x.time,
         );
       }
+      for (const l of plan.loans) {
+        w.insertLoan.run(
+          l.id,
+          l.borrowerUserId,
+          l.acctType,
+          l.market,
+          l.lenderUserId,
+          l.offerId,
+          l.coin,
+          l.status,
+          l.closedMs,
+          l.record,
+        );
+      }
+      for (const r of plan.repayments) {
+        w.insertRepayment.run(
+          r.id,
+          r.borrowerUserId,
+          r.loanId,
+          r.acctType,
+          r.market,
+          r.coin,
+          r.time,
+          r.record,
+        );
+      }
       if (plan.applied > 0) w.setMeta.run('checkpoint', plan.checkpoint);
       return { checkpoint: plan.checkpoint, applied: plan.applied, skipped: plan.skipped, rows: plan.rows };
     });
@@ -702,6 +785,44 @@ export class SqliteHistoryStore implements HistoryStore {
   async withdrawalSteps(withdrawalId: string): Promise<WithdrawalStepRow[]> {
     this.#open();
     return all(this.#query.withdrawalSteps, withdrawalId).map(stepRow);
+  }
+
+  async closedLoan(loanId: number): Promise<LoanRecord | undefined> {
+    this.#open();
+    const r = one(this.#query.closedLoan, loanId);
+    return r === undefined ? undefined : recordOf<LoanRecord>(r);
+  }
+
+  async loansBorrowed(userId: number, query: LoanRecordsQuery): Promise<LoanRecord[]> {
+    this.#open();
+    const limit = limitBound(query.limit, 1, MAX_RECORDS_LIMIT, 'limit');
+    const q = loanFilters(query);
+    return all(this.#query.loansBorrowed, userId, q.acctType, q.market, q.coin, q.status, limit).map((r) =>
+      recordOf<LoanRecord>(r),
+    );
+  }
+
+  async loansLent(userId: number, query: LoanRecordsQuery): Promise<LoanRecord[]> {
+    this.#open();
+    const limit = limitBound(query.limit, 1, MAX_RECORDS_LIMIT, 'limit');
+    const q = loanFilters(query);
+    return all(this.#query.loansLent, userId, q.offerId, q.coin, q.status, limit).map((r) =>
+      recordOf<LoanRecord>(r),
+    );
+  }
+
+  async repayments(userId: number, query: RepaymentsQuery): Promise<RepaymentRecord[]> {
+    this.#open();
+    const limit = limitBound(query.limit, 1, MAX_RECORDS_LIMIT, 'limit');
+    const q = loanFilters(query);
+    return all(this.#query.repayments, userId, q.acctType, q.market, q.coin, limit).map((r) =>
+      recordOf<RepaymentRecord>(r),
+    );
+  }
+
+  async loanRepayments(loanId: number): Promise<RepaymentRecord[]> {
+    this.#open();
+    return all(this.#query.loanRepayments, loanId).map((r) => recordOf<RepaymentRecord>(r));
   }
 
   async close(): Promise<void> {

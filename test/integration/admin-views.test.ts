@@ -167,22 +167,48 @@ describe('the operator views, through the CLI and the admin API', () => {
         // bob paid alice 10.5 for 0.0005 btc; she paid a 0.2 % maker fee on it.
         usersAvailable: '109.979',
         usersFrozen: '20',
+        isolatedAvailable: '0',
+        isolatedFrozen: '0',
+        crossAvailable: '0',
+        crossFrozen: '0',
         marginAvailable: '0',
         marginFrozen: '0',
         usersTotal: '129.979',
+        lendingPoolAvailable: '0',
+        lendingPoolFrozen: '0',
+        insurance: '0',
         feeIncome: '0.021',
         books: '130',
         deposited: '130',
         withdrawn: '0',
+        poolFunded: '0',
+        imbalance: '0',
+        loans: {
+          pool: { principal: '0', interest: '0' },
+          users: { principal: '0', interest: '0' },
+          total: '0',
+        },
+        badDebt: '0',
+        badDebtPool: { principal: '0', interest: '0' },
+        badDebtUsers: { principal: '0', interest: '0' },
+        poolInterest: '0',
+        poolImbalance: '0',
+        insuranceIn: { interestShare: '0', liquidationFees: '0' },
+        insuranceOut: '0',
+        insuranceImbalance: '0',
         wallet: '100',
         difference: '-30',
       });
       const table = await cli(['solvency'], env);
       assert.match(
         table.out,
-        /^coin +users available +users frozen +margin +fee income +books +wallet +difference\n/,
+        /^coin +users available +users frozen +margin +lending pool +insurance +fee income +books +loans +bad debt +wallet +difference\n/,
       );
-      assert.match(table.out, /\nusdt +109\.979 +20 +0 +0\.021 +130 +100 +-30\n/);
+      assert.match(table.out, /\nusdt +109\.979 +20 +0 +0 +0 +0\.021 +130 +0 +0 +100 +-30\n/);
+      assert.match(
+        table.out,
+        /\nbooks = deposited − withdrawn \+ pool funded, insurance = its income − its cover, and the pool = its funding \+ interest − bad debt, for every coin\n?$/,
+      );
 
       // Markets and the venue.
       const markets = await cli(['markets', 'btc_usdt'], env);

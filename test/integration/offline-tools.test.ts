@@ -16,7 +16,18 @@ import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-offline-'));
 const dataDir = join(root, 'data');
-const TABLES = ['orders', 'trades', 'klines', 'bills', 'deposits', 'withdrawals', 'withdrawal_steps'];
+const TABLES = [
+  'orders',
+  'trades',
+  'klines',
+  'bills',
+  'deposits',
+  'withdrawals',
+  'withdrawal_steps',
+  'margin_bills',
+  'margin_loans',
+  'margin_repayments',
+];
 
 function dump(path: string): Record<string, unknown[]> {
   const db = new DatabaseSync(path, { readOnly: true });
@@ -51,6 +62,36 @@ before(async () => {
     ]);
     if (i === 20) await admin(server.adminBase, server.token, '/admin/snapshot', []);
   }
+  // Margin (issue 29): closed loan records and repayments live in the history store only.
+  const fund = await admin(server.adminBase, server.token, '/admin/lending/fund', [
+    ['coin', 'usdt'],
+    ['amount', '100000'],
+    ['rate', '0.05'],
+    ['days', '10'],
+  ]);
+  assert.equal(fund.code, 1000, JSON.stringify(fund));
+  const cleo = await createTrader(server, 'cleo', [['usdt', '5000']], 'asset,entrust,lever');
+  const call = async (method: string, params: [string, string][]): Promise<void> => {
+    const r = (await cleo.call(method, params)) as { code?: unknown };
+    assert.equal(r.code, 1000, `${method}: ${JSON.stringify(r)}`);
+  };
+  await call('transferInLever', [
+    ['coin', 'usdt'],
+    ['marketName', 'btc_usdt'],
+    ['amount', '1000'],
+  ]);
+  for (let i = 0; i < 6; i++) {
+    await call('borrow', [
+      ['coin', 'usdt'],
+      ['marketName', 'btc_usdt'],
+      ['amount', String(100 + i)],
+    ]);
+    if (i === 3) await admin(server.adminBase, server.token, '/admin/snapshot', []);
+    await call('doAllRepay', [
+      ['marketName', 'btc_usdt'],
+      ['coin', 'usdt'],
+    ]);
+  }
   assert.equal(await server.stop(), 0);
 });
 
@@ -60,6 +101,8 @@ test('rebuild-history reproduces the live history store row for row', async () =
   const live = join(root, 'live.sqlite');
   copyFileSync(join(dataDir, 'history.sqlite'), live);
   const before = dump(live);
+  assert.equal(before['margin_loans']?.length, 6, 'the closed loan records are in the live store');
+  assert.ok((before['margin_repayments']?.length ?? 0) >= 6);
   assert.ok((before.trades as unknown[]).length > 10);
   assert.equal(await offlineCommands.rebuildHistory(dataDir, quiet, true), 0);
   assert.deepEqual(dump(join(dataDir, 'history.sqlite')), before);

@@ -320,12 +320,20 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
     }
   }
   compareRisk(engine, naive, where);
-  for (const coin of naive.coinNames())
+  for (const coin of naive.coinNames()) {
     assert.equal(
       BigInt(engine.margin.poolFunded(coin)),
       naive.margin.funded(coin),
       `${where}: pool funded ${coin}`,
     );
+    // The operator's books (bourse solvency) over every kind of account against the reference's.
+    const books = engine.books(coin);
+    assert.deepEqual(
+      [books?.held, books?.imbalance, books?.insuranceImbalance, books?.poolImbalance],
+      [naive.held(coin), 0n, 0n, 0n],
+      `${where}: books of ${coin} (held, imbalance, insurance and pool imbalance)`,
+    );
+  }
   assert.equal(engine.openOrderCount, naive.restingCount(), `${where}: number of resting orders`);
   for (const market of naive.marketNames()) {
     assert.equal(engine.lastPrice(market), naive.lastPrice(market), `${where}: last price of ${market}`);

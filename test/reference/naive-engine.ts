@@ -1341,6 +1341,16 @@ export class NaiveEngine {
     return this.#credited.get(coin) ?? 0n;
   }
 
+  /** Σ available + frozen of a coin over every account: spot, margin, the pool, insurance and fee income. */
+  held(coin: string): bigint {
+    let held = this.feeIncome(coin) + this.margin.holdings(coin);
+    for (const user of this.#users.values()) {
+      const f = user.funds.get(coin);
+      held += (f?.available ?? 0n) + (f?.frozen ?? 0n);
+    }
+    return held;
+  }
+
   withdrawn(coin: string): bigint {
     return this.#withdrawn.get(coin) ?? 0n;
   }

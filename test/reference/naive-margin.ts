@@ -371,8 +371,8 @@ export class NaiveMargin {
 
   changeInvestMark(userId: number, loanId: number, mark: unknown): Outcome {
     const l = this.#loans.find((x) => x.id === loanId);
-    if (l === undefined || l.offer.lender !== userId || userId === 0) return 'LOAN_NOT_FOUND';
-    if (!isOpen(l)) return 'INVALID_STATE';
+    // The engine keeps open records only (issue 29): a closed one is not found there.
+    if (l === undefined || l.offer.lender !== userId || userId === 0 || !isOpen(l)) return 'LOAN_NOT_FOUND';
     l.investMark = mark === true;
     return okay();
   }
@@ -514,8 +514,7 @@ export class NaiveMargin {
   repayLoan(userId: number, loanId: number, amount: unknown): Outcome {
     if (!this.#host.hasUser(userId)) return 'USER_NOT_FOUND';
     const l = this.#loans.find((x) => x.id === loanId);
-    if (l === undefined || l.userId !== userId) return 'LOAN_NOT_FOUND';
-    if (!isOpen(l)) return 'INVALID_STATE';
+    if (l === undefined || l.userId !== userId || !isOpen(l)) return 'LOAN_NOT_FOUND';
     // What it owes now: a copy advanced, so that a refusal changes nothing.
     const owedNow = this.#owedAt(l);
     const x = this.#amountOf(amount, owedNow, this.#accounts.get(l.borrower)?.get(l.coin)?.available ?? 0n);

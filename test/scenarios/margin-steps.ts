@@ -28,6 +28,7 @@
  * The risk side's expectations (marks, risk rates and levels, liquidation records, the insurance
  * fund) are in risk-steps.ts.
  */
+import type { LoanRecord } from '../../src/margin/loans.ts';
 import type { Command } from '../../src/domain/commands.ts';
 import { parseDecimal } from '../../src/domain/money.ts';
 import type { Engine } from '../../src/engine/engine.ts';
@@ -40,6 +41,8 @@ export interface MarginPort {
   userId(name: string): number;
   /** Decimal text → units of the coin (a malformed scenario throws). */
   coinUnits(text: string, coin: string): number;
+  /** A loan record, open (the engine's) or closed (from its LoanClosed event). */
+  loan(loanId: number): LoanRecord | undefined;
   /** A loan id as the scenario names it. */
   fail(message: string): never;
 }
@@ -223,7 +226,7 @@ export function parseMarginStep(body: string): MarginStep | undefined {
     return {
       kind: 'marginExpect',
       check: (p) => {
-        const loan = p.engine.margin.loan(Number(id)) ?? p.fail(`no loan ${id}`);
+        const loan = p.loan(Number(id)) ?? p.fail(`no loan ${id}`);
         const actual = [loan.status, loan.principal, loan.interestOwed];
         const expected = [
           Number(status),

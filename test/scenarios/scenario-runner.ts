@@ -60,6 +60,7 @@
  * every coin); a refused action must also leave the state exactly as it was. At the end, the
  * engine's snapshot must restore to the same state hash. Every error names the file and line.
  */
+import type { LoanRecord } from '../../src/margin/loans.ts';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import {
@@ -864,6 +865,8 @@ class ScenarioRun {
   readonly #labelById = new Map<number, string>();
   /** Each order's latest state, from its events (closed orders leave the engine's memory). */
   readonly #orderStates = new Map<number, { status: OrderStatus; filled: number }>();
+  /** Closed loan records, from their LoanClosed events (the engine keeps open records only). */
+  readonly #closedLoans = new Map<number, LoanRecord>();
   /** The latest report of each chain deposit, by transaction hash. */
   readonly #txs = new Map<string, ReportDeposit>();
   /** Trades not yet checked by a `trades` expectation, per market. */
@@ -913,7 +916,8 @@ class ScenarioRun {
   }
 
   #record(e: EngineEvent): void {
-    if (e.type === 'OrderAccepted') this.#orderStates.set(e.orderId, { status: 0, filled: 0 });
+    if (e.type === 'LoanClosed') this.#closedLoans.set(e.loan.id, e.loan);
+    else if (e.type === 'OrderAccepted') this.#orderStates.set(e.orderId, { status: 0, filled: 0 });
     else if (e.type === 'OrderUpdated')
       this.#orderStates.set(e.orderId, { status: e.status, filled: e.filled });
     else if (e.type === 'TradeExecuted') {
@@ -1283,6 +1287,7 @@ class ScenarioRun {
     engine: this.#engine,
     userId: (name) => this.#userId(name),
     coinUnits: (text, coin) => this.#coinUnits(text, coin),
+    loan: (id) => this.#engine.margin.loan(id) ?? this.#closedLoans.get(id),
     fail: (message) => this.#fail(message),
   };
 

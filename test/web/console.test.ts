@@ -104,9 +104,13 @@ describe('the operator console', { skip: browserSkip }, () => {
     // usdt: the users' holdings are in the books; the simulated chain's wallet is read, the difference shown.
     const usdt = page.locator('#solvency-table tr[data-coin="usdt"] td');
     assert.equal(await usdt.nth(0).textContent(), 'USDT');
-    assert.match((await usdt.nth(5).textContent()) ?? '', /^\d/);
+    assert.match((await usdt.nth(7).textContent()) ?? '', /^\d/);
     // The demo's opening credits never came on chain: the difference is shown, and why.
-    assert.match((await usdt.nth(9).textContent()) ?? '', /^-\d/);
+    assert.match((await usdt.nth(14).textContent()) ?? '', /^-\d/);
+    assert.match(
+      (await page.textContent('#solvency-balance')) ?? '',
+      /^Books = deposited − withdrawn \+ pool funded/,
+    );
     assert.match((await page.textContent('#solvency-why')) ?? '', /credited by the operator/);
     assert.equal(await page.locator('#solvency-table .diff').count(), coins);
     assert.match((await page.textContent('#venue-facts')) ?? '', /alive.*ready/s);

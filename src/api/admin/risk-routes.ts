@@ -6,6 +6,7 @@
  * an unknown user, market, coin or record is refused (3004/3005/3003) with a message naming it.
  */
 import { formatBigUnitsTrim } from '../../domain/money.ts';
+import type { CoinBooks } from '../../engine/books.ts';
 import type { LiquidationRecord } from '../../margin/liquidation.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { liquidationOf } from '../http/signed/margin-views.ts';
@@ -108,30 +109,21 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
         const only = coinParam(engine, request);
         if (isReply(only)) return only;
         const records = engine.liquidations();
-        const fund = new Map(engine.insurance().map((c) => [c.coin, c.available]));
         const coins = only === undefined ? engine.coins() : [only];
         return ok({
           liquidations: records.length,
           running: records.filter((r) => r.status === 'running').length,
           coins: coins.map((c) => {
-            let fees = 0n;
-            let covered = 0n;
-            let badDebt = 0n;
-            for (const r of records)
-              for (const o of r.coins)
-                if (o.coin === c.name) {
-                  fees += BigInt(o.fee);
-                  covered += BigInt(o.insurance);
-                  badDebt += BigInt(o.badDebt);
-                }
-            const f = (n: bigint | number): string => formatBigUnitsTrim(BigInt(n), c.unitDecimal);
+            // The same sums as the solvency view's (src/engine/books.ts).
+            const b = engine.books(c.name) as CoinBooks;
+            const f = (n: bigint): string => formatBigUnitsTrim(n, c.unitDecimal);
             return {
               coin: c.name,
-              available: f(fund.get(c.name) ?? 0),
-              interestShare: f(engine.margin.interestPaid(c.name).insurance),
-              liquidationFees: f(fees),
-              covered: f(covered),
-              badDebt: f(badDebt),
+              available: f(b.insurance.available),
+              interestShare: f(b.insuranceInterestShare),
+              liquidationFees: f(b.insuranceLiquidationFees),
+              covered: f(b.insuranceCover),
+              badDebt: f(b.badDebt),
             };
           }),
         });

@@ -1,7 +1,7 @@
 /**
  * @module venue-reader — what the operator's views read from the venue that the engine's public
- * reads do not give one by one: every user, per-coin sums split into available and frozen, and
- * resting orders per market. `engineReader` answers them from the engine's own reads (records by
+ * reads do not give one by one: every user and resting orders per market
+ * (per-coin sums come from `engine.books`). `engineReader` answers them from the engine's own reads (records by
  * id, per-coin sums, book sizes): nothing copies the state (docs/operations.md, "What the views
  * read").
  */
@@ -27,8 +27,6 @@ export interface VenueReader {
   users(): UserRecord[];
   /** One user, or undefined for an unknown id. */
   user(userId: number): UserRecord | undefined;
-  /** Per coin, Σ over users of the available and frozen balances (spot), in the coin's units. */
-  holdings(): Map<string, { available: bigint; frozen: bigint }>;
   /** Resting orders per market name (a market without any is absent). */
   openOrdersByMarket(): Map<string, number>;
 }
@@ -48,7 +46,6 @@ export function engineReader(engine: VenueState): VenueReader {
         .sort((a, b) => a - b)
         .map((userId) => record(userId) as UserRecord),
     user: (userId) => record(userId),
-    holdings: () => engine.spotHoldings(),
     openOrdersByMarket: () => engine.openOrdersByMarket(),
   };
 }

@@ -284,7 +284,7 @@ describe('users', () => {
 });
 
 describe('solvency, markets, venue', () => {
-  test('solvency: users + fee income against the wallet, the difference shown', async () => {
+  test('solvency: every account kind + fee income against the wallet, the difference shown', async () => {
     const h = setUp();
     await trading(h);
     const all = await h.call('/admin/solvency');
@@ -294,13 +294,35 @@ describe('solvency, markets, venue', () => {
       coin: 'usdt',
       usersAvailable: String(130 - 20 - 0.021),
       usersFrozen: '20',
+      isolatedAvailable: '0',
+      isolatedFrozen: '0',
+      crossAvailable: '0',
+      crossFrozen: '0',
       marginAvailable: '0',
       marginFrozen: '0',
       usersTotal: String(130 - 0.021),
+      lendingPoolAvailable: '0',
+      lendingPoolFrozen: '0',
+      insurance: '0',
       feeIncome: '0.021',
       books: '130',
       deposited: '130',
       withdrawn: '0',
+      poolFunded: '0',
+      imbalance: '0',
+      loans: {
+        pool: { principal: '0', interest: '0' },
+        users: { principal: '0', interest: '0' },
+        total: '0',
+      },
+      badDebt: '0',
+      badDebtPool: { principal: '0', interest: '0' },
+      badDebtUsers: { principal: '0', interest: '0' },
+      poolInterest: '0',
+      poolImbalance: '0',
+      insuranceIn: { interestShare: '0', liquidationFees: '0' },
+      insuranceOut: '0',
+      insuranceImbalance: '0',
       wallet: '25',
       difference: '-105',
     });

@@ -9,6 +9,7 @@
 import { BUY } from '../../domain/commands.ts';
 import { formatBigUnitsTrim, formatUnitsTrim } from '../../domain/money.ts';
 import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
+import type { CoinBooks } from '../../engine/books.ts';
 import type { Log } from '../../sequencer/ports.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
@@ -158,6 +159,65 @@ export function marketParam(engine: VenueState, request: ApiRequest): MarketSpec
 
 /** Whether a helper's answer is a refusal to send back. */
 export const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
+
+/**
+ * One coin's row of `/admin/solvency` as decimal text (docs/operations.md, "Solvency"): the spot
+ * columns under their old names (`users…`), the margin accounts, the venue's own accounts, the
+ * totals, the loans, bad debt and insurance, the wallet and the differences.
+ */
+export function solvencyRow(
+  b: CoinBooks,
+  unitDecimal: number,
+  wallet: bigint | undefined,
+): Record<string, unknown> {
+  const f = (n: bigint): string => formatBigUnitsTrim(n, unitDecimal);
+  const marginAvailable = b.isolated.available + b.cross.available;
+  const marginFrozen = b.isolated.frozen + b.cross.frozen;
+  const users = b.spot.available + b.spot.frozen + marginAvailable + marginFrozen;
+  return {
+    usersAvailable: f(b.spot.available),
+    usersFrozen: f(b.spot.frozen),
+    isolatedAvailable: f(b.isolated.available),
+    isolatedFrozen: f(b.isolated.frozen),
+    crossAvailable: f(b.cross.available),
+    crossFrozen: f(b.cross.frozen),
+    marginAvailable: f(marginAvailable),
+    marginFrozen: f(marginFrozen),
+    usersTotal: f(users),
+    lendingPoolAvailable: f(b.lendingPool.available),
+    lendingPoolFrozen: f(b.lendingPool.frozen),
+    insurance: f(b.insurance.available + b.insurance.frozen),
+    feeIncome: f(b.feeIncome),
+    books: f(b.held),
+    deposited: f(b.deposited),
+    withdrawn: f(b.withdrawn),
+    poolFunded: f(b.poolFunded),
+    imbalance: f(b.imbalance),
+    loans: {
+      pool: { principal: f(b.loansFromPool.principal), interest: f(b.loansFromPool.interest) },
+      users: { principal: f(b.loansFromUsers.principal), interest: f(b.loansFromUsers.interest) },
+      total: f(
+        b.loansFromPool.principal +
+          b.loansFromPool.interest +
+          b.loansFromUsers.principal +
+          b.loansFromUsers.interest,
+      ),
+    },
+    badDebt: f(b.badDebt),
+    badDebtPool: { principal: f(b.badDebtPool.principal), interest: f(b.badDebtPool.interest) },
+    badDebtUsers: { principal: f(b.badDebtUsers.principal), interest: f(b.badDebtUsers.interest) },
+    poolInterest: f(b.poolInterest),
+    poolImbalance: f(b.poolImbalance),
+    insuranceIn: {
+      interestShare: f(b.insuranceInterestShare),
+      liquidationFees: f(b.insuranceLiquidationFees),
+    },
+    insuranceOut: f(b.insuranceCover),
+    insuranceImbalance: f(b.insuranceImbalance),
+    wallet: wallet === undefined ? null : f(wallet),
+    difference: wallet === undefined ? null : f(wallet - b.held),
+  };
+}
 
 /** Decimals of a rate in ppm read as a fraction (PPM is 10^6). */
 const PPM_DECIMALS = 6;
@@ -331,39 +391,21 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
     },
     {
       /**
-       * [coin]: per coin, what users hold (spot available and frozen; margin, zero until margin
-       * exists) and fee income, against what the venue's wallets hold; the difference shown.
+       * [coin]: per coin, the books over every kind of account (spot, isolated, cross, the lending
+       * pool, the insurance fund, fee income) against what came in and went out, the loans
+       * outstanding between them, bad debt and the insurance fund's movements (src/engine/books.ts),
+       * and the venue's wallets; the differences shown, never hidden.
        */
       path: '/admin/solvency',
       handler: (request) => {
         const only = coinOf(request);
         if (isReply(only)) return only;
-        const holdings = reader.holdings();
         const coins = only === undefined ? engine.coins() : [only];
         return ok({
           coins: coins.map((c) => {
-            const held = holdings.get(c.name) ?? { available: 0n, frozen: 0n };
-            const totals = engine.totals(c.name);
-            const feeIncome = BigInt(engine.feeIncome(c.name));
-            const margin = 0n;
-            const owed = held.available + held.frozen + margin;
-            const books = owed + feeIncome;
+            const b = engine.books(c.name) as CoinBooks;
             const wallet = deps.walletHoldings?.(c.name);
-            const f = (n: bigint): string => formatBigUnitsTrim(n, c.unitDecimal);
-            return {
-              coin: c.name,
-              usersAvailable: f(held.available),
-              usersFrozen: f(held.frozen),
-              marginAvailable: f(margin),
-              marginFrozen: f(margin),
-              usersTotal: f(owed),
-              feeIncome: f(feeIncome),
-              books: f(books),
-              deposited: f(totals?.credited ?? 0n),
-              withdrawn: f(totals?.withdrawn ?? 0n),
-              wallet: wallet === undefined ? null : f(wallet),
-              difference: wallet === undefined ? null : f(wallet - books),
-            };
+            return { coin: c.name, ...solvencyRow(b, c.unitDecimal, wallet) };
           }),
         });
       },

@@ -129,27 +129,41 @@ function metricsCard(metrics: Metrics | undefined): HTMLElement {
 /** Zero is "0" however many decimals the server wrote. */
 const isZero = (decimal: string): boolean => /^-?0*(\.0*)?$/.test(decimal);
 
+/** `available+frozen`, or the available alone when nothing is frozen. */
+const pair = (available: string, frozen: string): string =>
+  isZero(frozen) ? available : `${available}+${frozen}`;
+
 function solvencySection(coins: Json[]): HTMLElement {
   const off = coins.some((c) => c.difference !== null && !isZero(c.difference));
+  const unbalanced = coins.filter(
+    (c) =>
+      !isZero(c.imbalance ?? '0') || !isZero(c.insuranceImbalance ?? '0') || !isZero(c.poolImbalance ?? '0'),
+  );
   return section(
     'Solvency',
     'solvency',
     h(
       'p',
       { class: 'note' },
-      "Per coin: what users hold and the venue's fee income (the books) against what the venue's wallets hold. ",
-      'Any difference is shown in red.',
+      'Per coin: what every kind of account holds — users’ spot and margin accounts, the lending pool, the insurance ',
+      'fund, fee income (the books) — the loans outstanding between them and the bad debt written off, against what ',
+      'the venue’s wallets hold. Any difference is shown in red.',
     ),
     table<Json>(
       [
         { title: 'Coin', cell: (c) => String(c.coin).toUpperCase() },
         { title: 'Users available', cell: (c) => c.usersAvailable, num: true },
         { title: 'Users frozen', cell: (c) => c.usersFrozen, num: true },
-        { title: 'Margin', cell: (c) => c.marginAvailable, num: true },
+        { title: 'Margin', cell: (c) => pair(c.marginAvailable, c.marginFrozen), num: true },
+        { title: 'Lending pool', cell: (c) => pair(c.lendingPoolAvailable, c.lendingPoolFrozen), num: true },
+        { title: 'Insurance', cell: (c) => c.insurance, num: true },
         { title: 'Fee income', cell: (c) => c.feeIncome, num: true },
         { title: 'Books', cell: (c) => c.books, num: true },
+        { title: 'Loans', cell: (c) => c.loans.total, num: true },
+        { title: 'Bad debt', cell: (c) => c.badDebt, num: true },
         { title: 'Deposited', cell: (c) => c.deposited, num: true },
         { title: 'Withdrawn', cell: (c) => c.withdrawn, num: true },
+        { title: 'Pool funded', cell: (c) => c.poolFunded, num: true },
         { title: 'Wallet', cell: (c) => (c.wallet === null ? 'not read' : c.wallet), num: true },
         {
           title: 'Difference',
@@ -163,13 +177,20 @@ function solvencySection(coins: Json[]): HTMLElement {
       coins,
       { id: 'solvency-table', rowAttrs: (c) => ({ 'data-coin': c.coin }) },
     ),
+    h(
+      'p',
+      { class: unbalanced.length === 0 ? 'note' : 'note bad', id: 'solvency-balance' },
+      unbalanced.length === 0
+        ? 'Books = deposited − withdrawn + pool funded, insurance = its income − its cover, and the lending pool = its funding + interest − bad debt, for every coin.'
+        : `Out of balance: ${unbalanced.map((c) => `${String(c.coin).toUpperCase()} (books short by ${c.imbalance}, insurance by ${c.insuranceImbalance}, the pool by ${c.poolImbalance})`).join(', ')}.`,
+    ),
     off
       ? h(
           'p',
           { class: 'note', id: 'solvency-why' },
           'Difference = wallet − books. Money credited by the operator (bourse deposit credit, the demo’s ',
-          'opening credits) never came on chain: it is owed to users but not in the wallets, and shows here ',
-          'as a negative difference (docs/operations.md, Solvency).',
+          'opening credits, the lending pool’s funding) never came on chain: it is in the books but not in the ',
+          'wallets, and shows here as a negative difference (docs/operations.md, Solvency).',
         )
       : '',
   );

@@ -2,7 +2,8 @@
  * @module margin-views — the signed margin reads (issue 14; leverPerm): the isolated and cross
  * accounts (getLeverAssetsInfo, getCrossAssets), the lending offers (getLoans), loan records
  * (getLoanRecords, getFinanceRecords) and repayments (getRepayments, getCrossRepayRecords). They
- * read the engine's margin view (`engine.margin`) and answer field for field as the reference
+ * read the engine's margin view (`engine.margin`; open loan records) and the history store (closed
+ * records and every repayment, issue 29) and answer field for field as the reference
  * (src/margin/wire.ts builds every shape; docs/margin.md gives the meanings). Lists page with
  * `pageIndex` (from 1) and `pageSize` (1..100, default 10), newest first; an empty page is `[]`.
  *
@@ -237,7 +238,23 @@ function recordOf(ctx: SignedContext, loan: LoanRecord): ReturnType<typeof loanR
 
 const newestFirst = (a: { id: number }, b: { id: number }): number => b.id - a.id;
 
-/** Every loan record borrowed by the user's margin accounts, newest first. */
+/** pageIndex and pageSize as the wire gives them, and how many of the newest rows they reach. */
+function pageReach(ctx: SignedContext): { pageIndex: number; pageSize: number; reach: number } {
+  const pageIndex = intParam(ctx.request, 'pageIndex', 1, MAX_PAGE_INDEX, 1);
+  const pageSize = intParam(ctx.request, 'pageSize', 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+  return { pageIndex, pageSize, reach: pageIndex * pageSize };
+}
+
+/**
+ * Open records (the engine's) and closed ones (the history store's, issue 29) as one list, newest
+ * first. Should the two overlap (a gateway's engine behind the history store), the closed record wins.
+ */
+function mergeRecords(open: readonly LoanRecord[], closed: readonly LoanRecord[]): LoanRecord[] {
+  const closedIds = new Set(closed.map((l) => l.id));
+  return [...closed, ...open.filter((l) => !closedIds.has(l.id))].sort(newestFirst);
+}
+
+/** Every open loan record borrowed by the user's margin accounts, newest first. */
 function borrowedBy(engine: VenueState, userId: number): LoanRecord[] {
   return engine.margin
     .accountsOf(userId)
@@ -251,41 +268,58 @@ const STATUSES = Object.values(LOAN_STATUS).map(String);
  * `getLoanRecords`: [loanId: the records of the caller's offer], [marketName: one isolated account],
  * [status 1..6], [pageIndex], [pageSize]. Without loanId, the records the caller borrowed (every
  * margin account, or the market's isolated one). `{code:1000, message:"success", result:[record]}`.
+ * Open records come from the engine, closed ones from the history store (awaited to the engine's
+ * position first).
  */
-function getLoanRecords(ctx: SignedContext): ApiReply {
+async function getLoanRecords(ctx: SignedContext): Promise<ApiReply> {
   const { engine, request, userId } = ctx;
   const offerId = optionalIdParam(request, 'loanId');
   const market = optionalMarginMarketParam(engine, request);
   const status =
     optional(request, 'status') === undefined ? undefined : Number(choiceParam(request, 'status', STATUSES));
-  let records: LoanRecord[];
+  const { pageIndex, pageSize, reach } = pageReach(ctx);
+  let open: LoanRecord[];
+  let closed: Promise<LoanRecord[]>;
+  const history = ctx.venue.history;
   if (offerId !== undefined) {
     if (!engine.margin.offersOf(userId).some((o) => o.id === offerId))
       refuse('LOAN_NOT_FOUND', `no lending offer ${offerId} of this account`);
-    records = engine.margin
-      .loansLentBy(userId)
-      .filter((l) => l.offerId === offerId)
-      .sort(newestFirst);
+    open = engine.margin.loansLentBy(userId).filter((l) => l.offerId === offerId);
+    await awaitHistory(ctx);
+    closed = history.loansLent(userId, { offerId, status, limit: reach });
   } else if (market !== undefined) {
-    records = [...engine.margin.loansOf(userId, ISOLATED_ACCOUNT, market.name)].sort(newestFirst);
+    open = engine.margin.loansOf(userId, ISOLATED_ACCOUNT, market.name);
+    await awaitHistory(ctx);
+    closed = history.loansBorrowed(userId, {
+      acctType: ISOLATED_ACCOUNT,
+      market: market.name,
+      status,
+      limit: reach,
+    });
   } else {
-    records = borrowedBy(engine, userId);
+    open = borrowedBy(engine, userId);
+    await awaitHistory(ctx);
+    closed = history.loansBorrowed(userId, { status, limit: reach });
   }
-  if (status !== undefined) records = records.filter((l) => l.status === status);
-  return resultReply(page(ctx, records).map((l) => recordOf(ctx, l)));
+  if (status !== undefined) open = open.filter((l) => l.status === status);
+  const records = mergeRecords(open, await closed);
+  return resultReply(records.slice((pageIndex - 1) * pageSize, reach).map((l) => recordOf(ctx, l)));
 }
 
 /**
  * `getFinanceRecords` (response unknown in the reference; getLoanRecords' shape): [coin],
  * [pageIndex], [pageSize]. The loan records the caller has lent, newest first.
  */
-function getFinanceRecords(ctx: SignedContext): ApiReply {
+async function getFinanceRecords(ctx: SignedContext): Promise<ApiReply> {
   const coin = fundsCoinParam(ctx.engine, ctx.request, 'coin', false);
-  const records = ctx.engine.margin
+  const { pageIndex, pageSize, reach } = pageReach(ctx);
+  const open = ctx.engine.margin
     .loansLentBy(ctx.userId)
-    .filter((l) => coin === undefined || l.coin === coin.name)
-    .sort(newestFirst);
-  return resultReply(page(ctx, records).map((l) => recordOf(ctx, l)));
+    .filter((l) => coin === undefined || l.coin === coin.name);
+  await awaitHistory(ctx);
+  const closed = await ctx.venue.history.loansLent(ctx.userId, { coin: coin?.name, limit: reach });
+  const records = mergeRecords(open, closed);
+  return resultReply(records.slice((pageIndex - 1) * pageSize, reach).map((l) => recordOf(ctx, l)));
 }
 
 /**
@@ -303,32 +337,38 @@ function statusesAfter(loan: LoanRecord, payments: readonly RepaymentRecord[]): 
   return out;
 }
 
-/** The payments of one account's records, with each one's status after it. */
-function paymentsOf(
+/** A loan record by id: open (the engine) or closed (the history store). */
+async function anyLoan(ctx: SignedContext, loanId: number): Promise<LoanRecord | undefined> {
+  return ctx.engine.margin.loan(loanId) ?? (await ctx.venue.history.closedLoan(loanId));
+}
+
+/** The payments (newest first) with each one's status after it, from every payment of their records. */
+async function withStatuses(
   ctx: SignedContext,
-  acctType: 1 | 2,
-  market: string,
-): { payment: RepaymentRecord; status: LoanStatus }[] {
-  const payments = ctx.engine.margin.repayments(ctx.userId, acctType, market);
-  const byLoan = new Map<number, RepaymentRecord[]>();
-  for (const p of payments) byLoan.set(p.loanId, [...(byLoan.get(p.loanId) ?? []), p]);
+  payments: readonly RepaymentRecord[],
+): Promise<{ payment: RepaymentRecord; status: LoanStatus }[]> {
   const status = new Map<number, LoanStatus>();
-  for (const [loanId, list] of byLoan) {
-    const loan = ctx.engine.margin.loan(loanId);
-    if (loan !== undefined) for (const [id, s] of statusesAfter(loan, list)) status.set(id, s);
+  for (const loanId of new Set(payments.map((p) => p.loanId))) {
+    const loan = await anyLoan(ctx, loanId);
+    if (loan === undefined) continue;
+    for (const [id, s] of statusesAfter(loan, await ctx.venue.history.loanRepayments(loanId)))
+      status.set(id, s);
   }
-  return [...payments]
-    .sort(newestFirst)
-    .map((payment) => ({ payment, status: status.get(payment.id) ?? LOAN_STATUS.REPAYING }));
+  return payments.map((payment) => ({ payment, status: status.get(payment.id) ?? LOAN_STATUS.REPAYING }));
 }
 
 /**
  * `getRepayments`: loanRecordId (a record the caller borrowed), [pageIndex], [pageSize]. Its
- * payments, newest first: `{benJin, id, statusShow, status, liXi, actureDate}`.
+ * payments, newest first: `{benJin, id, statusShow, status, liXi, actureDate}` (from the history store).
  */
-function getRepayments(ctx: SignedContext): ApiReply {
+async function getRepayments(ctx: SignedContext): Promise<ApiReply> {
   const loanId = idParam(ctx.request, 'loanRecordId');
-  const loan = ctx.engine.margin.loan(loanId);
+  const { pageIndex, pageSize, reach } = pageReach(ctx);
+  // The engine's record first, then the store brought to the engine's position: a record that
+  // closes meanwhile is found in one or the other.
+  const open = ctx.engine.margin.loan(loanId);
+  await awaitHistory(ctx);
+  const loan = open ?? (await ctx.venue.history.closedLoan(loanId));
   const borrower = loan?.borrower;
   if (
     loan === undefined ||
@@ -339,10 +379,12 @@ function getRepayments(ctx: SignedContext): ApiReply {
   )
     return refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
   const coin = ctx.engine.coin(loan.coin) as CoinSpec;
-  const acctType = borrower.kind === 'cross' ? CROSS_ACCOUNT : ISOLATED_ACCOUNT;
-  const market = borrower.kind === 'isolated' ? borrower.market : '';
-  const rows = paymentsOf(ctx, acctType, market).filter((r) => r.payment.loanId === loanId);
-  return resultReply(page(ctx, rows).map((r) => repaymentItem(r.payment, r.status, coinView(coin))));
+  const payments = await ctx.venue.history.loanRepayments(loanId);
+  const statuses = statusesAfter(loan, payments);
+  const rows = [...payments].sort(newestFirst).slice((pageIndex - 1) * pageSize, reach);
+  return resultReply(
+    rows.map((p) => repaymentItem(p, statuses.get(p.id) ?? LOAN_STATUS.REPAYING, coinView(coin))),
+  );
 }
 
 /**
@@ -350,16 +392,42 @@ function getRepayments(ctx: SignedContext): ApiReply {
  * payments on the caller's cross loans, newest first, as getRepayments' items plus `loanRecordId`
  * and `coinName`.
  */
-function getCrossRepayRecords(ctx: SignedContext): ApiReply {
+async function getCrossRepayRecords(ctx: SignedContext): Promise<ApiReply> {
   const coin = fundsCoinParam(ctx.engine, ctx.request, 'coin', false);
-  const rows = paymentsOf(ctx, CROSS_ACCOUNT, '').filter(
-    (r) => coin === undefined || r.payment.coin === coin.name,
-  );
+  const { pageIndex, pageSize, reach } = pageReach(ctx);
+  await awaitHistory(ctx);
+  const newest = await ctx.venue.history.repayments(ctx.userId, {
+    acctType: CROSS_ACCOUNT,
+    coin: coin?.name,
+    limit: reach,
+  });
+  const rows = await withStatuses(ctx, newest.slice((pageIndex - 1) * pageSize, reach));
   return resultReply(
-    page(ctx, rows).map((r) => {
+    rows.map((r) => {
       const c = ctx.engine.coin(r.payment.coin) as CoinSpec;
       return crossRepaymentItem(r.payment, r.status, coinView(c));
     }),
+  );
+}
+
+/**
+ * Refuses, as the engine did before closed records left it (issue 29), a command on a loan record
+ * of the caller's that has closed: INVALID_STATE, "already repaid" (its borrower) or "closed" (its
+ * lender). An open record, or one that is not the caller's, goes on to the engine.
+ */
+export async function refuseClosedLoan(
+  ctx: SignedContext,
+  loanId: number,
+  role: 'borrower' | 'lender',
+): Promise<void> {
+  if (ctx.engine.margin.loan(loanId) !== undefined) return;
+  await awaitHistory(ctx);
+  const closed = await ctx.venue.history.closedLoan(loanId);
+  const who = role === 'borrower' ? closed?.borrower : closed?.lender;
+  if (who === undefined || who.kind === 'system' || who.userId !== ctx.userId) return;
+  refuse(
+    'INVALID_STATE',
+    role === 'borrower' ? `loan record ${loanId} is already repaid` : `loan record ${loanId} is closed`,
   );
 }
 

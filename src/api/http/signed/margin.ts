@@ -9,6 +9,7 @@
  * plus `id` for `loan` (as `order` answers). The engine refuses what the state decides (limits,
  * what is owed, whose record) with the same codes, changing nothing (docs/margin.md).
  */
+import { refuseClosedLoan } from './margin-views.ts';
 import {
   CROSS_ACCOUNT,
   ISOLATED_ACCOUNT,
@@ -141,6 +142,7 @@ async function changeLoop(ctx: SignedContext): Promise<ApiReply> {
 async function changeInvestMark(ctx: SignedContext): Promise<ApiReply> {
   const loanId = idParam(ctx.request, 'loanRecordId');
   const investMark = flagParam(ctx.request, 'investMark');
+  await refuseClosedLoan(ctx, loanId, 'lender');
   return submit(ctx, { type: 'ChangeInvestMark', userId: ctx.userId, loanId, investMark });
 }
 
@@ -185,6 +187,7 @@ async function repay(ctx: SignedContext): Promise<ApiReply> {
   const { request, engine } = ctx;
   const loanId = idParam(request, 'loanRecordId');
   const how = repayTypeParam(request);
+  await refuseClosedLoan(ctx, loanId, 'borrower');
   if (how === 'all') return submit(ctx, { type: 'RepayLoan', userId: ctx.userId, loanId, amount: 'all' });
   const coinName = loanCoin(ctx, loanId);
   const coin = engine.coin(coinName) ?? refuse('LOAN_NOT_FOUND', `no loan record ${loanId} of this account`);
