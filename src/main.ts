@@ -68,6 +68,7 @@ import {
   type ServerOptions,
 } from './config/options.ts';
 import { StartRefusedError } from './config/start-refusal.ts';
+import { handleStopSignals } from './config/stop-signals.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import type { Engine } from './engine/engine.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
@@ -672,17 +673,11 @@ async function main(): Promise<void> {
   log.info({ settings: shownOptions(options), node: process.version }, 'starting');
   const starting = startVenue(options, logger.log, { flushLog: logger.flushSync });
   // Signals are handled from the start: one that arrives while the venue starts (listen.json may
-  // already be written, a long replay may be running) stops it as soon as it has started; a second
-  // one ends the process at once (as safe as kill -9: nothing acknowledged is lost).
-  let stopping = false;
+  // already be written, a long replay may be running) stops it as soon as it has started. The
+  // copies of one Ctrl-C (the terminal's and npm's) are one request; a signal a second later ends
+  // the process at once (as safe as kill -9: nothing acknowledged is lost).
   let started = false;
-  const stop = (why: string, fields: Record<string, unknown>): void => {
-    if (stopping) {
-      log.info(fields, `stopping at once: ${why} again`);
-      logger.flushSync();
-      process.exit(1);
-    }
-    stopping = true;
+  const stop = (why: string, fields: Readonly<Record<string, unknown>>): void => {
     log.info(fields, started ? `stopping: ${why}` : `stopping: ${why}, once the start-up has finished`);
     void starting.then(
       (venue) =>
@@ -694,7 +689,15 @@ async function main(): Promise<void> {
       () => undefined,
     );
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal, { signal }));
+  const stopRequest = handleStopSignals({
+    stop,
+    repeated: (why, fields) => log.debug(fields, `${why} again: already stopping`),
+    now: (why, fields) => {
+      log.info(fields, `stopping at once: ${why} again`);
+      logger.flushSync();
+      process.exit(1);
+    },
+  });
   try {
     await starting;
     started = true;
@@ -720,7 +723,7 @@ async function main(): Promise<void> {
     const watch = setInterval(() => {
       if (process.ppid === parent) return;
       clearInterval(watch);
-      stop(`npm (pid ${parent}), which started this server, is gone`, {});
+      stopRequest(`npm (pid ${parent}), which started this server, is gone`, {});
     }, PARENT_CHECK_MS).unref();
   }
 }

@@ -20,6 +20,7 @@
 import { connect } from '@nats-io/transport-node';
 import { parseJournalUrl } from '../config/journal-url.ts';
 import { loadOptions, type ServerOptions } from '../config/options.ts';
+import { handleStopSignals } from '../config/stop-signals.ts';
 import type { Engine } from '../engine/engine.ts';
 import { JournalContendedError } from '../journal/jetstream-journal.ts';
 import { startVenue, type RunningVenue } from '../main.ts';
@@ -90,7 +91,6 @@ async function main(): Promise<void> {
   /** While standing by: stopped on a signal, so that its history is written up to its seq. */
   let standbyNow: Standby | undefined;
   const stop = (signal: string): void => {
-    if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, `stopping: ${signal}`);
     standingBy.abort();
@@ -106,7 +106,8 @@ async function main(): Promise<void> {
       process.exit(0);
     });
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  // The copies of one Ctrl-C are one request; a signal a second later ends the process at once.
+  handleStopSignals({ stop, now: () => process.exit(1) });
 
   let startFrom: Engine | undefined;
   if (!(await lease.tryAcquire())) {

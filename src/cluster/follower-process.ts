@@ -8,6 +8,7 @@
 import { dataPaths, type DataPaths } from '../config/data-dir.ts';
 import { parseJournalUrl, type JetStreamLocation } from '../config/journal-url.ts';
 import { loadOptions, type ServerOptions } from '../config/options.ts';
+import { handleStopSignals } from '../config/stop-signals.ts';
 import { readVenueIdentity, type VenueIdentity } from '../config/venue-identity.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { Log } from '../sequencer/ports.ts';
@@ -49,17 +50,15 @@ export function runUntilStopped(
     logger.flushSync();
     process.exit(1);
   });
-  let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
     log.info({ signal, seq: replica.appliedSeq }, `stopping: ${signal}`);
     void close().finally(() => {
       logger.flushSync();
       process.exit(0);
     });
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  // The copies of one Ctrl-C are one request; a signal a second later ends the process at once.
+  handleStopSignals({ stop, now: () => process.exit(1) });
 }
 
 /** Runs a role's `main`; a start that fails is said on stderr with exit code 1. */
