@@ -30,6 +30,13 @@ function dataDir(): string {
   return dir;
 }
 
+/**
+ * The working directory of every run: empty, so that ./data (the default) is never the
+ * checkout's, where `npm start` may be running a server.
+ */
+const CWD = mkdtempSync(join(tmpdir(), 'bourse-cli-cwd-'));
+roots.push(CWD);
+
 async function run(
   argv: string[],
   env: Record<string, string> = {},
@@ -46,6 +53,7 @@ async function run(
     },
     offline,
     env,
+    CWD,
   );
   return { code, out, err };
 }
@@ -210,7 +218,7 @@ describe('finding the server', () => {
     assert.equal(r.code, 1);
     assert.match(r.err, /the data directory \/nonexistent\/bourse \(--data\) does not exist/);
     const d = await run(['state'], {});
-    assert.match(d.err, /data \(the default\)/);
+    assert.ok(d.err.includes(`the data directory ${join(CWD, 'data')} (the default)`), d.err);
   });
 
   test('a stale listen.json (its server is dead) is a clear message, and nothing is sent', async () => {

@@ -88,13 +88,15 @@ function checkUsage(command: CommandSpec, args: readonly string[], flags: FlagVa
 
 /**
  * Runs one CLI invocation; resolves with the process exit code: 0 done, 1 refused or failed,
- * 2 a malformed command line (nothing was sent).
+ * 2 a malformed command line (nothing was sent). `env` and `cwd` (where ./data is) default to
+ * the process's.
  */
 export async function runCli(
   argv: readonly string[],
   io: CliIo,
   offline: OfflineCommands,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  cwd: string = process.cwd(),
 ): Promise<number> {
   const parsed = parse(argv);
   if (typeof parsed === 'string') return usage(io, parsed);
@@ -124,7 +126,7 @@ export async function runCli(
   const problem = checkUsage(command, args, flags);
   if (problem !== undefined) return usage(io, problem, command);
   const json = flags.has('--json');
-  const data = chooseDataDir(flags.get('--data')?.[0], env);
+  const data = chooseDataDir(flags.get('--data')?.[0], env, cwd);
 
   if (command.call === undefined) {
     if (command.name === 'verify') return offline.verify(data.dir, io, json);

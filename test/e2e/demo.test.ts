@@ -28,6 +28,7 @@ async function bourse(_server: ServerProcess, dir: string, ...argv: string[]) {
     [...argv, '--data', dir, '--json'],
     { out: (l) => (out += l), err: (l) => (out += l) },
     offlineCommands,
+    {}, // none of the test process's BOURSE_* variables
   );
   return { code, body: JSON.parse(out) as Record<string, unknown> };
 }

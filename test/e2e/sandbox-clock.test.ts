@@ -21,6 +21,7 @@ async function bourse(_server: ServerProcess | undefined, ...argv: string[]) {
     [...argv, '--data', dataDir, '--json'],
     { out: (l) => (out += l), err: (l) => (out += l) },
     offlineCommands,
+    {}, // none of the test process's BOURSE_* variables
   );
   return { code, body: (out.startsWith('{') ? JSON.parse(out) : { text: out }) as Record<string, unknown> };
 }

@@ -20,6 +20,7 @@ import { CONSOLE_SCOPE, StaticSite } from '../../src/api/http/static-site.ts';
 import { startVenue, WEB_DIST, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { runBourse, type CliRun } from '../fixtures/cli.ts';
+import { spawnNode } from '../fixtures/children.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const roots: string[] = [];
@@ -237,9 +238,8 @@ describe('the admin listener', () => {
 /** Runs `node src/main.ts <args>` with its configuration directory under `root`; resolves when it exits. */
 function runServer(root: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'src', 'main.ts'), ...args], {
-      env: { ...process.env, XDG_CONFIG_HOME: join(root, 'config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawnNode([join(ROOT, 'src', 'main.ts'), ...args], {
+      env: { XDG_CONFIG_HOME: join(root, 'config') },
     });
     let out = '';
     let err = '';
