@@ -7,6 +7,9 @@ import { runCli } from '../../src/cli/bourse.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { createTrader, TEST_USER_AGENT } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-clock-e2e-'));
 after(() => rmSync(root, { recursive: true, force: true }));

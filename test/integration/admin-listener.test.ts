@@ -21,6 +21,9 @@ import { startVenue, WEB_DIST, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { runBourse, type CliRun } from '../fixtures/cli.ts';
 import { spawnNode } from '../fixtures/children.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const roots: string[] = [];

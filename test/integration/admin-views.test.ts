@@ -17,6 +17,9 @@ import { BUY, SELL } from '../../src/domain/commands.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { bourseJson, runBourse, type CliRun } from '../fixtures/cli.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const roots: string[] = [];
 after(() => {

@@ -24,6 +24,9 @@ import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { ccxtErrors, connect as ccxtZb } from '../fixtures/ccxt-client.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url, 10 * 60_000);
 
 const ENGINE_ROLE = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'engine-role.ts');
 const skip = natsSkipReason();

@@ -15,6 +15,9 @@ import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS } from '../../src/config/options.ts';
 import { startVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-exhaust-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -14,6 +14,9 @@ import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { reapOnExit } from '../fixtures/children.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = natsSkipReason();
 let server: NatsServer | undefined;

@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { readListenFile, type ListenRecord } from '../../src/config/listen-file.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const root = mkdtempSync(join(tmpdir(), 'bourse-npm-start-'));

@@ -16,6 +16,9 @@ import { untilTrue } from '../fixtures/until.ts';
 import { spawnNode } from '../fixtures/children.ts';
 import { SIGNAL_REPEAT_MS } from '../../src/config/stop-signals.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const root = mkdtempSync(join(tmpdir(), 'bourse-stop-start-'));
