@@ -60,6 +60,7 @@ import {
   type Endpoint,
 } from './config/listen-file.ts';
 import {
+  demoAsked,
   isLoopbackHost,
   loadOptions,
   serverUsage,
@@ -564,7 +565,7 @@ async function startLocked(
     }
 
     const demoLog = at('demo');
-    const decision = decideDemo(engine, options.demo, isLoopbackHost(options.host));
+    const decision = decideDemo(engine, demoAsked(options));
     let demo: DemoMarket | undefined;
     if (decision.run) {
       try {
@@ -589,7 +590,7 @@ async function startLocked(
       } catch (error) {
         demoLog.warn({ err: error }, `demo market not started: ${(error as Error).message}`);
       }
-    } else if (options.demo) demoLog.info(decision.reason);
+    } else if (options.demo !== false) demoLog.info(decision.reason);
 
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>

@@ -394,7 +394,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [],
     flags: [],
     summary: 'the demo market: running or stopped, its users, the faucet',
-    details: 'The demo runs on a loopback venue started on a fresh data directory (docs/sandbox.md).',
+    details:
+      'The demo runs on a fresh data directory when the operator asks (--demo or --sandbox), or unasked on the README venue: npm start on loopback with the default ./data (docs/sandbox.md).',
     call: () => ({
       path: '/admin/demo/status',
       form: [],

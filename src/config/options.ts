@@ -71,11 +71,14 @@ export interface ServerOptions {
   readonly keepAliveTimeoutMs: number;
   /** Proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client; none by default. */
   readonly trustedProxies: readonly string[];
-  /** Run the demo market when the venue may have it (loopback, fresh or demo data; docs/sandbox.md). */
-  readonly demo: boolean;
+  /**
+   * The demo market (docs/sandbox.md, "When it runs"): true, the operator asks for it; false,
+   * never; undefined (not said), only on the README's venue: loopback and the default ./data.
+   */
+  readonly demo: boolean | undefined;
   /** `real`: the wall clock; `manual`: venue time moves only when the operator advances it (sandboxes only). */
   readonly clock: ClockMode;
-  /** Declares the venue a sandbox, allowing `--clock=manual` on any address and data directory. */
+  /** Declares the venue a sandbox: the demo market on a fresh data directory, `--clock=manual`. */
   readonly sandbox: boolean;
   /** The least severe log level written (docs/operations.md, "Logs"). */
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -123,7 +126,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   requestTimeoutMs: 20_000,
   keepAliveTimeoutMs: 5_000,
   trustedProxies: Object.freeze([]),
-  demo: true,
+  demo: undefined,
   clock: 'real',
   sandbox: false,
   logLevel: 'info',
@@ -384,7 +387,7 @@ const SETTINGS: readonly Setting[] = [
     flag: '--demo',
     env: 'BOURSE_DEMO',
     kind: 'bool',
-    help: 'run the demo market when the venue may have it (loopback; fresh data or a running demo)',
+    help: "the demo market on a fresh venue: true runs it, false never; unset: only on loopback with the default ./data (the README's npm start)",
   },
   {
     key: 'clock',
@@ -400,7 +403,7 @@ const SETTINGS: readonly Setting[] = [
     flag: '--sandbox',
     env: 'BOURSE_SANDBOX',
     kind: 'bool',
-    help: 'declare the venue a sandbox (else: loopback and a data directory other than ./data)',
+    help: 'declare the venue a sandbox: the demo market on a fresh data directory, and --clock=manual allowed',
   },
   {
     key: 'logLevel',
@@ -581,8 +584,7 @@ export function loadOptions(
   const options = values as unknown as ServerOptions;
   if (options.clock === 'manual' && !isSandbox(options)) {
     problems.push(
-      '--clock=manual: only a sandbox may stop time: listen on loopback with a data directory other ' +
-        `than the default (${DEFAULT_OPTIONS.dataDir}), or declare it with --sandbox`,
+      '--clock=manual: only a sandbox may stop time: declare this venue one with --sandbox (BOURSE_SANDBOX=true)',
     );
   }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
@@ -595,14 +597,35 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * A sandbox: declared with --sandbox, or listening on loopback with a data directory other than
- * the default one (where a production venue would keep its data).
+ * A sandbox is what the operator declares one (`--sandbox`), never what a venue's address or data
+ * directory suggest: a production venue behind a reverse proxy listens on loopback too.
  */
-export function isSandbox(options: Pick<ServerOptions, 'sandbox' | 'host' | 'dataDir'>): boolean {
-  return (
-    options.sandbox ||
-    (isLoopbackHost(options.host) && resolve(options.dataDir) !== resolve(DEFAULT_OPTIONS.dataDir))
-  );
+export function isSandbox(options: Pick<ServerOptions, 'sandbox'>): boolean {
+  return options.sandbox;
+}
+
+/** Whether the operator's settings ask for the demo market, and if not, why (for the start-up log). */
+export type DemoAsk = { readonly run: true } | { readonly run: false; readonly reason: string };
+
+/**
+ * The operator's part of the demo rule (the venue's part, fresh data or a running demo, is
+ * src/demo/demo-market.ts's `decideDemo`): `--demo` or `--sandbox` asks for it, `--demo=false`
+ * refuses it; unsaid, only the README's one command gets it: `npm start` on loopback with the
+ * default ./data. Any other data directory (a systemd unit's BOURSE_DATA) starts clean.
+ */
+export function demoAsked(options: Pick<ServerOptions, 'demo' | 'sandbox' | 'host' | 'dataDir'>): DemoAsk {
+  if (options.demo === false) return { run: false, reason: 'demo off (--demo=false)' };
+  if (options.demo === true || options.sandbox) return { run: true };
+  const ask = 'start with --demo or --sandbox to have it';
+  if (!isLoopbackHost(options.host))
+    return { run: false, reason: `no demo: the venue listens beyond loopback (${ask})` };
+  if (resolve(options.dataDir) !== resolve(DEFAULT_OPTIONS.dataDir)) {
+    return {
+      run: false,
+      reason: `no demo: the data directory ${resolve(options.dataDir)} is not the default ${DEFAULT_OPTIONS.dataDir} (${ask})`,
+    };
+  }
+  return { run: true };
 }
 
 /** The options as log fields (every setting by name), a password in a URL replaced. */

@@ -13,6 +13,8 @@ import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { TEST_USER_AGENT, ZbClient } from '../fixtures/zb-client.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { spawnNode } from '../fixtures/children.ts';
+import { until } from '../fixtures/until.ts';
 
 fileTimeLimit(import.meta.url);
 
@@ -25,7 +27,7 @@ const dataDir = (): string => {
 };
 
 /** Runs a `bourse` command on the data directory `dir` (it finds its server there); resolves with its exit code and output. */
-async function bourse(_server: ServerProcess, dir: string, ...argv: string[]) {
+async function bourse(_server: ServerProcess | undefined, dir: string, ...argv: string[]) {
   let out = '';
   const code = await runCli(
     [...argv, '--data', dir, '--json'],
@@ -160,6 +162,40 @@ describe('the demo market', () => {
       assert.equal((await bourse(server, off, 'state')).body.lastSeq, 0);
     } finally {
       await server.stop();
+    }
+  });
+
+  test('a venue started as the systemd unit of docs/operations.md (its own BOURSE_DATA, on loopback, nothing said about the demo) starts clean', async () => {
+    const dir = dataDir();
+    const child = spawnNode([join(import.meta.dirname, '..', '..', 'src', 'main.ts')], {
+      env: {
+        BOURSE_DATA: dir,
+        BOURSE_PORT: '0',
+        BOURSE_ADMIN_PORT: '0',
+        BOURSE_LOG_FORMAT: 'json',
+        XDG_CONFIG_HOME: join(dir, '..', 'config'),
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await until(
+        'the reason it has no demo',
+        () => /"msg":"no demo: [^"]*"/.exec(output) ?? undefined,
+        60_000,
+      );
+      assert.match(
+        output,
+        /no demo: the data directory \S+ is not the default \.\/data \(start with --demo or --sandbox/,
+      );
+      const status = await bourse(undefined, dir, 'demo', 'status');
+      assert.deepEqual([status.body.started, status.body.users], [false, []]);
+      assert.equal((await bourse(undefined, dir, 'state')).body.lastSeq, 0);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
     }
   });
 });

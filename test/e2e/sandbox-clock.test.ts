@@ -35,7 +35,7 @@ const get = async (server: ServerProcess, path: string): Promise<Record<string, 
   >;
 
 test('a manual clock: bourse clock advance fires the dead-man switch and rolls the candle; signed calls and limits stay on the wall clock; replay gives the same hash', async () => {
-  let server = await startServer(dataDir, ['--clock=manual']);
+  let server = await startServer(dataDir, ['--clock=manual', '--sandbox']);
   try {
     const t0 = (await bourse(server, 'clock')).body.time as number;
     assert.equal((await bourse(server, 'clock')).body.mode, 'manual');
@@ -107,7 +107,7 @@ test('a manual clock: bourse clock advance fires the dead-man switch and rolls t
     const verified = await bourse(undefined, 'verify');
     assert.equal(verified.code, 0, JSON.stringify(verified.body));
 
-    server = await startServer(dataDir, ['--clock=manual']);
+    server = await startServer(dataDir, ['--clock=manual', '--sandbox']);
     assert.equal((await bourse(server, 'state')).body.stateHash, hash);
     assert.equal((await bourse(server, 'clock')).body.time, t0 + 2 * DAY, 'the clock resumes where it stood');
   } finally {
