@@ -11,6 +11,19 @@ test('defaults: 127.0.0.1:8080 with data under ./data', () => {
   assert.ok(Object.isFrozen(o));
 });
 
+test('the admin API (the operator console) has a fixed default port, 8081: its address survives a restart', () => {
+  assert.equal(loadOptions([], {}).adminPort, 8081);
+  assert.equal(loadOptions(['--admin-port', '0'], {}).adminPort, 0);
+  assert.equal(loadOptions([], { BOURSE_ADMIN_PORT: '9100' }).adminPort, 9100);
+  assert.throws(
+    () => loadOptions(['--port', '8081'], {}),
+    /--admin-port: 8081 is the public port too \(--port\): the admin API needs its own; choose another for one of them \(the admin port is 8081 unless told\)/,
+  );
+  assert.equal(loadOptions(['--port', '8081', '--admin-port', '8082'], {}).port, 8081);
+  // On different interfaces they may share a number.
+  assert.equal(loadOptions(['--port', '8081', '--host', '127.0.0.2'], {}).port, 8081);
+});
+
 test('environment then flags, flags win', () => {
   const o = loadOptions(['--port', '9000', '--strict-user-agent', '--data=/tmp/x'], {
     BOURSE_PORT: '8081',

@@ -12,7 +12,7 @@ export interface ServerOptions {
   readonly port: number;
   /** Interface of the admin listener (loopback by default: the admin API is for the operator). */
   readonly adminHost: string;
-  /** Port of the admin listener (0: any free port, recorded in the data directory's listen.json). */
+  /** Port of the admin listener: 8081 by default, so the console keeps its address (0: any free port). */
   readonly adminPort: number;
   /** A Unix socket for the admin API instead of adminHost:adminPort. */
   readonly adminSocket: string | undefined;
@@ -101,7 +101,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
   adminHost: '127.0.0.1',
-  adminPort: 0,
+  adminPort: 8081,
   adminSocket: undefined,
   dataDir: './data',
   masterKeyFile: undefined,
@@ -187,7 +187,7 @@ const SETTINGS: readonly Setting[] = [
     kind: 'int',
     min: 0,
     max: 65_535,
-    help: 'port of the admin API (0: any free port; the CLI reads it from <data>/listen.json)',
+    help: 'port of the admin API and the operator console (0: any free port; the CLI reads it from <data>/listen.json)',
   },
   {
     key: 'adminSocket',
@@ -558,7 +558,10 @@ export function loadOptions(
     values['adminPort'] === values['port'] &&
     values['adminHost'] === values['host']
   ) {
-    problems.push(`--admin-port: ${String(values['port'])} is the public port: the admin API needs its own`);
+    problems.push(
+      `--admin-port: ${String(values['port'])} is the public port too (--port): the admin API needs its own; ` +
+        `choose another for one of them (the admin port is ${DEFAULT_OPTIONS.adminPort} unless told)`,
+    );
   }
   const url = values['historyUrl'];
   if (typeof url === 'string' && !/^postgres(ql)?:\/\/[^/]/.test(url)) {

@@ -15,13 +15,14 @@ import { after, describe, test } from 'node:test';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { ListenError } from '../../src/api/http/listen-probe.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
-import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
+import type { ServerOptions } from '../../src/config/options.ts';
 import { CONSOLE_SCOPE, StaticSite } from '../../src/api/http/static-site.ts';
 import { startVenue, WEB_DIST, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { runBourse, type CliRun } from '../fixtures/cli.ts';
 import { spawnNode } from '../fixtures/children.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { testVenueOptions } from '../fixtures/venue-options.ts';
 
 fileTimeLimit(import.meta.url);
 
@@ -41,7 +42,7 @@ function options(root: string, extra: Partial<ServerOptions> = {}): ServerOption
   const masterKeyFile = join(root, 'master.key');
   if (!existsSync(masterKeyFile)) writeMasterKeyFile(masterKeyFile);
   // No demo market: the tests count users of their own.
-  return { ...DEFAULT_OPTIONS, port: 0, dataDir: join(root, 'data'), masterKeyFile, demo: false, ...extra };
+  return testVenueOptions({ dataDir: join(root, 'data'), masterKeyFile, ...extra });
 }
 
 interface Reply {
@@ -259,7 +260,14 @@ describe('starting', () => {
     const port = (busy.address() as { port: number }).port;
     try {
       const root = tempRoot();
-      const r = await runServer(root, ['--data', join(root, 'data'), '--port', String(port)]);
+      const r = await runServer(root, [
+        '--data',
+        join(root, 'data'),
+        '--port',
+        String(port),
+        '--admin-port',
+        '0',
+      ]);
       assert.equal(r.code, 1, r.err);
       assert.equal(
         r.err,
@@ -283,13 +291,7 @@ describe('starting', () => {
       ] as const) {
         const data = join(tempRoot(), 'data');
         const keyFile = join(tempRoot(), 'master.key');
-        const settings: ServerOptions = {
-          ...DEFAULT_OPTIONS,
-          port: 0,
-          dataDir: data,
-          masterKeyFile: keyFile,
-          ...extra,
-        };
+        const settings = testVenueOptions({ dataDir: data, masterKeyFile: keyFile, ...extra });
         await assert.rejects(
           startVenue(settings, SILENT_LOG),
           (e: Error) => e instanceof ListenError && what.test(e.message),

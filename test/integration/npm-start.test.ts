@@ -58,6 +58,7 @@ async function npmStart(
       ...process.env,
       BOURSE_DATA: dataDir,
       BOURSE_PORT: '0',
+      BOURSE_ADMIN_PORT: '0',
       BOURSE_DEMO: 'false',
       XDG_CONFIG_HOME: join(root, 'config'),
     },
