@@ -8,6 +8,11 @@ import { after, describe, test } from 'node:test';
 import { tcpEndpoint, writeListenFile, type ListenRecord } from '../config/listen-file.ts';
 import { runCli, type OfflineCommands } from './bourse.ts';
 import { COMMANDS, ENVIRONMENT, flagsOf } from './commands.ts';
+import { ROLES, roleSummary } from '../config/role-usage.ts';
+import { DEFAULT_LEASE_TTL_MS } from '../cluster/leader-lease.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const offline: OfflineCommands = {
   verify: () => Promise.reject(new Error('not called')),
@@ -345,6 +350,73 @@ describe('fund-password set', () => {
       assert.equal(bodies.length, 1);
     } finally {
       fake.server.close();
+    }
+  });
+});
+
+describe('the scale-out roles', () => {
+  test('bourse --help lists engine, gateway and history; bourse <role> --help says what it needs', async () => {
+    const all = await run(['--help']);
+    for (const role of ROLES)
+      assert.match(all.out, new RegExp(`\n  ${role} +${escape(roleSummary(role))}\n`), role);
+    for (const role of ROLES) {
+      for (const argv of [
+        [role, '--help'],
+        ['help', role],
+        [role, '-h'],
+      ]) {
+        const r = await run(argv);
+        assert.equal(r.code, 0, argv.join(' '));
+        assert.match(r.out, new RegExp(`^usage: bourse ${role} \\[options\\]`));
+        assert.match(r.out, /--journal-url <nats-url> +BOURSE_JOURNAL_URL/);
+      }
+    }
+    assert.match(
+      (await run(['engine', '--help'])).out,
+      new RegExp(`--lease-ttl-ms <n> +- +${DEFAULT_LEASE_TTL_MS} `),
+    );
+    const bare = await run(['gateway']);
+    assert.equal(bare.code, 2);
+    assert.match(bare.err, /gateway is a long-running process, not an operator command: run bourse gateway/);
+  });
+
+  test('each role’s own entry, and bin/bourse.js, answer --help (exit 0, nothing started)', () => {
+    for (const role of ROLES) {
+      for (const argv of [
+        [join(ROOT, 'bin', 'bourse.js'), role, '--help'],
+        [join(ROOT, 'src', 'cluster', `${role}-role.ts`), '--help'],
+      ]) {
+        const r = spawnSync(process.execPath, argv, { cwd: CWD, encoding: 'utf8', timeout: 60_000 });
+        assert.equal(r.status, 0, `${argv.join(' ')}: ${r.stderr}`);
+        assert.match(r.stdout, new RegExp(`^usage: bourse ${role} \\[options\\]`));
+      }
+    }
+  });
+
+  test('bourse --help loads none of the heavy modules (journal, engine, stores, offline tools)', () => {
+    const hooks = join(CWD, 'record-loads.mjs');
+    writeFileSync(
+      hooks,
+      "import { registerHooks } from 'node:module';\n" +
+        'const loaded = [];\n' +
+        'registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });\n' +
+        "process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded)));\n",
+    );
+    for (const argv of [
+      [join(ROOT, 'src', 'cli', 'main.ts'), '--help'],
+      [join(ROOT, 'src', 'cli', 'main.ts'), 'gateway', '--help'],
+    ]) {
+      const r = spawnSync(process.execPath, ['--import', hooks, ...argv], { cwd: CWD, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const loaded = JSON.parse(/LOADED (.*)$/s.exec(r.stderr)?.[1] ?? '[]') as string[];
+      const ours = loaded.filter((u) => u.includes('/src/')).map((u) => u.slice(u.indexOf('/src/') + 1));
+      assert.ok(ours.includes('src/cli/bourse.ts'), ours.join(' '));
+      const heavy = ours.filter((u) =>
+        /^src\/(main\.ts|cli\/offline\.ts|cli\/journal-copy\.ts|engine\/|journal\/|store\/|sequencer\/|cluster\/)/.test(
+          u,
+        ),
+      );
+      assert.deepEqual(heavy, [], `${argv.slice(1).join(' ')} loads what it does not need`);
     }
   });
 });

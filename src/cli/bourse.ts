@@ -15,6 +15,7 @@ import {
   type CommandSpec,
   type FlagValues,
 } from './commands.ts';
+import { isRole, roleUsage } from '../config/role-usage.ts';
 import { chooseDataDir, locateAdmin } from './locate.ts';
 import { readNewSecret } from './secret-input.ts';
 
@@ -107,6 +108,18 @@ export async function runCli(
     if (help) io.out(overview());
     else io.err(overview());
     return help ? 0 : 2;
+  }
+  const role = named[0];
+  if (isRole(role)) {
+    if (help) {
+      io.out(roleUsage(role));
+      return 0;
+    }
+    return usage(
+      io,
+      `${role} is a long-running process, not an operator command: run bourse ${role} [options] ` +
+        `(bin/bourse.js) or node src/cluster/${role}-role.ts [options]`,
+    );
   }
   const found = findCommand(named);
   if (found === undefined) {

@@ -19,7 +19,8 @@
  */
 import { connect } from '@nats-io/transport-node';
 import { parseJournalUrl } from '../config/journal-url.ts';
-import { loadOptions, type ServerOptions } from '../config/options.ts';
+import { loadOptions, wantsHelp, type ServerOptions } from '../config/options.ts';
+import { roleUsage } from '../config/role-usage.ts';
 import { handleStopSignals } from '../config/stop-signals.ts';
 import type { Engine } from '../engine/engine.ts';
 import { JournalContendedError } from '../journal/jetstream-journal.ts';
@@ -56,6 +57,10 @@ function roleFlags(argv: readonly string[]): { rest: string[]; leaseTtlMs: numbe
 }
 
 async function main(): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(roleUsage('engine'));
+    return;
+  }
   let options: ServerOptions;
   let leaseTtlMs: number;
   try {

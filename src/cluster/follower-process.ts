@@ -7,7 +7,8 @@
  */
 import { dataPaths, type DataPaths } from '../config/data-dir.ts';
 import { parseJournalUrl, type JetStreamLocation } from '../config/journal-url.ts';
-import { loadOptions, type ServerOptions } from '../config/options.ts';
+import { loadOptions, wantsHelp, type ServerOptions } from '../config/options.ts';
+import { roleUsage, type RoleName } from '../config/role-usage.ts';
 import { handleStopSignals } from '../config/stop-signals.ts';
 import { readVenueIdentity, type VenueIdentity } from '../config/venue-identity.ts';
 import { createLogger } from '../observability/logger.ts';
@@ -61,8 +62,12 @@ export function runUntilStopped(
   handleStopSignals({ stop, now: () => process.exit(1) });
 }
 
-/** Runs a role's `main`; a start that fails is said on stderr with exit code 1. */
-export async function runRole(role: string, main: () => Promise<void>): Promise<void> {
+/** Runs a role's `main` (or prints its `--help`); a start that fails is said on stderr with exit code 1. */
+export async function runRole(role: RoleName, main: () => Promise<void>): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(roleUsage(role));
+    return;
+  }
   await main().catch((error: unknown) => {
     console.error(`bourse ${role}: cannot start: ${(error as Error).message}`);
     process.exit(1);

@@ -458,22 +458,36 @@ export const SERVER_FLAGS: readonly { readonly flag: string; readonly env: strin
   ({ flag, env }) => ({ flag, env }),
 );
 
+/** The server's flags as a table (flag, environment, default, meaning), `extra` rows first. */
+export function serverFlagTable(
+  extra: readonly (readonly [string, string, string, string])[] = [],
+): string[] {
+  const rows = [
+    ...extra,
+    ...SETTINGS.map((s) => {
+      const value =
+        s.kind === 'bool'
+          ? '[=true|false]'
+          : s.kind === 'choice'
+            ? ` ${(s.choices ?? []).join('|')}`
+            : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
+      const fallback = DEFAULT_OPTIONS[s.key];
+      const shown = Array.isArray(fallback) ? fallback.join(',') || 'none' : String(fallback);
+      return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : shown, s.help] as const;
+    }),
+  ];
+  const width = (i: number): number => Math.max(...rows.map((r) => r[i]?.length ?? 0));
+  const [w0, w1, w2] = [width(0), width(1), width(2)];
+  const head = ['flag', 'environment', 'default', 'meaning'] as const;
+  return [
+    ...[head, ...rows].map((r) => `  ${r[0].padEnd(w0)}  ${r[1].padEnd(w1)}  ${r[2].padEnd(w2)}  ${r[3]}`),
+    '',
+    `  --help${' '.repeat(w0 - 6)}  prints this help`,
+  ];
+}
+
 /** The flags `npm start` takes, with their environment variables and defaults (`--help`). */
 export function serverUsage(): string {
-  const rows = SETTINGS.map((s) => {
-    const value =
-      s.kind === 'bool'
-        ? '[=true|false]'
-        : s.kind === 'choice'
-          ? ` ${(s.choices ?? []).join('|')}`
-          : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
-    const fallback = DEFAULT_OPTIONS[s.key];
-    const shown = Array.isArray(fallback) ? fallback.join(',') || 'none' : String(fallback);
-    return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : shown, s.help];
-  });
-  const width = (i: number): number => Math.max(...rows.map((r) => (r[i] as string).length));
-  const [w0, w1, w2] = [width(0), width(1), width(2)];
-  const head = ['flag', 'environment', 'default', 'meaning'];
   return [
     'usage: npm start -- [options]   (or: node src/main.ts [options])',
     '',
@@ -481,12 +495,7 @@ export function serverUsage(): string {
     '(--admin-host:--admin-port, or --admin-socket). Flags win over environment variables, which',
     'win over the defaults. Where it listens is written to <data>/listen.json for the bourse CLI.',
     '',
-    ...[head, ...rows].map(
-      (r) =>
-        `  ${(r[0] as string).padEnd(w0)}  ${(r[1] as string).padEnd(w1)}  ${(r[2] as string).padEnd(w2)}  ${r[3] as string}`,
-    ),
-    '',
-    `  --help${' '.repeat(w0 - 6)}  prints this help`,
+    ...serverFlagTable(),
   ].join('\n');
 }
 
