@@ -108,7 +108,7 @@ describe('command lines', () => {
       [['deposit', 'credit', 'alice', 'usdt'], /needs <name> <coin> <amount>/],
       [['key', 'create', 'alice', '--perms'], /--perms needs a value/],
       [['key', 'create', 'alice', '--perms', 'asset', '--perms', 'money'], /--perms given twice/],
-      [['user', 'create', 'x', '--bogus'], /unknown option --bogus/],
+      [['user', 'create', 'x', '--bogus'], /user create has no option --bogus\n/],
       [['user', 'create', 'x', '--perms', 'asset'], /user create does not take --perms/],
       [['verify', '--url', 'http://127.0.0.1:1'], /verify does not take --url/],
       [['market', 'halt'], /market halt needs <market>/],
@@ -170,6 +170,37 @@ describe('command lines', () => {
     assert.equal((await run([])).code, 2);
     assert.equal((await run(['--help'])).code, 0);
     assert.equal((await run(['help'])).code, 0);
+  });
+
+  test('a mistyped option or command: the command’s own help and what was probably meant', async () => {
+    for (const [argv, problem, help] of [
+      [
+        ['key', 'create', 'alice', '--prems', 'asset'],
+        'key create has no option --prems (did you mean --perms?)',
+        'usage: bourse key create <name> --perms',
+      ],
+      [
+        ['user', 'list', '--serch', 'bo'],
+        'user list has no option --serch (did you mean --search?)',
+        'usage: bourse user list',
+      ],
+      [
+        ['user', 'create', 'x', '--perms', 'asset'],
+        'user create does not take --perms',
+        'usage: bourse user create',
+      ],
+      [
+        ['withdraw', 'list', '--pendin'],
+        'withdraw list has no option --pendin (did you mean --pending?)',
+        'usage: bourse withdraw list',
+      ],
+      [['usr', 'list'], "unknown command 'usr list' (did you mean user list?)", 'usage: bourse <command>'],
+      [['stat'], "unknown command 'stat' (did you mean state?)", 'usage: bourse <command>'],
+    ] as const) {
+      const r = await run([...argv], { BOURSE_DATA: '/nonexistent' });
+      assert.equal(r.code, 2, argv.join(' '));
+      assert.ok(r.err.startsWith(`bourse: ${problem}\n\n${help}`), `${argv.join(' ')}:\n${r.err}`);
+    }
   });
 
   test('--help for every command lists its arguments, every flag it takes and the environment', async () => {

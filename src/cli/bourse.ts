@@ -7,6 +7,7 @@
 import { describeTarget, postAdmin } from './admin-client.ts';
 import {
   commandHelp,
+  COMMANDS,
   FLAGS,
   findCommand,
   flagsOf,
@@ -15,7 +16,8 @@ import {
   type CommandSpec,
   type FlagValues,
 } from './commands.ts';
-import { isRole, roleUsage } from '../config/role-usage.ts';
+import { didYouMean } from '../config/did-you-mean.ts';
+import { isRole, ROLES, roleUsage } from '../config/role-usage.ts';
 import { chooseDataDir, locateAdmin } from './locate.ts';
 import { readNewSecret } from './secret-input.ts';
 
@@ -38,11 +40,14 @@ export interface OfflineCommands {
 interface Parsed {
   readonly words: string[];
   readonly flags: Map<string, string[]>;
+  /** The first flag no command takes: told once the command is known, with its help. */
+  readonly unknown?: string;
 }
 
 function parse(argv: readonly string[]): Parsed | string {
   const words: string[] = [];
   const flags = new Map<string, string[]>();
+  let unknown: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '-h') {
@@ -56,7 +61,10 @@ function parse(argv: readonly string[]): Parsed | string {
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const spec = FLAGS[name];
-    if (spec === undefined) return `unknown option ${name}`;
+    if (spec === undefined) {
+      unknown ??= name;
+      continue;
+    }
     if (spec.value === undefined) {
       if (eq > 0) return `${name} takes no value`;
       flags.set(name, ['true']);
@@ -68,7 +76,7 @@ function parse(argv: readonly string[]): Parsed | string {
     if (spec.repeat !== true && flags.has(name)) return `${name} given twice`;
     flags.set(name, [...(flags.get(name) ?? []), value]);
   }
-  return { words, flags };
+  return { words, flags, ...(unknown === undefined ? {} : { unknown }) };
 }
 
 /** A problem with the arguments or flags of `command`, or undefined. */
@@ -84,7 +92,9 @@ function checkUsage(command: CommandSpec, args: readonly string[], flags: FlagVa
   }
   const allowed = flagsOf(command);
   const stray = [...flags.keys()].find((f) => !allowed.includes(f));
-  return stray === undefined ? undefined : `${command.name} does not take ${stray}`;
+  return stray === undefined
+    ? undefined
+    : `${command.name} does not take ${stray}${didYouMean(stray, allowed)}`;
 }
 
 /**
@@ -101,7 +111,7 @@ export async function runCli(
 ): Promise<number> {
   const parsed = parse(argv);
   if (typeof parsed === 'string') return usage(io, parsed);
-  const { words, flags } = parsed;
+  const { words, flags, unknown } = parsed;
   const help = flags.has('--help') || words[0] === 'help';
   const named = words[0] === 'help' ? words.slice(1) : words;
   if (named.length === 0) {
@@ -124,14 +134,24 @@ export async function runCli(
   const found = findCommand(named);
   if (found === undefined) {
     const group = named.length === 1 ? groupHelp(named[0] as string) : undefined;
-    if (group !== undefined) {
+    if (group !== undefined && unknown === undefined) {
       if (help) io.out(group);
       else io.err(`bourse: ${named[0]} needs a command\n\n${group}`);
       return help ? 0 : 2;
     }
-    return usage(io, `unknown command '${named.join(' ')}'`);
+    if (unknown !== undefined)
+      return usage(io, `unknown option ${unknown}${didYouMean(unknown, Object.keys(FLAGS))}`);
+    const names = [...COMMANDS.map((c) => c.name), ...ROLES];
+    return usage(io, `unknown command '${named.join(' ')}'${didYouMean(named.join(' '), names)}`);
   }
   const { command, args } = found;
+  if (unknown !== undefined) {
+    return usage(
+      io,
+      `${command.name} has no option ${unknown}${didYouMean(unknown, flagsOf(command))}`,
+      command,
+    );
+  }
   if (help) {
     io.out(commandHelp(command));
     return 0;

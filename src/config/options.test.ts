@@ -24,6 +24,31 @@ test('the admin API (the operator console) has a fixed default port, 8081: its a
   assert.equal(loadOptions(['--port', '8081', '--host', '127.0.0.2'], {}).port, 8081);
 });
 
+test('a mistyped flag is one problem, with the flag it probably meant', () => {
+  const problem = (argv: string[]): string => {
+    try {
+      loadOptions(argv, {});
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return '';
+  };
+  // `npm start -- --prot 9000`: the value is not a second unknown option.
+  assert.equal(
+    problem(['--prot', '9000']),
+    'invalid options:\n  unknown option --prot (did you mean --port?)',
+  );
+  assert.equal(problem(['--prot=9000']), 'invalid options:\n  unknown option --prot (did you mean --port?)');
+  assert.equal(
+    problem(['--demmo', '--port', 'x']),
+    "invalid options:\n  unknown option --demmo (did you mean --demo?)\n  --port: expected a whole number, got 'x'",
+  );
+  assert.equal(
+    problem(['9000']),
+    "invalid options:\n  unexpected argument '9000': every setting is a --flag (npm start -- --help)",
+  );
+});
+
 test('environment then flags, flags win', () => {
   const o = loadOptions(['--port', '9000', '--strict-user-agent', '--data=/tmp/x'], {
     BOURSE_PORT: '8081',

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { trustedProxyProblem } from '../api/http/client-ip.ts';
+import { didYouMean } from './did-you-mean.ts';
 import { journalUrlProblem } from './journal-url.ts';
 
 export interface ServerOptions {
@@ -553,7 +554,18 @@ export function loadOptions(
       : [arg, undefined];
     const s = SETTINGS.find((x) => x.flag === flag);
     if (s === undefined) {
-      problems.push(`unknown option ${flag}`);
+      if (!flag.startsWith('-')) {
+        problems.push(`unexpected argument '${flag}': every setting is a --flag (npm start -- --help)`);
+        continue;
+      }
+      problems.push(
+        `unknown option ${flag}${didYouMean(
+          flag,
+          SETTINGS.map((x) => x.flag),
+        )}`,
+      );
+      // Its value, if it had one, is no second problem: `--prot 9000` is one mistake.
+      if (inline === undefined && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith('-')) i++;
       continue;
     }
     if (inline !== undefined) set(s, inline, flag);
