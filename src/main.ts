@@ -529,7 +529,13 @@ async function startLocked(
     ws.attach(http.server);
     // The operator console (web/admin) is served at /admin on the admin listener only.
     const consoleSite = StaticSite.load(WEB_DIST, CONSOLE_SCOPE);
-    const adminApi = createRequestHandler(admins, { log: adminLog, accessLog: true });
+    // The CLI asks /admin/instance before every command (is this the server of listen.json?):
+    // at debug, so that the log shows the command, not the question.
+    const adminApi = createRequestHandler(admins, {
+      log: adminLog,
+      accessLog: true,
+      quietPaths: new Set(['/admin/instance']),
+    });
     adminHandler = withProbes(withStaticSite(consoleSite, adminApi, CONSOLE_HOME), {
       health,
       detail: true,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tcpEndpoint, writeListenFile, type ListenRecord } from '../config/listen-file.ts';
-import { runCli, type OfflineCommands } from './bourse.ts';
+import { inFlagWords, runCli, type OfflineCommands } from './bourse.ts';
 import { COMMANDS, ENVIRONMENT, flagsOf } from './commands.ts';
 import { ROLES, roleSummary } from '../config/role-usage.ts';
 import { DEFAULT_LEASE_TTL_MS } from '../cluster/leader-lease.ts';
@@ -450,4 +450,22 @@ describe('the scale-out roles', () => {
       assert.deepEqual(heavy, [], `${argv.slice(1).join(' ')} loads what it does not need`);
     }
   });
+});
+
+test('a refusal names what the person typed (--unit-decimal), not the admin API’s field (unitDecimal)', () => {
+  assert.equal(inFlagWords('unitDecimal is required (0 to 15)'), '--unit-decimal is required (0 to 15)');
+  assert.equal(
+    inFlagWords("takerFee '0.5' must be a fraction from -0.1 to 0.1"),
+    "--taker-fee '0.5' must be a fraction from -0.1 to 0.1",
+  );
+  assert.equal(
+    inFlagWords('dailyWithdrawLimit is required with the first chain of sol'),
+    '--daily-limit is required with the first chain of sol',
+  );
+  assert.equal(
+    inFlagWords('replayProtection must be true or false'),
+    '--replay-protection must be true or false',
+  );
+  // Words that are not fields stay.
+  assert.equal(inFlagWords("unknown market 'x'; see getMarkets"), "unknown market 'x'; see getMarkets");
 });

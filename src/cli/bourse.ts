@@ -18,6 +18,7 @@ import {
 } from './commands.ts';
 import { didYouMean } from '../config/did-you-mean.ts';
 import { isRole, ROLES, roleUsage } from '../config/role-usage.ts';
+import { FIELD_FLAGS } from './change-commands.ts';
 import { chooseDataDir, locateAdmin } from './locate.ts';
 import { readNewSecret } from './secret-input.ts';
 
@@ -198,12 +199,17 @@ export async function runCli(
   }
   if (body.code !== 1000) {
     if (json) io.out(JSON.stringify(body));
-    else io.err(`bourse: refused (${String(body.code)}): ${String(body.message)}`);
+    else io.err(`bourse: refused (${String(body.code)}): ${inFlagWords(String(body.message))}`);
     return 1;
   }
   const { code: _code, message: _message, ...rest } = body;
   io.out(json ? JSON.stringify(rest) : call.show(body));
   return 0;
+}
+
+/** A refusal's message with the admin API's field names (`unitDecimal`) said as the CLI's flags. */
+export function inFlagWords(message: string): string {
+  return message.replace(/\b[a-z]+[A-Z][A-Za-z]*\b/g, (word) => FIELD_FLAGS.get(word) ?? word);
 }
 
 /** A malformed command line: the problem, then the help of the command (or the overview); exit 2. */
