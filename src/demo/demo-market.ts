@@ -39,7 +39,7 @@ const FAUCET_USD_PER_HOUR = 10_000;
 /** What a bot short of a coin asks the faucet for: a tenth of the hour's allowance. */
 const TOP_UP_SHARE = 10;
 
-const DEMO_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
+export const DEMO_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
 
 /** What the demo needs of the venue: reads, the sequencer, key material, and where the API listens. */
 export interface DemoVenue {
