@@ -397,7 +397,7 @@ const SETTINGS: readonly Setting[] = [
     kind: 'string',
     choices: CLOCK_MODES,
     value: 'real|manual',
-    help: 'manual: venue time moves only with bourse clock advance (sandboxes only)',
+    help: 'manual: venue time moves only with bourse clock advance (only with --sandbox)',
   },
   {
     key: 'sandbox',
