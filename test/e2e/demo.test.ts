@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { runCli } from '../../src/cli/bourse.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
@@ -162,6 +162,35 @@ describe('the demo market', () => {
       assert.equal((await bourse(server, off, 'state')).body.lastSeq, 0);
     } finally {
       await server.stop();
+    }
+  });
+
+  test('the README’s npm start (nothing said, the default ./data of its directory) opens the demo', async () => {
+    // The README's command, in a directory of the test's own standing for the checkout.
+    const checkout = dirname(dataDir());
+    const child = spawnNode([join(import.meta.dirname, '..', '..', 'src', 'main.ts')], {
+      cwd: checkout,
+      env: {
+        BOURSE_PORT: '0',
+        BOURSE_ADMIN_PORT: '0',
+        BOURSE_LOG_FORMAT: 'json',
+        XDG_CONFIG_HOME: join(checkout, 'config'),
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await until(
+        'the demo trader’s key',
+        () => (/demo trader: sign in/.test(output) ? true : undefined),
+        60_000,
+      );
+      assert.ok(output.includes(`(data in ${join(checkout, 'data')})`), output);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
     }
   });
 
