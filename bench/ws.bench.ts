@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   );
   const server = child(
     'ws-server-child.ts',
-    ['--data', dataDir, '--port', '0', '--rate-limits=false', '--snapshot-every', '0'],
+    ['--data', dataDir, '--port', '0', '--admin-port', '0', '--rate-limits=false', '--snapshot-every', '0'],
     { XDG_CONFIG_HOME: join(root, 'config') },
     // e.g. WS_BENCH_SERVER_ARGS=--cpu-prof to profile the server alone.
     (process.env['WS_BENCH_SERVER_ARGS'] ?? '').split(' ').filter((a) => a !== ''),

@@ -10,7 +10,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // `bourse engine`, `bourse gateway` and `bourse history` are the scale-out roles (docs/scale-out.md): processes that
 // take the server's flags; every other word is an operator command of src/cli.
 const ROLES = { engine: 'engine-role.ts', gateway: 'gateway-role.ts', history: 'history-role.ts' };
-const role = Object.hasOwn(ROLES, process.argv[2] ?? '') ? ROLES[process.argv[2]] : undefined;
+const named = Object.hasOwn(ROLES, process.argv[2] ?? '') ? ROLES[process.argv[2]] : undefined;
+// A role's --help is answered by the CLI, which loads none of the role's modules.
+const help = process.argv.includes('--help') || process.argv.includes('-h');
+const role = help ? undefined : named;
 const entry = role === undefined ? join(root, 'src', 'cli', 'main.ts') : join(root, 'src', 'cluster', role);
 const args = process.argv.slice(role === undefined ? 2 : 3);
 const major = Number(process.versions.node.split('.')[0]);

@@ -60,6 +60,7 @@ import {
   type Endpoint,
 } from './config/listen-file.ts';
 import {
+  demoAsked,
   isLoopbackHost,
   loadOptions,
   serverUsage,
@@ -68,6 +69,7 @@ import {
   type ServerOptions,
 } from './config/options.ts';
 import { StartRefusedError } from './config/start-refusal.ts';
+import { handleStopSignals } from './config/stop-signals.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import type { Engine } from './engine/engine.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
@@ -527,7 +529,13 @@ async function startLocked(
     ws.attach(http.server);
     // The operator console (web/admin) is served at /admin on the admin listener only.
     const consoleSite = StaticSite.load(WEB_DIST, CONSOLE_SCOPE);
-    const adminApi = createRequestHandler(admins, { log: adminLog, accessLog: true });
+    // The CLI asks /admin/instance before every command (is this the server of listen.json?):
+    // at debug, so that the log shows the command, not the question.
+    const adminApi = createRequestHandler(admins, {
+      log: adminLog,
+      accessLog: true,
+      quietPaths: new Set(['/admin/instance']),
+    });
     adminHandler = withProbes(withStaticSite(consoleSite, adminApi, CONSOLE_HOME), {
       health,
       detail: true,
@@ -563,7 +571,7 @@ async function startLocked(
     }
 
     const demoLog = at('demo');
-    const decision = decideDemo(engine, options.demo, isLoopbackHost(options.host));
+    const decision = decideDemo(engine, demoAsked(options));
     let demo: DemoMarket | undefined;
     if (decision.run) {
       try {
@@ -588,7 +596,7 @@ async function startLocked(
       } catch (error) {
         demoLog.warn({ err: error }, `demo market not started: ${(error as Error).message}`);
       }
-    } else if (options.demo) demoLog.info(decision.reason);
+    } else if (options.demo !== false) demoLog.info(decision.reason);
 
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
@@ -672,17 +680,11 @@ async function main(): Promise<void> {
   log.info({ settings: shownOptions(options), node: process.version }, 'starting');
   const starting = startVenue(options, logger.log, { flushLog: logger.flushSync });
   // Signals are handled from the start: one that arrives while the venue starts (listen.json may
-  // already be written, a long replay may be running) stops it as soon as it has started; a second
-  // one ends the process at once (as safe as kill -9: nothing acknowledged is lost).
-  let stopping = false;
+  // already be written, a long replay may be running) stops it as soon as it has started. The
+  // copies of one Ctrl-C (the terminal's and npm's) are one request; a signal a second later ends
+  // the process at once (as safe as kill -9: nothing acknowledged is lost).
   let started = false;
-  const stop = (why: string, fields: Record<string, unknown>): void => {
-    if (stopping) {
-      log.info(fields, `stopping at once: ${why} again`);
-      logger.flushSync();
-      process.exit(1);
-    }
-    stopping = true;
+  const stop = (why: string, fields: Readonly<Record<string, unknown>>): void => {
     log.info(fields, started ? `stopping: ${why}` : `stopping: ${why}, once the start-up has finished`);
     void starting.then(
       (venue) =>
@@ -694,7 +696,15 @@ async function main(): Promise<void> {
       () => undefined,
     );
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal, { signal }));
+  const stopRequest = handleStopSignals({
+    stop,
+    repeated: (why, fields) => log.debug(fields, `${why} again: already stopping`),
+    now: (why, fields) => {
+      log.info(fields, `stopping at once: ${why} again`);
+      logger.flushSync();
+      process.exit(1);
+    },
+  });
   try {
     await starting;
     started = true;
@@ -720,7 +730,7 @@ async function main(): Promise<void> {
     const watch = setInterval(() => {
       if (process.ppid === parent) return;
       clearInterval(watch);
-      stop(`npm (pid ${parent}), which started this server, is gone`, {});
+      stopRequest(`npm (pid ${parent}), which started this server, is gone`, {});
     }, PARENT_CHECK_MS).unref();
   }
 }

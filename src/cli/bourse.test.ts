@@ -6,8 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { tcpEndpoint, writeListenFile, type ListenRecord } from '../config/listen-file.ts';
-import { runCli, type OfflineCommands } from './bourse.ts';
+import { inFlagWords, runCli, type OfflineCommands } from './bourse.ts';
 import { COMMANDS, ENVIRONMENT, flagsOf } from './commands.ts';
+import { ROLES, roleSummary } from '../config/role-usage.ts';
+import { DEFAULT_LEASE_TTL_MS } from '../cluster/leader-lease.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const offline: OfflineCommands = {
   verify: () => Promise.reject(new Error('not called')),
@@ -30,6 +35,13 @@ function dataDir(): string {
   return dir;
 }
 
+/**
+ * The working directory of every run: empty, so that ./data (the default) is never the
+ * checkout's, where `npm start` may be running a server.
+ */
+const CWD = mkdtempSync(join(tmpdir(), 'bourse-cli-cwd-'));
+roots.push(CWD);
+
 async function run(
   argv: string[],
   env: Record<string, string> = {},
@@ -46,6 +58,7 @@ async function run(
     },
     offline,
     env,
+    CWD,
   );
   return { code, out, err };
 }
@@ -95,7 +108,7 @@ describe('command lines', () => {
       [['deposit', 'credit', 'alice', 'usdt'], /needs <name> <coin> <amount>/],
       [['key', 'create', 'alice', '--perms'], /--perms needs a value/],
       [['key', 'create', 'alice', '--perms', 'asset', '--perms', 'money'], /--perms given twice/],
-      [['user', 'create', 'x', '--bogus'], /unknown option --bogus/],
+      [['user', 'create', 'x', '--bogus'], /user create has no option --bogus\n/],
       [['user', 'create', 'x', '--perms', 'asset'], /user create does not take --perms/],
       [['verify', '--url', 'http://127.0.0.1:1'], /verify does not take --url/],
       [['market', 'halt'], /market halt needs <market>/],
@@ -159,6 +172,37 @@ describe('command lines', () => {
     assert.equal((await run(['help'])).code, 0);
   });
 
+  test('a mistyped option or command: the command’s own help and what was probably meant', async () => {
+    for (const [argv, problem, help] of [
+      [
+        ['key', 'create', 'alice', '--prems', 'asset'],
+        'key create has no option --prems (did you mean --perms?)',
+        'usage: bourse key create <name> --perms',
+      ],
+      [
+        ['user', 'list', '--serch', 'bo'],
+        'user list has no option --serch (did you mean --search?)',
+        'usage: bourse user list',
+      ],
+      [
+        ['user', 'create', 'x', '--perms', 'asset'],
+        'user create does not take --perms',
+        'usage: bourse user create',
+      ],
+      [
+        ['withdraw', 'list', '--pendin'],
+        'withdraw list has no option --pendin (did you mean --pending?)',
+        'usage: bourse withdraw list',
+      ],
+      [['usr', 'list'], "unknown command 'usr list' (did you mean user list?)", 'usage: bourse <command>'],
+      [['stat'], "unknown command 'stat' (did you mean state?)", 'usage: bourse <command>'],
+    ] as const) {
+      const r = await run([...argv], { BOURSE_DATA: '/nonexistent' });
+      assert.equal(r.code, 2, argv.join(' '));
+      assert.ok(r.err.startsWith(`bourse: ${problem}\n\n${help}`), `${argv.join(' ')}:\n${r.err}`);
+    }
+  });
+
   test('--help for every command lists its arguments, every flag it takes and the environment', async () => {
     for (const command of COMMANDS) {
       for (const argv of [
@@ -210,7 +254,7 @@ describe('finding the server', () => {
     assert.equal(r.code, 1);
     assert.match(r.err, /the data directory \/nonexistent\/bourse \(--data\) does not exist/);
     const d = await run(['state'], {});
-    assert.match(d.err, /data \(the default\)/);
+    assert.ok(d.err.includes(`the data directory ${join(CWD, 'data')} (the default)`), d.err);
   });
 
   test('a stale listen.json (its server is dead) is a clear message, and nothing is sent', async () => {
@@ -339,4 +383,89 @@ describe('fund-password set', () => {
       fake.server.close();
     }
   });
+});
+
+describe('the scale-out roles', () => {
+  test('bourse --help lists engine, gateway and history; bourse <role> --help says what it needs', async () => {
+    const all = await run(['--help']);
+    for (const role of ROLES)
+      assert.match(all.out, new RegExp(`\n  ${role} +${escape(roleSummary(role))}\n`), role);
+    for (const role of ROLES) {
+      for (const argv of [
+        [role, '--help'],
+        ['help', role],
+        [role, '-h'],
+      ]) {
+        const r = await run(argv);
+        assert.equal(r.code, 0, argv.join(' '));
+        assert.match(r.out, new RegExp(`^usage: bourse ${role} \\[options\\]`));
+        assert.match(r.out, /--journal-url <nats-url> +BOURSE_JOURNAL_URL/);
+      }
+    }
+    assert.match(
+      (await run(['engine', '--help'])).out,
+      new RegExp(`--lease-ttl-ms <n> +- +${DEFAULT_LEASE_TTL_MS} `),
+    );
+    const bare = await run(['gateway']);
+    assert.equal(bare.code, 2);
+    assert.match(bare.err, /gateway is a long-running process, not an operator command: run bourse gateway/);
+  });
+
+  test('each role’s own entry, and bin/bourse.js, answer --help (exit 0, nothing started)', () => {
+    for (const role of ROLES) {
+      for (const argv of [
+        [join(ROOT, 'bin', 'bourse.js'), role, '--help'],
+        [join(ROOT, 'src', 'cluster', `${role}-role.ts`), '--help'],
+      ]) {
+        const r = spawnSync(process.execPath, argv, { cwd: CWD, encoding: 'utf8', timeout: 60_000 });
+        assert.equal(r.status, 0, `${argv.join(' ')}: ${r.stderr}`);
+        assert.match(r.stdout, new RegExp(`^usage: bourse ${role} \\[options\\]`));
+      }
+    }
+  });
+
+  test('bourse --help loads none of the heavy modules (journal, engine, stores, offline tools)', () => {
+    const hooks = join(CWD, 'record-loads.mjs');
+    writeFileSync(
+      hooks,
+      "import { registerHooks } from 'node:module';\n" +
+        'const loaded = [];\n' +
+        'registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });\n' +
+        "process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(loaded)));\n",
+    );
+    for (const argv of [
+      [join(ROOT, 'src', 'cli', 'main.ts'), '--help'],
+      [join(ROOT, 'src', 'cli', 'main.ts'), 'gateway', '--help'],
+    ]) {
+      const r = spawnSync(process.execPath, ['--import', hooks, ...argv], { cwd: CWD, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const loaded = JSON.parse(/LOADED (.*)$/s.exec(r.stderr)?.[1] ?? '[]') as string[];
+      const ours = loaded.filter((u) => u.includes('/src/')).map((u) => u.slice(u.indexOf('/src/') + 1));
+      assert.ok(ours.includes('src/cli/bourse.ts'), ours.join(' '));
+      const heavy = ours.filter((u) =>
+        /^src\/(main\.ts|cli\/offline\.ts|cli\/journal-copy\.ts|engine\/|journal\/|store\/|sequencer\/|cluster\/)/.test(
+          u,
+        ),
+      );
+      assert.deepEqual(heavy, [], `${argv.slice(1).join(' ')} loads what it does not need`);
+    }
+  });
+});
+
+test('a refusal names what the person typed (--unit-decimal), not the admin API’s field (unitDecimal)', () => {
+  assert.equal(inFlagWords('unitDecimal is required (0 to 15)'), '--unit-decimal is required (0 to 15)');
+  assert.equal(
+    inFlagWords("takerFee '0.5' must be a fraction from -0.1 to 0.1"),
+    "--taker-fee '0.5' must be a fraction from -0.1 to 0.1",
+  );
+  assert.equal(
+    inFlagWords('dailyWithdrawLimit is required with the first chain of sol'),
+    '--daily-limit is required with the first chain of sol',
+  );
+  assert.equal(
+    inFlagWords('replayProtection must be true or false'),
+    '--replay-protection must be true or false',
+  );
+  // Words that are not fields stay.
+  assert.equal(inFlagWords("unknown market 'x'; see getMarkets"), "unknown market 'x'; see getMarkets");
 });

@@ -7,6 +7,7 @@
 import { describeTarget, postAdmin } from './admin-client.ts';
 import {
   commandHelp,
+  COMMANDS,
   FLAGS,
   findCommand,
   flagsOf,
@@ -15,6 +16,9 @@ import {
   type CommandSpec,
   type FlagValues,
 } from './commands.ts';
+import { didYouMean } from '../config/did-you-mean.ts';
+import { isRole, ROLES, roleUsage } from '../config/role-usage.ts';
+import { FIELD_FLAGS } from './change-commands.ts';
 import { chooseDataDir, locateAdmin } from './locate.ts';
 import { readNewSecret } from './secret-input.ts';
 
@@ -37,11 +41,14 @@ export interface OfflineCommands {
 interface Parsed {
   readonly words: string[];
   readonly flags: Map<string, string[]>;
+  /** The first flag no command takes: told once the command is known, with its help. */
+  readonly unknown?: string;
 }
 
 function parse(argv: readonly string[]): Parsed | string {
   const words: string[] = [];
   const flags = new Map<string, string[]>();
+  let unknown: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '-h') {
@@ -55,7 +62,10 @@ function parse(argv: readonly string[]): Parsed | string {
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const spec = FLAGS[name];
-    if (spec === undefined) return `unknown option ${name}`;
+    if (spec === undefined) {
+      unknown ??= name;
+      continue;
+    }
     if (spec.value === undefined) {
       if (eq > 0) return `${name} takes no value`;
       flags.set(name, ['true']);
@@ -67,7 +77,7 @@ function parse(argv: readonly string[]): Parsed | string {
     if (spec.repeat !== true && flags.has(name)) return `${name} given twice`;
     flags.set(name, [...(flags.get(name) ?? []), value]);
   }
-  return { words, flags };
+  return { words, flags, ...(unknown === undefined ? {} : { unknown }) };
 }
 
 /** A problem with the arguments or flags of `command`, or undefined. */
@@ -83,22 +93,26 @@ function checkUsage(command: CommandSpec, args: readonly string[], flags: FlagVa
   }
   const allowed = flagsOf(command);
   const stray = [...flags.keys()].find((f) => !allowed.includes(f));
-  return stray === undefined ? undefined : `${command.name} does not take ${stray}`;
+  return stray === undefined
+    ? undefined
+    : `${command.name} does not take ${stray}${didYouMean(stray, allowed)}`;
 }
 
 /**
  * Runs one CLI invocation; resolves with the process exit code: 0 done, 1 refused or failed,
- * 2 a malformed command line (nothing was sent).
+ * 2 a malformed command line (nothing was sent). `env` and `cwd` (where ./data is) default to
+ * the process's.
  */
 export async function runCli(
   argv: readonly string[],
   io: CliIo,
   offline: OfflineCommands,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  cwd: string = process.cwd(),
 ): Promise<number> {
   const parsed = parse(argv);
   if (typeof parsed === 'string') return usage(io, parsed);
-  const { words, flags } = parsed;
+  const { words, flags, unknown } = parsed;
   const help = flags.has('--help') || words[0] === 'help';
   const named = words[0] === 'help' ? words.slice(1) : words;
   if (named.length === 0) {
@@ -106,17 +120,39 @@ export async function runCli(
     else io.err(overview());
     return help ? 0 : 2;
   }
+  const role = named[0];
+  if (isRole(role)) {
+    if (help) {
+      io.out(roleUsage(role));
+      return 0;
+    }
+    return usage(
+      io,
+      `${role} is a long-running process, not an operator command: run bourse ${role} [options] ` +
+        `(bin/bourse.js) or node src/cluster/${role}-role.ts [options]`,
+    );
+  }
   const found = findCommand(named);
   if (found === undefined) {
     const group = named.length === 1 ? groupHelp(named[0] as string) : undefined;
-    if (group !== undefined) {
+    if (group !== undefined && unknown === undefined) {
       if (help) io.out(group);
       else io.err(`bourse: ${named[0]} needs a command\n\n${group}`);
       return help ? 0 : 2;
     }
-    return usage(io, `unknown command '${named.join(' ')}'`);
+    if (unknown !== undefined)
+      return usage(io, `unknown option ${unknown}${didYouMean(unknown, Object.keys(FLAGS))}`);
+    const names = [...COMMANDS.map((c) => c.name), ...ROLES];
+    return usage(io, `unknown command '${named.join(' ')}'${didYouMean(named.join(' '), names)}`);
   }
   const { command, args } = found;
+  if (unknown !== undefined) {
+    return usage(
+      io,
+      `${command.name} has no option ${unknown}${didYouMean(unknown, flagsOf(command))}`,
+      command,
+    );
+  }
   if (help) {
     io.out(commandHelp(command));
     return 0;
@@ -124,7 +160,7 @@ export async function runCli(
   const problem = checkUsage(command, args, flags);
   if (problem !== undefined) return usage(io, problem, command);
   const json = flags.has('--json');
-  const data = chooseDataDir(flags.get('--data')?.[0], env);
+  const data = chooseDataDir(flags.get('--data')?.[0], env, cwd);
 
   if (command.call === undefined) {
     if (command.name === 'verify') return offline.verify(data.dir, io, json);
@@ -163,12 +199,17 @@ export async function runCli(
   }
   if (body.code !== 1000) {
     if (json) io.out(JSON.stringify(body));
-    else io.err(`bourse: refused (${String(body.code)}): ${String(body.message)}`);
+    else io.err(`bourse: refused (${String(body.code)}): ${inFlagWords(String(body.message))}`);
     return 1;
   }
   const { code: _code, message: _message, ...rest } = body;
   io.out(json ? JSON.stringify(rest) : call.show(body));
   return 0;
+}
+
+/** A refusal's message with the admin API's field names (`unitDecimal`) said as the CLI's flags. */
+export function inFlagWords(message: string): string {
+  return message.replace(/\b[a-z]+[A-Z][A-Za-z]*\b/g, (word) => FIELD_FLAGS.get(word) ?? word);
 }
 
 /** A malformed command line: the problem, then the help of the command (or the overview); exit 2. */

@@ -78,6 +78,15 @@ const MARKET_FIELDS = [
   ['--taker-fee', 'takerFee'],
 ] as const;
 
+/**
+ * The admin API's form fields that a refusal may name, each with the flag a person gives it by:
+ * the CLI says `--unit-decimal is required`, not `unitDecimal is required`.
+ */
+export const FIELD_FLAGS: ReadonlyMap<string, string> = new Map([
+  ...[...COIN_FIELDS, ...CHAIN_FIELDS, ...MARKET_FIELDS].map(([flag, field]) => [field, flag] as const),
+  ['replayProtection', '--replay-protection'],
+]);
+
 /** The on/off switches: of the coin, or (with --chain) of that chain. */
 const switches = (flags: FlagValues): [string, string][] => {
   const chain = flags.has('--chain');

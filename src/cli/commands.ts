@@ -2,6 +2,7 @@
  * @module commands — the `bourse` CLI's commands: for each, its arguments, flags and help, and the
  * admin API call it makes (or the offline tool it runs). bourse.ts parses, checks and dispatches.
  */
+import { ROLES, roleSummary } from '../config/role-usage.ts';
 import { KEY_PERMISSION_HELP } from '../domain/commands.ts';
 import { CHANGE_COMMANDS, CHANGE_FLAGS } from './change-commands.ts';
 import { RISK_COMMANDS, RISK_FLAGS } from './risk-commands.ts';
@@ -394,7 +395,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     args: [],
     flags: [],
     summary: 'the demo market: running or stopped, its users, the faucet',
-    details: 'The demo runs on a loopback venue started on a fresh data directory (docs/sandbox.md).',
+    details:
+      'The demo runs on a fresh data directory when the operator asks (--demo or --sandbox), or unasked on the README venue: npm start on loopback with the default ./data (docs/sandbox.md).',
     call: () => ({
       path: '/admin/demo/status',
       form: [],
@@ -555,6 +557,9 @@ export function overview(): string {
     ...lines.map(([s, summary]) =>
       s.length > width ? `  ${s}\n  ${' '.repeat(width)}  ${summary}` : `  ${s.padEnd(width)}  ${summary}`,
     ),
+    '',
+    'processes (bourse <role> --help: what it needs; each takes the server’s flags, npm start -- --help):',
+    ...ROLES.map((r) => `  ${r.padEnd(width)}  ${roleSummary(r)}`),
     '',
     'common options (verify, journal copy and rebuild-history take no --url):',
     ...COMMON_FLAGS.map((f) => flagLine(f)),

@@ -15,18 +15,21 @@ export const DEFAULT_DATA_DIR = './data';
 
 /** The data directory and where its name came from (for messages). */
 export interface DataDirChoice {
+  /** An absolute path. */
   readonly dir: string;
   readonly source: '--data' | 'BOURSE_DATA' | 'the default';
 }
 
+/** The data directory the CLI works on; a relative name is taken from `cwd` (the process's). */
 export function chooseDataDir(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
+  cwd: string = process.cwd(),
 ): DataDirChoice {
-  if (flag !== undefined) return { dir: flag, source: '--data' };
+  if (flag !== undefined) return { dir: resolve(cwd, flag), source: '--data' };
   const fromEnv = env['BOURSE_DATA'];
-  if (fromEnv !== undefined && fromEnv !== '') return { dir: fromEnv, source: 'BOURSE_DATA' };
-  return { dir: DEFAULT_DATA_DIR, source: 'the default' };
+  if (fromEnv !== undefined && fromEnv !== '') return { dir: resolve(cwd, fromEnv), source: 'BOURSE_DATA' };
+  return { dir: resolve(cwd, DEFAULT_DATA_DIR), source: 'the default' };
 }
 
 /** The admin API found, with the token to send it, and notes for the operator (stderr). */

@@ -19,7 +19,9 @@
  */
 import { connect } from '@nats-io/transport-node';
 import { parseJournalUrl } from '../config/journal-url.ts';
-import { loadOptions, type ServerOptions } from '../config/options.ts';
+import { loadOptions, wantsHelp, type ServerOptions } from '../config/options.ts';
+import { roleUsage } from '../config/role-usage.ts';
+import { handleStopSignals } from '../config/stop-signals.ts';
 import type { Engine } from '../engine/engine.ts';
 import { JournalContendedError } from '../journal/jetstream-journal.ts';
 import { startVenue, type RunningVenue } from '../main.ts';
@@ -55,6 +57,10 @@ function roleFlags(argv: readonly string[]): { rest: string[]; leaseTtlMs: numbe
 }
 
 async function main(): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(roleUsage('engine'));
+    return;
+  }
   let options: ServerOptions;
   let leaseTtlMs: number;
   try {
@@ -90,7 +96,6 @@ async function main(): Promise<void> {
   /** While standing by: stopped on a signal, so that its history is written up to its seq. */
   let standbyNow: Standby | undefined;
   const stop = (signal: string): void => {
-    if (stopping) process.exit(1);
     stopping = true;
     log.info({ signal }, `stopping: ${signal}`);
     standingBy.abort();
@@ -106,7 +111,8 @@ async function main(): Promise<void> {
       process.exit(0);
     });
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  // The copies of one Ctrl-C are one request; a signal a second later ends the process at once.
+  handleStopSignals({ stop, now: () => process.exit(1) });
 
   let startFrom: Engine | undefined;
   if (!(await lease.tryAcquire())) {

@@ -7,7 +7,9 @@
  */
 import { dataPaths, type DataPaths } from '../config/data-dir.ts';
 import { parseJournalUrl, type JetStreamLocation } from '../config/journal-url.ts';
-import { loadOptions, type ServerOptions } from '../config/options.ts';
+import { loadOptions, wantsHelp, type ServerOptions } from '../config/options.ts';
+import { roleUsage, type RoleName } from '../config/role-usage.ts';
+import { handleStopSignals } from '../config/stop-signals.ts';
 import { readVenueIdentity, type VenueIdentity } from '../config/venue-identity.ts';
 import { createLogger } from '../observability/logger.ts';
 import type { Log } from '../sequencer/ports.ts';
@@ -49,21 +51,23 @@ export function runUntilStopped(
     logger.flushSync();
     process.exit(1);
   });
-  let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) process.exit(1);
-    stopping = true;
     log.info({ signal, seq: replica.appliedSeq }, `stopping: ${signal}`);
     void close().finally(() => {
       logger.flushSync();
       process.exit(0);
     });
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop(signal));
+  // The copies of one Ctrl-C are one request; a signal a second later ends the process at once.
+  handleStopSignals({ stop, now: () => process.exit(1) });
 }
 
-/** Runs a role's `main`; a start that fails is said on stderr with exit code 1. */
-export async function runRole(role: string, main: () => Promise<void>): Promise<void> {
+/** Runs a role's `main` (or prints its `--help`); a start that fails is said on stderr with exit code 1. */
+export async function runRole(role: RoleName, main: () => Promise<void>): Promise<void> {
+  if (wantsHelp(process.argv.slice(2))) {
+    console.log(roleUsage(role));
+    return;
+  }
   await main().catch((error: unknown) => {
     console.error(`bourse ${role}: cannot start: ${(error as Error).message}`);
     process.exit(1);

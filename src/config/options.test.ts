@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULT_OPTIONS, isLoopbackHost, loadOptions, shownOptions } from './options.ts';
+import { DEFAULT_OPTIONS, demoAsked, isLoopbackHost, loadOptions, shownOptions } from './options.ts';
 
 test('defaults: 127.0.0.1:8080 with data under ./data', () => {
   const o = loadOptions([], {});
@@ -9,6 +9,44 @@ test('defaults: 127.0.0.1:8080 with data under ./data', () => {
   assert.equal(o.port, 8080);
   assert.equal(o.dataDir, './data');
   assert.ok(Object.isFrozen(o));
+});
+
+test('the admin API (the operator console) has a fixed default port, 8081: its address survives a restart', () => {
+  assert.equal(loadOptions([], {}).adminPort, 8081);
+  assert.equal(loadOptions(['--admin-port', '0'], {}).adminPort, 0);
+  assert.equal(loadOptions([], { BOURSE_ADMIN_PORT: '9100' }).adminPort, 9100);
+  assert.throws(
+    () => loadOptions(['--port', '8081'], {}),
+    /--admin-port: 8081 is the public port too \(--port\): the admin API needs its own; choose another for one of them \(the admin port is 8081 unless told\)/,
+  );
+  assert.equal(loadOptions(['--port', '8081', '--admin-port', '8082'], {}).port, 8081);
+  // On different interfaces they may share a number.
+  assert.equal(loadOptions(['--port', '8081', '--host', '127.0.0.2'], {}).port, 8081);
+});
+
+test('a mistyped flag is one problem, with the flag it probably meant', () => {
+  const problem = (argv: string[]): string => {
+    try {
+      loadOptions(argv, {});
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return '';
+  };
+  // `npm start -- --prot 9000`: the value is not a second unknown option.
+  assert.equal(
+    problem(['--prot', '9000']),
+    'invalid options:\n  unknown option --prot (did you mean --port?)',
+  );
+  assert.equal(problem(['--prot=9000']), 'invalid options:\n  unknown option --prot (did you mean --port?)');
+  assert.equal(
+    problem(['--demmo', '--port', 'x']),
+    "invalid options:\n  unknown option --demmo (did you mean --demo?)\n  --port: expected a whole number, got 'x'",
+  );
+  assert.equal(
+    problem(['9000']),
+    "invalid options:\n  unexpected argument '9000': every setting is a --flag (npm start -- --help)",
+  );
 });
 
 test('environment then flags, flags win', () => {
@@ -78,25 +116,53 @@ test('connection limits and trusted proxies: flags and environment, checked', ()
   );
 });
 
-test('the demo is on by default, --demo=false or BOURSE_DEMO=false turns it off', () => {
-  assert.equal(loadOptions([], {}).demo, true);
+test('--demo=true or false says it; unset, the demo is left to the rule below', () => {
+  assert.equal(loadOptions([], {}).demo, undefined);
   assert.equal(loadOptions(['--demo=false'], {}).demo, false);
   assert.equal(loadOptions([], { BOURSE_DEMO: 'false' }).demo, false);
   assert.equal(loadOptions(['--demo'], { BOURSE_DEMO: 'false' }).demo, true);
 });
 
-test('--clock=manual only on a sandbox: loopback and not the default data directory, or --sandbox', () => {
+test('the demo only when the operator asks, or on the README venue (npm start: loopback, ./data)', () => {
+  const asked = (argv: string[], env: Record<string, string> = {}) => demoAsked(loadOptions(argv, env));
+  // The README's one command.
+  assert.deepEqual(asked([]), { run: true });
+  assert.deepEqual(asked(['--data', './data']), { run: true });
+  // The systemd unit of docs/operations.md: loopback behind a reverse proxy, its own data directory.
+  const unit = asked([], { BOURSE_DATA: '/srv/bourse/data', BOURSE_PORT: '8080' });
+  assert.equal(unit.run, false);
+  assert.match(
+    (unit as { reason: string }).reason,
+    /^no demo: the data directory \/srv\/bourse\/data is not the default \.\/data \(start with --demo or --sandbox/,
+  );
+  assert.match((asked(['--host', '0.0.0.0']) as { reason: string }).reason, /beyond loopback/);
+  assert.match((asked(['--demo=false']) as { reason: string }).reason, /--demo=false/);
+  // Said explicitly, anywhere.
+  assert.deepEqual(asked(['--data', '/tmp/x', '--demo']), { run: true });
+  assert.deepEqual(asked(['--host', '0.0.0.0', '--data', '/tmp/x'], { BOURSE_SANDBOX: 'true' }), {
+    run: true,
+  });
+  assert.equal(asked(['--sandbox', '--demo=false']).run, false);
+});
+
+test('--clock=manual only on a venue declared a sandbox (--sandbox), whatever its address or data', () => {
   assert.equal(loadOptions([], {}).clock, 'real');
-  assert.equal(loadOptions(['--clock=manual', '--data', '/tmp/sandbox'], {}).clock, 'manual');
-  assert.equal(loadOptions(['--clock', 'manual', '--host', 'localhost', '--data=x'], {}).clock, 'manual');
+  assert.equal(loadOptions(['--clock=manual', '--data', '/tmp/sandbox', '--sandbox'], {}).clock, 'manual');
   assert.equal(
     loadOptions(['--host', '0.0.0.0', '--data', '/tmp/x', '--sandbox'], { BOURSE_CLOCK: 'manual' }).clock,
     'manual',
   );
+  assert.equal(loadOptions(['--clock=manual'], { BOURSE_SANDBOX: 'true' }).clock, 'manual');
   const refused = (argv: string[], env: Record<string, string> = {}): void =>
-    assert.throws(() => loadOptions(argv, env), /--clock=manual: only a sandbox may stop time/);
+    assert.throws(
+      () => loadOptions(argv, env),
+      /--clock=manual: only a sandbox may stop time: declare this venue one with --sandbox/,
+    );
   refused(['--clock=manual']);
   refused(['--clock=manual', '--data', './data']);
+  // Loopback and a data directory of its own are what a production venue has too.
+  refused(['--clock=manual', '--data', '/tmp/sandbox']);
+  refused(['--clock', 'manual', '--host', 'localhost', '--data=x']);
   refused(['--clock=manual', '--data', '/tmp/x', '--host', '0.0.0.0']);
   refused([], { BOURSE_CLOCK: 'manual', BOURSE_HOST: '10.0.0.5', BOURSE_DATA: '/tmp/x' });
   assert.throws(() => loadOptions(['--clock=fast'], {}), /--clock: expected real or manual, got 'fast'/);

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { trustedProxyProblem } from '../api/http/client-ip.ts';
+import { didYouMean } from './did-you-mean.ts';
 import { journalUrlProblem } from './journal-url.ts';
 
 export interface ServerOptions {
@@ -12,7 +13,7 @@ export interface ServerOptions {
   readonly port: number;
   /** Interface of the admin listener (loopback by default: the admin API is for the operator). */
   readonly adminHost: string;
-  /** Port of the admin listener (0: any free port, recorded in the data directory's listen.json). */
+  /** Port of the admin listener: 8081 by default, so the console keeps its address (0: any free port). */
   readonly adminPort: number;
   /** A Unix socket for the admin API instead of adminHost:adminPort. */
   readonly adminSocket: string | undefined;
@@ -71,11 +72,14 @@ export interface ServerOptions {
   readonly keepAliveTimeoutMs: number;
   /** Proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client; none by default. */
   readonly trustedProxies: readonly string[];
-  /** Run the demo market when the venue may have it (loopback, fresh or demo data; docs/sandbox.md). */
-  readonly demo: boolean;
+  /**
+   * The demo market (docs/sandbox.md, "When it runs"): true, the operator asks for it; false,
+   * never; undefined (not said), only on the README's venue: loopback and the default ./data.
+   */
+  readonly demo: boolean | undefined;
   /** `real`: the wall clock; `manual`: venue time moves only when the operator advances it (sandboxes only). */
   readonly clock: ClockMode;
-  /** Declares the venue a sandbox, allowing `--clock=manual` on any address and data directory. */
+  /** Declares the venue a sandbox: the demo market on a fresh data directory, `--clock=manual`. */
   readonly sandbox: boolean;
   /** The least severe log level written (docs/operations.md, "Logs"). */
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -98,7 +102,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
   adminHost: '127.0.0.1',
-  adminPort: 0,
+  adminPort: 8081,
   adminSocket: undefined,
   dataDir: './data',
   masterKeyFile: undefined,
@@ -123,7 +127,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   requestTimeoutMs: 20_000,
   keepAliveTimeoutMs: 5_000,
   trustedProxies: Object.freeze([]),
-  demo: true,
+  demo: undefined,
   clock: 'real',
   sandbox: false,
   logLevel: 'info',
@@ -184,7 +188,7 @@ const SETTINGS: readonly Setting[] = [
     kind: 'int',
     min: 0,
     max: 65_535,
-    help: 'port of the admin API (0: any free port; the CLI reads it from <data>/listen.json)',
+    help: 'port of the admin API and the operator console (0: any free port; the CLI reads it from <data>/listen.json)',
   },
   {
     key: 'adminSocket',
@@ -384,7 +388,7 @@ const SETTINGS: readonly Setting[] = [
     flag: '--demo',
     env: 'BOURSE_DEMO',
     kind: 'bool',
-    help: 'run the demo market when the venue may have it (loopback; fresh data or a running demo)',
+    help: "the demo market on a fresh venue: true runs it, false never; unset: only on loopback with the default ./data (the README's npm start)",
   },
   {
     key: 'clock',
@@ -393,14 +397,14 @@ const SETTINGS: readonly Setting[] = [
     kind: 'string',
     choices: CLOCK_MODES,
     value: 'real|manual',
-    help: 'manual: venue time moves only with bourse clock advance (sandboxes only)',
+    help: 'manual: venue time moves only with bourse clock advance (only with --sandbox)',
   },
   {
     key: 'sandbox',
     flag: '--sandbox',
     env: 'BOURSE_SANDBOX',
     kind: 'bool',
-    help: 'declare the venue a sandbox (else: loopback and a data directory other than ./data)',
+    help: 'declare the venue a sandbox: the demo market on a fresh data directory, and --clock=manual allowed',
   },
   {
     key: 'logLevel',
@@ -455,22 +459,36 @@ export const SERVER_FLAGS: readonly { readonly flag: string; readonly env: strin
   ({ flag, env }) => ({ flag, env }),
 );
 
+/** The server's flags as a table (flag, environment, default, meaning), `extra` rows first. */
+export function serverFlagTable(
+  extra: readonly (readonly [string, string, string, string])[] = [],
+): string[] {
+  const rows = [
+    ...extra,
+    ...SETTINGS.map((s) => {
+      const value =
+        s.kind === 'bool'
+          ? '[=true|false]'
+          : s.kind === 'choice'
+            ? ` ${(s.choices ?? []).join('|')}`
+            : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
+      const fallback = DEFAULT_OPTIONS[s.key];
+      const shown = Array.isArray(fallback) ? fallback.join(',') || 'none' : String(fallback);
+      return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : shown, s.help] as const;
+    }),
+  ];
+  const width = (i: number): number => Math.max(...rows.map((r) => r[i]?.length ?? 0));
+  const [w0, w1, w2] = [width(0), width(1), width(2)];
+  const head = ['flag', 'environment', 'default', 'meaning'] as const;
+  return [
+    ...[head, ...rows].map((r) => `  ${r[0].padEnd(w0)}  ${r[1].padEnd(w1)}  ${r[2].padEnd(w2)}  ${r[3]}`),
+    '',
+    `  --help${' '.repeat(w0 - 6)}  prints this help`,
+  ];
+}
+
 /** The flags `npm start` takes, with their environment variables and defaults (`--help`). */
 export function serverUsage(): string {
-  const rows = SETTINGS.map((s) => {
-    const value =
-      s.kind === 'bool'
-        ? '[=true|false]'
-        : s.kind === 'choice'
-          ? ` ${(s.choices ?? []).join('|')}`
-          : ` ${s.value ?? (s.kind === 'int' ? '<n>' : '<text>')}`;
-    const fallback = DEFAULT_OPTIONS[s.key];
-    const shown = Array.isArray(fallback) ? fallback.join(',') || 'none' : String(fallback);
-    return [`${s.flag}${value}`, s.env, fallback === undefined ? '-' : shown, s.help];
-  });
-  const width = (i: number): number => Math.max(...rows.map((r) => (r[i] as string).length));
-  const [w0, w1, w2] = [width(0), width(1), width(2)];
-  const head = ['flag', 'environment', 'default', 'meaning'];
   return [
     'usage: npm start -- [options]   (or: node src/main.ts [options])',
     '',
@@ -478,12 +496,7 @@ export function serverUsage(): string {
     '(--admin-host:--admin-port, or --admin-socket). Flags win over environment variables, which',
     'win over the defaults. Where it listens is written to <data>/listen.json for the bourse CLI.',
     '',
-    ...[head, ...rows].map(
-      (r) =>
-        `  ${(r[0] as string).padEnd(w0)}  ${(r[1] as string).padEnd(w1)}  ${(r[2] as string).padEnd(w2)}  ${r[3] as string}`,
-    ),
-    '',
-    `  --help${' '.repeat(w0 - 6)}  prints this help`,
+    ...serverFlagTable(),
   ].join('\n');
 }
 
@@ -541,7 +554,18 @@ export function loadOptions(
       : [arg, undefined];
     const s = SETTINGS.find((x) => x.flag === flag);
     if (s === undefined) {
-      problems.push(`unknown option ${flag}`);
+      if (!flag.startsWith('-')) {
+        problems.push(`unexpected argument '${flag}': every setting is a --flag (npm start -- --help)`);
+        continue;
+      }
+      problems.push(
+        `unknown option ${flag}${didYouMean(
+          flag,
+          SETTINGS.map((x) => x.flag),
+        )}`,
+      );
+      // Its value, if it had one, is no second problem: `--prot 9000` is one mistake.
+      if (inline === undefined && argv[i + 1] !== undefined && !(argv[i + 1] as string).startsWith('-')) i++;
       continue;
     }
     if (inline !== undefined) set(s, inline, flag);
@@ -555,7 +579,10 @@ export function loadOptions(
     values['adminPort'] === values['port'] &&
     values['adminHost'] === values['host']
   ) {
-    problems.push(`--admin-port: ${String(values['port'])} is the public port: the admin API needs its own`);
+    problems.push(
+      `--admin-port: ${String(values['port'])} is the public port too (--port): the admin API needs its own; ` +
+        `choose another for one of them (the admin port is ${DEFAULT_OPTIONS.adminPort} unless told)`,
+    );
   }
   const url = values['historyUrl'];
   if (typeof url === 'string' && !/^postgres(ql)?:\/\/[^/]/.test(url)) {
@@ -581,8 +608,7 @@ export function loadOptions(
   const options = values as unknown as ServerOptions;
   if (options.clock === 'manual' && !isSandbox(options)) {
     problems.push(
-      '--clock=manual: only a sandbox may stop time: listen on loopback with a data directory other ' +
-        `than the default (${DEFAULT_OPTIONS.dataDir}), or declare it with --sandbox`,
+      '--clock=manual: only a sandbox may stop time: declare this venue one with --sandbox (BOURSE_SANDBOX=true)',
     );
   }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);
@@ -595,14 +621,35 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * A sandbox: declared with --sandbox, or listening on loopback with a data directory other than
- * the default one (where a production venue would keep its data).
+ * A sandbox is what the operator declares one (`--sandbox`), never what a venue's address or data
+ * directory suggest: a production venue behind a reverse proxy listens on loopback too.
  */
-export function isSandbox(options: Pick<ServerOptions, 'sandbox' | 'host' | 'dataDir'>): boolean {
-  return (
-    options.sandbox ||
-    (isLoopbackHost(options.host) && resolve(options.dataDir) !== resolve(DEFAULT_OPTIONS.dataDir))
-  );
+export function isSandbox(options: Pick<ServerOptions, 'sandbox'>): boolean {
+  return options.sandbox;
+}
+
+/** Whether the operator's settings ask for the demo market, and if not, why (for the start-up log). */
+export type DemoAsk = { readonly run: true } | { readonly run: false; readonly reason: string };
+
+/**
+ * The operator's part of the demo rule (the venue's part, fresh data or a running demo, is
+ * src/demo/demo-market.ts's `decideDemo`): `--demo` or `--sandbox` asks for it, `--demo=false`
+ * refuses it; unsaid, only the README's one command gets it: `npm start` on loopback with the
+ * default ./data. Any other data directory (a systemd unit's BOURSE_DATA) starts clean.
+ */
+export function demoAsked(options: Pick<ServerOptions, 'demo' | 'sandbox' | 'host' | 'dataDir'>): DemoAsk {
+  if (options.demo === false) return { run: false, reason: 'demo off (--demo=false)' };
+  if (options.demo === true || options.sandbox) return { run: true };
+  const ask = 'start with --demo or --sandbox to have it';
+  if (!isLoopbackHost(options.host))
+    return { run: false, reason: `no demo: the venue listens beyond loopback (${ask})` };
+  if (resolve(options.dataDir) !== resolve(DEFAULT_OPTIONS.dataDir)) {
+    return {
+      run: false,
+      reason: `no demo: the data directory ${resolve(options.dataDir)} is not the default ${DEFAULT_OPTIONS.dataDir} (${ask})`,
+    };
+  }
+  return { run: true };
 }
 
 /** The options as log fields (every setting by name), a password in a URL replaced. */

@@ -39,7 +39,7 @@ const FAUCET_USD_PER_HOUR = 10_000;
 /** What a bot short of a coin asks the faucet for: a tenth of the hour's allowance. */
 const TOP_UP_SHARE = 10;
 
-const DEMO_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
+export const DEMO_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
 
 /** What the demo needs of the venue: reads, the sequencer, key material, and where the API listens. */
 export interface DemoVenue {
@@ -55,12 +55,11 @@ export interface DemoVenue {
 export type DemoDecision = { readonly run: true } | { readonly run: false; readonly reason: string };
 
 /**
- * Whether the demo runs: asked for (`--demo`, the default), on a loopback address, and on a
- * data directory that is fresh or whose demo is running (started, not stopped).
+ * Whether the demo runs: `asked` by the operator's settings (src/config/options.ts, `demoAsked`),
+ * and on a data directory that is fresh or whose demo is running (started, not stopped).
  */
-export function decideDemo(engine: VenueState, wanted: boolean, loopback: boolean): DemoDecision {
-  if (!wanted) return { run: false, reason: 'demo off (--demo=false)' };
-  if (!loopback) return { run: false, reason: 'no demo: the venue listens beyond loopback' };
+export function decideDemo(engine: VenueState, asked: DemoDecision): DemoDecision {
+  if (!asked.run) return asked;
   const demo = engine.demo;
   if (demo.stopped) return { run: false, reason: 'the demo was stopped for good (bourse demo stop)' };
   if (!demo.started && engine.lastSeq > 0)

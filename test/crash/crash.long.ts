@@ -23,6 +23,9 @@ import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
 import { seededRandom } from '../../src/store/trading-stream.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url, 30 * 60_000);
 
 const SEED = Number(process.env['CRASH_SEED'] ?? 20261121);
 const ROUNDS = Number(process.env['CRASH_ROUNDS'] ?? 20);

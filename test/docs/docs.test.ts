@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { SERVER_FLAGS } from '../../src/config/options.ts';
+import { DEMO_PERMISSIONS } from '../../src/demo/demo-market.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -100,4 +101,33 @@ test("README's configuration table lists every server flag and its environment v
       `${flag} / ${env} missing from README`,
     );
   }
+});
+
+test('the docs say what the demo trader’s key may do, as the demo gives it', () => {
+  const web = readFileSync(join(ROOT, 'docs', 'web.md'), 'utf8');
+  const sandbox = readFileSync(join(ROOT, 'docs', 'sandbox.md'), 'utf8');
+  const granted = Object.entries(DEMO_PERMISSIONS)
+    .filter(([, on]) => on)
+    .map(([name]) => name);
+  // sandbox.md lists them; web.md's margin tab must not say the key lacks lever (issue 31).
+  assert.ok(
+    sandbox.includes(`(permissions ${granted.slice(0, -1).join(', ')} and ${granted.at(-1)}`),
+    granted.join(),
+  );
+  if (DEMO_PERMISSIONS.lever) assert.doesNotMatch(web, /demo('s own)? key has none/);
+  assert.match(web, /the demo trader's key printed at start-up\s+has it/);
+});
+
+test('docs/funds.md’s walk-through follows the README’s: none of the README’s users made again', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const funds = readFileSync(join(ROOT, 'docs', 'funds.md'), 'utf8');
+  const made = (text: string): string[] =>
+    [...text.matchAll(/npm run bourse -- user create (\S+)/g)].map((m) => (m[1] as string).toLowerCase());
+  const walkThrough = funds.slice(funds.indexOf('## Walk-through'), funds.indexOf('## The parts'));
+  assert.ok(made(walkThrough).length > 0);
+  assert.deepEqual(
+    made(walkThrough).filter((name) => made(readme).includes(name)),
+    [],
+    'user create refuses a name that exists',
+  );
 });

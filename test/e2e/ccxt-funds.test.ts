@@ -12,6 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import { runBourseJson } from '../fixtures/cli.ts';
 import { ccxtErrors, connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 // ccxt's results are untyped: read them as a bot would.
 /* eslint-disable @typescript-eslint/no-explicit-any */

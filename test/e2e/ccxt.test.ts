@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { BTC_USDT, describeCcxtZb } from './ccxt-suite.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-ccxt-'));
 let server: ServerProcess;

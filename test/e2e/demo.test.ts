@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { runCli } from '../../src/cli/bourse.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
@@ -12,6 +12,11 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { TEST_USER_AGENT, ZbClient } from '../fixtures/zb-client.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { spawnNode } from '../fixtures/children.ts';
+import { until } from '../fixtures/until.ts';
+
+fileTimeLimit(import.meta.url);
 
 const roots: string[] = [];
 after(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
@@ -22,12 +27,13 @@ const dataDir = (): string => {
 };
 
 /** Runs a `bourse` command on the data directory `dir` (it finds its server there); resolves with its exit code and output. */
-async function bourse(_server: ServerProcess, dir: string, ...argv: string[]) {
+async function bourse(_server: ServerProcess | undefined, dir: string, ...argv: string[]) {
   let out = '';
   const code = await runCli(
     [...argv, '--data', dir, '--json'],
     { out: (l) => (out += l), err: (l) => (out += l) },
     offlineCommands,
+    {}, // none of the test process's BOURSE_* variables
   );
   return { code, body: JSON.parse(out) as Record<string, unknown> };
 }
@@ -156,6 +162,69 @@ describe('the demo market', () => {
       assert.equal((await bourse(server, off, 'state')).body.lastSeq, 0);
     } finally {
       await server.stop();
+    }
+  });
+
+  test('the README’s npm start (nothing said, the default ./data of its directory) opens the demo', async () => {
+    // The README's command, in a directory of the test's own standing for the checkout.
+    const checkout = dirname(dataDir());
+    const child = spawnNode([join(import.meta.dirname, '..', '..', 'src', 'main.ts')], {
+      cwd: checkout,
+      env: {
+        BOURSE_PORT: '0',
+        BOURSE_ADMIN_PORT: '0',
+        BOURSE_LOG_FORMAT: 'json',
+        XDG_CONFIG_HOME: join(checkout, 'config'),
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await until(
+        'the demo trader’s key',
+        () => (/demo trader: sign in/.test(output) ? true : undefined),
+        60_000,
+      );
+      assert.ok(output.includes(`(data in ${join(checkout, 'data')})`), output);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  test('a venue started as the systemd unit of docs/operations.md (its own BOURSE_DATA, on loopback, nothing said about the demo) starts clean', async () => {
+    const dir = dataDir();
+    const child = spawnNode([join(import.meta.dirname, '..', '..', 'src', 'main.ts')], {
+      env: {
+        BOURSE_DATA: dir,
+        BOURSE_PORT: '0',
+        BOURSE_ADMIN_PORT: '0',
+        BOURSE_LOG_FORMAT: 'json',
+        XDG_CONFIG_HOME: join(dir, '..', 'config'),
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await until(
+        'the reason it has no demo',
+        () => /"msg":"no demo: [^"]*"/.exec(output) ?? undefined,
+        60_000,
+      );
+      assert.match(
+        output,
+        /no demo: the data directory \S+ is not the default \.\/data \(start with --demo or --sandbox/,
+      );
+      const status = await bourse(undefined, dir, 'demo', 'status');
+      assert.deepEqual([status.body.started, status.body.users], [false, []]);
+      assert.equal((await bourse(undefined, dir, 'state')).body.lastSeq, 0);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
     }
   });
 });

@@ -17,6 +17,9 @@ import { ccxtErrors, connect, type Exchange } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader, TEST_USER_AGENT } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 // ccxt's results are untyped: read them as a bot would.
 /* eslint-disable @typescript-eslint/no-explicit-any */

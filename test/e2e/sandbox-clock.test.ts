@@ -7,6 +7,9 @@ import { runCli } from '../../src/cli/bourse.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { createTrader, TEST_USER_AGENT } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-clock-e2e-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -21,6 +24,7 @@ async function bourse(_server: ServerProcess | undefined, ...argv: string[]) {
     [...argv, '--data', dataDir, '--json'],
     { out: (l) => (out += l), err: (l) => (out += l) },
     offlineCommands,
+    {}, // none of the test process's BOURSE_* variables
   );
   return { code, body: (out.startsWith('{') ? JSON.parse(out) : { text: out }) as Record<string, unknown> };
 }
@@ -31,7 +35,7 @@ const get = async (server: ServerProcess, path: string): Promise<Record<string, 
   >;
 
 test('a manual clock: bourse clock advance fires the dead-man switch and rolls the candle; signed calls and limits stay on the wall clock; replay gives the same hash', async () => {
-  let server = await startServer(dataDir, ['--clock=manual']);
+  let server = await startServer(dataDir, ['--clock=manual', '--sandbox']);
   try {
     const t0 = (await bourse(server, 'clock')).body.time as number;
     assert.equal((await bourse(server, 'clock')).body.mode, 'manual');
@@ -103,7 +107,7 @@ test('a manual clock: bourse clock advance fires the dead-man switch and rolls t
     const verified = await bourse(undefined, 'verify');
     assert.equal(verified.code, 0, JSON.stringify(verified.body));
 
-    server = await startServer(dataDir, ['--clock=manual']);
+    server = await startServer(dataDir, ['--clock=manual', '--sandbox']);
     assert.equal((await bourse(server, 'state')).body.stateHash, hash);
     assert.equal((await bourse(server, 'clock')).body.time, t0 + 2 * DAY, 'the clock resumes where it stood');
   } finally {

@@ -13,6 +13,9 @@ import ccxt from 'ccxt';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 import { signedSubscription, WsTestClient, type Message } from '../fixtures/ws-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 // ccxt 2.x ships no types for this use; the adapter is used exactly as a bot would.
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -15,11 +15,16 @@ import { after, describe, test } from 'node:test';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { ListenError } from '../../src/api/http/listen-probe.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
-import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
+import type { ServerOptions } from '../../src/config/options.ts';
 import { CONSOLE_SCOPE, StaticSite } from '../../src/api/http/static-site.ts';
 import { startVenue, WEB_DIST, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { runBourse, type CliRun } from '../fixtures/cli.ts';
+import { spawnNode } from '../fixtures/children.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { testVenueOptions } from '../fixtures/venue-options.ts';
+
+fileTimeLimit(import.meta.url);
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const roots: string[] = [];
@@ -37,7 +42,7 @@ function options(root: string, extra: Partial<ServerOptions> = {}): ServerOption
   const masterKeyFile = join(root, 'master.key');
   if (!existsSync(masterKeyFile)) writeMasterKeyFile(masterKeyFile);
   // No demo market: the tests count users of their own.
-  return { ...DEFAULT_OPTIONS, port: 0, dataDir: join(root, 'data'), masterKeyFile, demo: false, ...extra };
+  return testVenueOptions({ dataDir: join(root, 'data'), masterKeyFile, ...extra });
 }
 
 interface Reply {
@@ -237,9 +242,8 @@ describe('the admin listener', () => {
 /** Runs `node src/main.ts <args>` with its configuration directory under `root`; resolves when it exits. */
 function runServer(root: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'src', 'main.ts'), ...args], {
-      env: { ...process.env, XDG_CONFIG_HOME: join(root, 'config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawnNode([join(ROOT, 'src', 'main.ts'), ...args], {
+      env: { XDG_CONFIG_HOME: join(root, 'config') },
     });
     let out = '';
     let err = '';
@@ -256,7 +260,14 @@ describe('starting', () => {
     const port = (busy.address() as { port: number }).port;
     try {
       const root = tempRoot();
-      const r = await runServer(root, ['--data', join(root, 'data'), '--port', String(port)]);
+      const r = await runServer(root, [
+        '--data',
+        join(root, 'data'),
+        '--port',
+        String(port),
+        '--admin-port',
+        '0',
+      ]);
       assert.equal(r.code, 1, r.err);
       assert.equal(
         r.err,
@@ -280,13 +291,7 @@ describe('starting', () => {
       ] as const) {
         const data = join(tempRoot(), 'data');
         const keyFile = join(tempRoot(), 'master.key');
-        const settings: ServerOptions = {
-          ...DEFAULT_OPTIONS,
-          port: 0,
-          dataDir: data,
-          masterKeyFile: keyFile,
-          ...extra,
-        };
+        const settings = testVenueOptions({ dataDir: data, masterKeyFile: keyFile, ...extra });
         await assert.rejects(
           startVenue(settings, SILENT_LOG),
           (e: Error) => e instanceof ListenError && what.test(e.message),

@@ -12,11 +12,15 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AUDIT_FILE } from '../../src/api/admin/audit-log.ts';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
-import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
+import type { ServerOptions } from '../../src/config/options.ts';
 import { BUY, SELL } from '../../src/domain/commands.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { bourseJson, runBourse, type CliRun } from '../fixtures/cli.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { testVenueOptions } from '../fixtures/venue-options.ts';
+
+fileTimeLimit(import.meta.url);
 
 const roots: string[] = [];
 after(() => {
@@ -27,14 +31,7 @@ function options(root: string): ServerOptions {
   const masterKeyFile = join(root, 'master.key');
   if (!existsSync(masterKeyFile)) writeMasterKeyFile(masterKeyFile);
   // Two trade-API requests a minute per IP: the third locks it.
-  return {
-    ...DEFAULT_OPTIONS,
-    port: 0,
-    dataDir: join(root, 'data'),
-    masterKeyFile,
-    demo: false,
-    ipRequestsPerMinute: 2,
-  };
+  return testVenueOptions({ dataDir: join(root, 'data'), masterKeyFile, ipRequestsPerMinute: 2 });
 }
 
 const cli = (argv: string[], env: Record<string, string>): Promise<CliRun> => runBourse(argv, { env });

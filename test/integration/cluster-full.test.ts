@@ -28,6 +28,9 @@ import { startRole, type RoleProcess } from '../fixtures/role-process.ts';
 import { untilTrue, until } from '../fixtures/until.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url, 10 * 60_000);
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- pushed frames are read as clients do */
 

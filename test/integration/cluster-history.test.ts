@@ -22,6 +22,9 @@ import { startRole, type RoleProcess } from '../fixtures/role-process.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { until } from '../fixtures/until.ts';
 import { admin, createTrader, tradeRounds } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url, 10 * 60_000);
 
 const ENGINE_ROLE = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'engine-role.ts');
 const skip = natsSkipReason() || (await pgSkipReason());

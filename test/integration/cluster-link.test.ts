@@ -24,6 +24,9 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer, SequencerStoppedError } from '../../src/sequencer/sequencer.ts';
 import { FeedPositionError } from '../../src/sequencer/venue-ports.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = natsSkipReason();
 let server: NatsServer | undefined;

@@ -7,7 +7,6 @@
  * replicas' state hash is the engine's.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -20,12 +19,15 @@ import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { historyLocation, openHistoryStore } from '../../src/store/history-location.ts';
 import type { HistoryStore } from '../../src/store/history-store.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
+import { startRole } from '../fixtures/role-process.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { ccxtErrors, connect as ccxtZb } from '../fixtures/ccxt-client.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
 
-const GATEWAY_ROLE = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'gateway-role.ts');
+fileTimeLimit(import.meta.url, 10 * 60_000);
+
 const ENGINE_ROLE = join(import.meta.dirname, '..', '..', 'src', 'cluster', 'engine-role.ts');
 const skip = natsSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-roles-'));
@@ -134,52 +136,37 @@ describe('engine and gateways in separate processes (issue 18)', { skip }, () =>
 
   test('bourse gateway runs as its own process on the engine’s stream; killing it leaves the engine and the other gateways serving', async () => {
     const server = engine as ServerProcess;
-    const child = spawn(
-      process.execPath,
-      [
-        // The role's own entry: bin/bourse.js runs it in a child of its own, which a kill -9 of
-        // the wrapper would leave running.
-        GATEWAY_ROLE,
-        '--data',
-        join(root, 'engine'),
-        '--port',
-        '0',
-        '--log-format',
-        'json',
-        ...engineFlags,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    const base = await new Promise<string>((resolve, reject) => {
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        const m = /listening on (http:\/\/[\d.]+:\d+) \(gateway/.exec(output);
-        if (m !== null) resolve(m[1] as string);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`gateway exited (${code}):\n${output}`)));
-    });
-    const carol = await createTrader(server, 'carol', [['usdt', '100000']]);
-    const viaProcess = new ZbClient(base, carol.accessKey, carol.secret);
-    const placed = await viaProcess.call('order', [
-      ['currency', 'btc_usdt'],
-      ['tradeType', '1'],
-      ['price', '29000.00'],
-      ['amount', '0.0100'],
+    // The role's own entry (startRole): bin/bourse.js runs it in a child of its own, which a
+    // kill -9 of the wrapper would leave running.
+    const gateway = await startRole('gateway', [
+      '--data',
+      join(root, 'engine'),
+      '--port',
+      '0',
+      ...engineFlags,
     ]);
-    assert.equal(placed.code, 1000, JSON.stringify(placed));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    // The order is the engine's, seen by the in-process gateway's replica.
-    const other = new ZbClient(baseOf(gateways[0] as RunningGateway), carol.accessKey, carol.secret);
-    const seen = await other.call('getOrder', [
-      ['currency', 'btc_usdt'],
-      ['id', String(placed.id)],
-    ]);
-    assert.equal(String(seen.id), String(placed.id), JSON.stringify(seen));
+    try {
+      const base = gateway.ready;
+      const carol = await createTrader(server, 'carol', [['usdt', '100000']]);
+      const viaProcess = new ZbClient(base, carol.accessKey, carol.secret);
+      const placed = await viaProcess.call('order', [
+        ['currency', 'btc_usdt'],
+        ['tradeType', '1'],
+        ['price', '29000.00'],
+        ['amount', '0.0100'],
+      ]);
+      assert.equal(placed.code, 1000, JSON.stringify(placed));
+      await gateway.kill();
+      // The order is the engine's, seen by the in-process gateway's replica.
+      const other = new ZbClient(baseOf(gateways[0] as RunningGateway), carol.accessKey, carol.secret);
+      const seen = await other.call('getOrder', [
+        ['currency', 'btc_usdt'],
+        ['id', String(placed.id)],
+      ]);
+      assert.equal(String(seen.id), String(placed.id), JSON.stringify(seen));
+    } finally {
+      await gateway.kill();
+    }
   });
 
   test('ccxt’s zb adapter, unchanged, trades through either gateway', async () => {

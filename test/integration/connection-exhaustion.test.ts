@@ -15,6 +15,10 @@ import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS } from '../../src/config/options.ts';
 import { startVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { testVenueOptions } from '../fixtures/venue-options.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-exhaust-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -65,7 +69,7 @@ test('thousands of idle connections: the admin API and a fresh public request fr
   if (!existsSync(masterKeyFile)) writeMasterKeyFile(masterKeyFile);
   // The default limits: 256 connections per address, 10,000 in total.
   const venue = await startVenue(
-    { ...DEFAULT_OPTIONS, port: 0, dataDir: join(root, 'data'), masterKeyFile },
+    testVenueOptions({ dataDir: join(root, 'data'), masterKeyFile }),
     SILENT_LOG,
   );
   const sockets: Socket[] = [];

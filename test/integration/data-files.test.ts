@@ -12,6 +12,9 @@ import { offlineCommands } from '../../src/cli/offline.ts';
 import { until } from '../fixtures/until.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { admin, createTrader } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-data-files-'));
 const dataDir = join(root, 'data');

@@ -12,6 +12,9 @@ import { after, test } from 'node:test';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-lock-'));
 const dataDir = join(root, 'data');

@@ -13,6 +13,9 @@ import { after, test } from 'node:test';
 import { RESULTS } from '../../src/domain/result-codes.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-disk-full-'));
 const disk = join(root, 'disk');

@@ -9,6 +9,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { killRound, startFailoverCluster, type FailoverCluster } from '../fixtures/failover-cluster.ts';
 import { natsSkipReason } from '../fixtures/nats-server.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url, 30 * 60_000);
 
 const ROUNDS = 10;
 const skip = natsSkipReason();

@@ -17,6 +17,9 @@ import { after, before, describe, test } from 'node:test';
 import { natsSkipReason } from '../fixtures/nats-server.ts';
 import { whenLeading } from '../fixtures/engine-candidate.ts';
 import { killRound, startFailoverCluster, type FailoverCluster } from '../fixtures/failover-cluster.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url, 10 * 60_000);
 
 const skip = natsSkipReason();
 let cluster: FailoverCluster | undefined;

@@ -13,6 +13,10 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { reapOnExit } from '../fixtures/children.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = natsSkipReason();
 let server: NatsServer | undefined;
@@ -119,6 +123,7 @@ describe('sequencer on the JetStream journal', { skip }, () => {
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
+    reapOnExit(child);
     const closed = new Promise((resolve) => child.once('close', resolve));
     const reported = new Map<number, string>();
     let last = 0;

@@ -16,6 +16,9 @@ import { decodeCommand } from '../../src/sequencer/command-codec.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = natsSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-js-venue-'));

@@ -13,6 +13,9 @@ import { offlineCommands } from '../../src/cli/offline.ts';
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, tradeRounds, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = natsSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-journal-copy-'));

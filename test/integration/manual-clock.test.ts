@@ -12,6 +12,9 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import { creditCommand } from '../fixtures/engine-driver.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test } from 'node:test';
 import { readListenFile, type ListenRecord } from '../../src/config/listen-file.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const root = mkdtempSync(join(tmpdir(), 'bourse-npm-start-'));
@@ -39,17 +42,23 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-/** `npm start` on its own data directory; resolves once the server's listen.json names it. */
+/**
+ * `npm start` on its own data directory; resolves once the server's listen.json names it. With
+ * `group`, npm leads a process group of its own, as in a terminal (Ctrl-C signals the group).
+ */
 async function npmStart(
   name: string,
+  group = false,
 ): Promise<{ npm: ChildProcess; dataDir: string; listen: ListenRecord; output: () => string }> {
   const dataDir = join(root, name);
   const npm = spawn('npm', ['start', '--silent'], {
     cwd: ROOT,
+    detached: group,
     env: {
       ...process.env,
       BOURSE_DATA: dataDir,
       BOURSE_PORT: '0',
+      BOURSE_ADMIN_PORT: '0',
       BOURSE_DEMO: 'false',
       XDG_CONFIG_HOME: join(root, 'config'),
     },
@@ -64,8 +73,18 @@ async function npmStart(
     if (npm.exitCode !== null) break;
     await sleep(100);
   }
-  npm.kill('SIGKILL');
+  killAll(npm, group);
   throw new Error(`npm start did not start the server:\n${output}`);
+}
+
+/** Kills npm and, with `group`, every process of its group (the server included). */
+function killAll(npm: ChildProcess, group: boolean): void {
+  try {
+    if (group && npm.pid !== undefined) process.kill(-npm.pid, 'SIGKILL');
+    else npm.kill('SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 async function gone(pid: number): Promise<boolean> {
@@ -103,6 +122,29 @@ test(
       assert.ok(await gone(listen.pid), `the server (pid ${listen.pid}) outlived npm:\n${output()}`);
     } finally {
       if (alive(listen.pid)) process.kill(listen.pid, 'SIGKILL');
+    }
+  },
+);
+
+test(
+  'Ctrl-C on npm start (SIGINT to the process group, and npm’s copy) is one clean stop: exit code 0',
+  { skip },
+  async () => {
+    const { npm, listen, output } = await npmStart('ctrl-c', true);
+    try {
+      const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+      // What a terminal does (the whole foreground group), then what npm does (its own copy to
+      // its child), sent here too in case this npm forwards nothing.
+      process.kill(-(npm.pid as number), 'SIGINT');
+      process.kill(listen.pid, 'SIGINT');
+      const code = await exited;
+      assert.ok(await gone(listen.pid), `the server (pid ${listen.pid}) outlived npm:\n${output()}`);
+      assert.doesNotMatch(output(), /stopping at once/, 'two copies of one Ctrl-C were taken as two');
+      assert.match(output(), /"msg":"stopping: SIGINT"/, output());
+      assert.match(output(), /"msg":"stopped"/, `the server did not stop cleanly:\n${output()}`);
+      assert.equal(code, 0, `npm start exited ${String(code)}:\n${output()}`);
+    } finally {
+      killAll(npm, true);
     }
   },
 );

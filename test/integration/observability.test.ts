@@ -5,7 +5,6 @@
  * flow, readiness while a long journal replays, and a failed journal's stop logged once.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,6 +17,10 @@ import { until } from '../fixtures/until.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { spawnNode } from '../fixtures/children.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const roots: string[] = [];
@@ -303,10 +306,10 @@ describe('watching a running server', () => {
     }
     await journal.close();
 
-    const child = spawn(process.execPath, [join(ROOT, 'src', 'main.ts'), '--data', data, '--port', '0'], {
-      env: { ...process.env, XDG_CONFIG_HOME: join(data, '..', 'config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnNode(
+      [join(ROOT, 'src', 'main.ts'), '--data', data, '--port', '0', '--admin-port', '0'],
+      { env: { XDG_CONFIG_HOME: join(data, '..', 'config') } },
+    );
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));

@@ -13,6 +13,9 @@ import { offlineCommands } from '../../src/cli/offline.ts';
 import { SnapshotStore } from '../../src/journal/snapshot-store.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-offline-'));
 const dataDir = join(root, 'data');

@@ -20,6 +20,9 @@ import {
 } from '../fixtures/postgres.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = await pgSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-pg-history-'));

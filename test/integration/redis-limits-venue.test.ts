@@ -13,6 +13,9 @@ import { after, before, describe, test } from 'node:test';
 import { redisSkipReason, startPrivateRedis, type PrivateRedis } from '../fixtures/redis-server.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, TEST_USER_AGENT } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = await redisSkipReason();
 const root = mkdtempSync(join(tmpdir(), 'bourse-redis-limits-'));

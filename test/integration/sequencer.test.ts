@@ -12,6 +12,9 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer, type AppliedCommand, type SequencerOptions } from '../../src/sequencer/sequencer.ts';
 import { memoryLog, SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { FeedPositionError, type VenueState } from '../../src/sequencer/venue-ports.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+
+fileTimeLimit(import.meta.url);
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

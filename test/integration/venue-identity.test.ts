@@ -19,7 +19,7 @@ import { after, test } from 'node:test';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { GENESIS_FILE } from '../../src/config/data-dir.ts';
-import { DEFAULT_OPTIONS, type ServerOptions } from '../../src/config/options.ts';
+import type { ServerOptions } from '../../src/config/options.ts';
 import { StartRefusedError } from '../../src/config/start-refusal.ts';
 import { VENUE_FILE, type VenueIdentity } from '../../src/config/venue-identity.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
@@ -27,6 +27,10 @@ import { startVenue } from '../../src/main.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
 import { startServer } from '../fixtures/server-process.ts';
 import { createTrader, ZbClient } from '../fixtures/zb-client.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { testVenueOptions } from '../fixtures/venue-options.ts';
+
+fileTimeLimit(import.meta.url);
 
 const root = mkdtempSync(join(tmpdir(), 'bourse-venue-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -34,7 +38,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 function options(dataDir: string): ServerOptions {
   const masterKeyFile = join(root, 'genesis-test.key');
   if (!existsSync(masterKeyFile)) writeMasterKeyFile(masterKeyFile);
-  return { ...DEFAULT_OPTIONS, port: 0, dataDir, masterKeyFile, demo: false, metrics: false };
+  return testVenueOptions({ dataDir, masterKeyFile, metrics: false });
 }
 
 test('genesis.json edited after the first start is refused, naming what changed', async () => {

@@ -18,7 +18,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
 import { readGenesis } from '../../src/config/data-dir.ts';
-import { DEFAULT_OPTIONS } from '../../src/config/options.ts';
 import { joinAddress, type ChainSpec } from '../../src/domain/chains.ts';
 import type { Command, RequestWithdrawal } from '../../src/domain/commands.ts';
 import type { ApplyResult } from '../../src/engine/engine.ts';
@@ -27,6 +26,7 @@ import { startVenue, type RunningVenue } from '../../src/main.ts';
 import { recover } from '../../src/sequencer/recovery.ts';
 import { Rng } from './command-generator.ts';
 import { SILENT_LOG } from '../../src/observability/memory-log.ts';
+import { testVenueOptions } from '../fixtures/venue-options.ts';
 
 const USERS = ['ann', 'ben', 'cat', 'dan'];
 /** The coins moved: usdt on two chains, btc, and xwc on a memo chain; btc_usdt is traded. */
@@ -87,13 +87,7 @@ class FundsRun {
   }
 
   async start(): Promise<void> {
-    const options = {
-      ...DEFAULT_OPTIONS,
-      port: 0,
-      dataDir: join(this.#root, 'data'),
-      masterKeyFile: this.#keyFile,
-      demo: false,
-    };
+    const options = testVenueOptions({ dataDir: join(this.#root, 'data'), masterKeyFile: this.#keyFile });
     this.#venue = await startVenue(options, SILENT_LOG);
   }
 

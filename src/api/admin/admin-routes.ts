@@ -25,6 +25,7 @@ import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
+import { unknownMarketMessage } from './views-routes.ts';
 
 /**
  * Creates API key material: the secret is shown once; only its sealed hash is kept. Without
@@ -114,6 +115,12 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     submit: async (command) => {
       const r = await deps.venue.submit(command);
       noteCommand({ type: command.type, result: r.result });
+      // The operator who mistyped a market is told which there are (the engine names only the one).
+      if (r.result === 'UNKNOWN_MARKET' && 'market' in command) {
+        const market = command.market;
+        const name = typeof market === 'object' && market !== null ? market.name : market;
+        return { ...r, message: unknownMarketMessage(name, deps.venue.engine.markets()) };
+      }
       return r;
     },
   };

@@ -368,7 +368,38 @@ describe('admin change routes (issue 16)', () => {
     assert.deepEqual([closed.code, closed.status, closed.cancelled], [1000, 'closed', 1]);
     assert.deepEqual(s.engine.balance(alice, 'eth'), { available: 5_00000000, frozen: 0 });
     await refused(s, '/admin/markets/close', [['market', 'eth_qc']], 3005, /closed already/);
-    await refused(s, '/admin/markets/close', [['market', 'nope_qc']], 3005, /unknown market/);
+    // A mistyped market is told with the markets there are (eth_qc is closed: not offered).
+    await refused(
+      s,
+      '/admin/markets/close',
+      [['market', 'nope_qc']],
+      3005,
+      /^unknown market 'nope_qc': the markets are btc_usdt, [a-z_, ]+$/,
+    );
+    for (const [path, form] of [
+      [
+        '/admin/markets/status',
+        [
+          ['market', 'btcusdt'],
+          ['status', 'halted'],
+        ],
+      ],
+      [
+        '/admin/markets/change',
+        [
+          ['market', 'btcusdt'],
+          ['takerFee', '0.001'],
+        ],
+      ],
+      ['/admin/markets/list', [['market', 'btcusdt']]],
+    ] as const) {
+      const r = await s.call(
+        path,
+        form.map(([k, v]): [string, string] => [k, v]),
+      );
+      assert.match(String(r.message), /^unknown market 'btcusdt': the markets are btc_usdt, /, path);
+      assert.doesNotMatch(String(r.message), /eth_qc/, path);
+    }
     await refused(
       s,
       '/admin/markets/status',

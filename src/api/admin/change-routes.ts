@@ -24,6 +24,7 @@ import {
 import type { ApiKeyRecord } from '../../engine/engine.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
+import { unknownMarketMessage } from './views-routes.ts';
 
 /** New secrets for existing keys (the secret is shown once; only its sealed hash is kept). */
 export interface KeyRenewer {
@@ -218,7 +219,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
   };
   const knownMarket = (request: ApiRequest): MarketSpec | ApiReply => {
     const name = (param(request, 'market') ?? '').toLowerCase();
-    return engine.market(name) ?? fail('UNKNOWN_MARKET', `unknown market '${name.slice(0, 40)}'`);
+    return engine.market(name) ?? fail('UNKNOWN_MARKET', unknownMarketMessage(name, engine.markets()));
   };
   const coinSpecs = (extra?: CoinSpec): Map<string, CoinSpec> => {
     const coins = new Map(engine.coins().map((c) => [c.name, c]));

@@ -216,8 +216,17 @@ describe('sandbox admin routes', () => {
     assert.equal(clock.now(), START + 3_600_000);
 
     const before = stateOf(engine);
-    for (const by of ['', 'soon', '-1h', '1.5h', '367d', '0s'])
-      assert.equal((await call('/admin/clock/advance', [['by', by]])).code, 3005, by);
+    for (const by of ['', 'soon', '-1h', '1.5h', '367d', '0s', '90']) {
+      const refused = await call('/admin/clock/advance', [['by', by]]);
+      assert.equal(refused.code, 3005, by);
+      // The person's words (`bourse clock advance 90`), not the form field's name.
+      assert.doesNotMatch(String(refused.message), /\bby\b/, by);
+    }
+    assert.equal(
+      (await call('/admin/clock/advance', [['by', '90']])).message,
+      "'90' is not a duration: give a number with its unit, such as 30s, 15m, 1h, 1h30m, 2d or 1w (ms s m h d w), from 1 ms to 366 days",
+    );
+    assert.match(String((await call('/admin/clock/advance', [])).message), /^no duration given: /);
     assert.equal(clock.now(), START + 3_600_000);
     assert.equal(stateOf(engine), before);
   });

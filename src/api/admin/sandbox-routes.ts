@@ -128,10 +128,12 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         const text = param(request, 'by') ?? '';
         const ms = parseDuration(text);
         if (ms === undefined || ms > deps.maxAdvanceMs) {
+          // Said in the words of the person advancing (the CLI's <duration>), not the form field's name.
+          const what = text === '' ? 'no duration given' : `'${text.slice(0, 40)}' is not a duration`;
           return fail(
             'INVALID_PARAMETER',
-            `by '${text.slice(0, 40)}' must be a duration such as 30s, 15m, 1h, 1h30m, 2d or 1w, ` +
-              `at most ${deps.maxAdvanceMs / 86_400_000} days`,
+            `${what}: give a number with its unit, such as 30s, 15m, 1h, 1h30m, 2d or 1w ` +
+              `(ms s m h d w), from 1 ms to ${deps.maxAdvanceMs / 86_400_000} days`,
           );
         }
         const done = await clock.advance(ms);

@@ -149,12 +149,31 @@ export function coinParam(engine: VenueState, request: ApiRequest): CoinSpec | u
   return engine.coin(lower) ?? fail('UNKNOWN_COIN', `unknown coin '${lower}'`);
 }
 
+/** Names shown after an unknown market's name, at most. */
+const MARKETS_SHOWN = 30;
+
+/**
+ * `unknown market 'x': the markets are btc_usdt, eth_usdt, …` (the open and halted ones, in the
+ * order they were added), for the operator who mistyped one: what to type instead.
+ */
+export function unknownMarketMessage(
+  name: unknown,
+  markets: readonly Pick<MarketSpec, 'name' | 'status'>[],
+): string {
+  const names = markets.filter((m) => m.status !== 'closed').map((m) => m.name);
+  const more = names.length > MARKETS_SHOWN ? ` and ${names.length - MARKETS_SHOWN} more` : '';
+  const head = `unknown market '${String(name).slice(0, 40)}'`;
+  return names.length === 0
+    ? `${head}: the venue has no market`
+    : `${head}: the markets are ${names.slice(0, MARKETS_SHOWN).join(', ')}${more}`;
+}
+
 /** The market of the `market` parameter (any case); undefined when absent or empty. */
 export function marketParam(engine: VenueState, request: ApiRequest): MarketSpec | undefined | ApiReply {
   const text = param(request, 'market');
   if (text === undefined || text === '') return undefined;
   const lower = text.toLowerCase();
-  return engine.market(lower) ?? fail('UNKNOWN_MARKET', `unknown market '${lower.slice(0, 40)}'`);
+  return engine.market(lower) ?? fail('UNKNOWN_MARKET', unknownMarketMessage(lower, engine.markets()));
 }
 
 /** Whether a helper's answer is a refusal to send back. */

@@ -308,6 +308,36 @@ describe('request handling', () => {
     assert.equal(line?.['params'], undefined, 'parameters are not in a slow-request line');
   });
 
+  test('a refused request is access-logged with its reason; a quiet path at debug', async () => {
+    const logs = memoryLog();
+    const handler = createRequestHandler(
+      [
+        {
+          path: '/admin/halt',
+          handler: () => ({ json: { code: 3005, message: "unknown market 'x': the markets are a_b" } }),
+        },
+        { path: '/admin/ok', handler: () => ({ json: { code: 1000, message: 'success' } }) },
+        { path: '/admin/instance', handler: () => ({ json: { code: 1000, instance: 'i' } }) },
+      ],
+      { log: logs.log, accessLog: true, quietPaths: new Set(['/admin/instance']) },
+    );
+    for (const url of ['/admin/halt', '/admin/ok', '/admin/instance'])
+      await inject(handler, { method: 'POST', url, headers: { 'user-agent': UA } });
+    const lines = logs.entries();
+    assert.deepEqual(
+      lines.map((l) => [l['level'], l['msg'], l['reason']]),
+      [
+        [
+          'info',
+          "POST /admin/halt refused (3005): unknown market 'x': the markets are a_b",
+          "unknown market 'x': the markets are a_b",
+        ],
+        ['info', 'POST /admin/ok', undefined],
+        ['debug', 'POST /admin/instance', undefined],
+      ],
+    );
+  });
+
   test('the access log has every routed request at info, secret parameters hidden', async () => {
     const logs = memoryLog();
     const handler = createRequestHandler([{ path: '/admin/x', handler: () => ({ json: { code: 3005 } }) }], {

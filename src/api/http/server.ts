@@ -22,7 +22,8 @@
  *
  * Logging (docs/operations.md, "Logs"): a failing route at `error`; a routed request slower than
  * `slowRequestMs` at `warn`; with `accessLog`, every routed request at `info` (the admin listener,
- * whose requests are few and each an operator's action). Nothing per request otherwise.
+ * whose requests are few and each an operator's action), a refusal with its reason, and the
+ * `quietPaths` at `debug`. Nothing per request otherwise.
  */
 import {
   createServer,
@@ -80,8 +81,13 @@ export interface RequestHandlerOptions {
   readonly log?: Log;
   /** A routed request answered after this many ms is logged at warn (0 or absent: never). */
   readonly slowRequestMs?: number;
-  /** Log every routed request at info: method, path, status, code, ms, parameters (secrets hidden). */
+  /**
+   * Log every routed request at info: method, path, status, code, ms, parameters (secrets
+   * hidden), and for a refusal its reason (the reply's message).
+   */
   readonly accessLog?: boolean;
+  /** Paths whose access lines go at debug: calls a tool makes on every run (the CLI's `/admin/instance`). */
+  readonly quietPaths?: ReadonlySet<string>;
   /** Wall clock for `ApiRequest.receivedAt` (default Date.now). */
   readonly now?: () => number;
   /** Proxies whose X-Forwarded-For names the client (default none: the socket's address). */
@@ -109,6 +115,7 @@ export function createRequestHandler(
   const slowMs = options.slowRequestMs ?? 0;
   const accessLog = options.accessLog === true && log !== undefined;
   const timed = (slowMs > 0 && log !== undefined) || accessLog;
+  const quietPaths = options.quietPaths ?? new Set<string>();
 
   const tooLargeBody = resultBody('INVALID_PARAMETER', `request body larger than ${maxBodyBytes} bytes`);
   const notFormBody = resultBody(
@@ -145,6 +152,8 @@ export function createRequestHandler(
       typeof json === 'object' && json !== null && 'code' in json
         ? (json as { code: unknown }).code
         : undefined;
+    const message = typeof json === 'object' && json !== null && 'message' in json ? json.message : undefined;
+    const refusal = code !== undefined && code !== 1000 && typeof message === 'string' ? message : undefined;
     const fields = {
       method: request.method,
       path: request.path,
@@ -153,9 +162,15 @@ export function createRequestHandler(
       ms,
       ip: request.ip,
       ...(accessLog ? { params: shownParams(request.params) } : {}),
+      ...(accessLog && refusal !== undefined ? { reason: refusal } : {}),
     };
+    const line =
+      refusal === undefined
+        ? `${request.method} ${truncate(request.path)}`
+        : `${request.method} ${truncate(request.path)} refused (${String(code)}): ${truncate(refusal)}`;
     if (slow) log?.warn(fields, `slow request: ${request.method} ${truncate(request.path)} took ${ms} ms`);
-    else log?.info(fields, `${request.method} ${truncate(request.path)}`);
+    else if (quietPaths.has(request.path)) log?.debug(fields, line);
+    else log?.info(fields, line);
   };
 
   const write = (res: ServerResponse, request: ApiRequest, reply: ApiReply): void => {

@@ -1,0 +1,62 @@
+/**
+ * @module stop-signals — what SIGINT and SIGTERM mean to a long-running Bourse process: the first
+ * asks for a clean stop; the same request arriving again within `SIGNAL_REPEAT_MS` is that one
+ * request (Ctrl-C on `npm start` reaches the server twice: the terminal signals the whole process
+ * group and npm forwards its own copy); a signal after that interval ends the process at once.
+ */
+
+/** Signals within this long of the first one are the same stop request. */
+export const SIGNAL_REPEAT_MS = 1_000;
+
+/** What asked for the stop: a signal's name, or a sentence (`npm … is gone`), and log fields. */
+export type StopReason = (why: string, fields: Readonly<Record<string, unknown>>) => void;
+
+export interface StopSignalHandlers {
+  /** The first request: stop cleanly (called once). */
+  stop: StopReason;
+  /** A signal the interval after the first: the operator insists (called at most once). */
+  now: StopReason;
+  /** A repeat within the interval, taken as the first (for a debug line). */
+  repeated?: StopReason;
+}
+
+export interface StopSignalOptions {
+  readonly repeatMs?: number;
+  /** Milliseconds on a monotonic clock (default performance.now). */
+  readonly clock?: () => number;
+}
+
+/**
+ * Decides what each stop request means; returns the function to call with each one (`fields`
+ * default to `{ signal: why }`). Holds no process state: `handleStopSignals` wires it to the
+ * process's signals.
+ */
+export function stopSignalReader(
+  handlers: StopSignalHandlers,
+  { repeatMs = SIGNAL_REPEAT_MS, clock = () => performance.now() }: StopSignalOptions = {},
+): (why: string, fields?: Readonly<Record<string, unknown>>) => void {
+  let firstAt: number | undefined;
+  let insisted = false;
+  return (why, fields = { signal: why }) => {
+    const at = clock();
+    if (firstAt === undefined) {
+      firstAt = at;
+      handlers.stop(why, fields);
+    } else if (at - firstAt < repeatMs) {
+      handlers.repeated?.(why, fields);
+    } else if (!insisted) {
+      insisted = true;
+      handlers.now(why, fields);
+    }
+  };
+}
+
+/** Handles SIGINT and SIGTERM on this process with `stopSignalReader`; returns it for other reasons to stop. */
+export function handleStopSignals(
+  handlers: StopSignalHandlers,
+  options?: StopSignalOptions,
+): ReturnType<typeof stopSignalReader> {
+  const read = stopSignalReader(handlers, options);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => read(signal));
+  return read;
+}

@@ -1,0 +1,217 @@
+/**
+ * The README as a newcomer follows it (issue 31), on a venue started as its Quick start does (the
+ * demo market running) but in a temporary directory on a free port: its operator commands as
+ * written, its ccxt snippet run as written (only the address and the key put in), and the three
+ * gaps of ccxt's zb adapter it states. Then, on the same venue, in order, docs/funds.md's
+ * walk-through (deposit, trade, withdraw) as written, its placeholders filled from what the
+ * commands before them printed.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ccxtErrors, connect } from '../fixtures/ccxt-client.ts';
+import { runBourse } from '../fixtures/cli.ts';
+import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { TEST_USER_AGENT } from '../fixtures/zb-client.ts';
+import { until } from '../fixtures/until.ts';
+
+fileTimeLimit(import.meta.url);
+
+const README = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+const FUNDS = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'funds.md'), 'utf8');
+const root = mkdtempSync(join(tmpdir(), 'bourse-readme-'));
+const dataDir = join(root, 'data');
+let server: ServerProcess | undefined;
+
+/** The fenced code blocks of `text` after the line `after` (its first `count`), with their language. */
+function blocksAfter(after: string, count = 1, text = README): { lang: string; body: string }[] {
+  const from = text.indexOf(after);
+  assert.ok(from >= 0, `no ${after}`);
+  const blocks = [...text.slice(from).matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)];
+  return blocks.slice(0, count).map((m) => ({ lang: m[1] as string, body: m[2] as string }));
+}
+
+/** Runs a .mjs file made of `source` (ccxt imported from this checkout); asserts exit 0; its output. */
+function runScript(name: string, source: string): string {
+  const file = join(root, name);
+  writeFileSync(file, source.replace("from 'ccxt'", `from ${JSON.stringify(import.meta.resolve('ccxt'))}`));
+  const run = spawnSync(process.execPath, [file], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(run.status, 0, `${name}:\n${run.stderr}\n${run.stdout}`);
+  return run.stdout;
+}
+
+before(async () => {
+  server = await startServer(dataDir, ['--demo']);
+});
+after(async () => {
+  await server?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('the README, as written', () => {
+  test('the Quick start is exactly its two commands', () => {
+    const [quick] = blocksAfter('## Quick start');
+    const commands = (quick?.body ?? '')
+      .split('\n')
+      .map((l) => l.replace(/#.*$/, '').trim())
+      .filter((l) => l !== '');
+    assert.deepEqual(commands, ['npm install && npm start', 'npm test']);
+  });
+
+  let key: { accessKey: string; secret: string } | undefined;
+
+  test('its operator commands make alice, her key and her money; the ticker answers', async () => {
+    const [block] = blocksAfter('Then, in another terminal');
+    const lines = (block?.body ?? '').split('\n').filter((l) => l.trim() !== '');
+    assert.ok(lines.length >= 4, block?.body);
+    for (const line of lines) {
+      if (line.startsWith('npm run bourse -- ')) {
+        const argv = line.slice('npm run bourse -- '.length).replace(/#.*$/, '').trim().split(/\s+/);
+        const r = await runBourse([...argv, '--data', dataDir]);
+        assert.equal(r.code, 0, `${line}\n${r.err}${r.out}`);
+        const access = /access key: (\S+)\nsecret key: (\S+)/.exec(r.out);
+        if (access !== null) key = { accessKey: access[1] as string, secret: access[2] as string };
+      } else {
+        const url = /curl -A Mozilla\/5\.0 '([^']+)'/.exec(line)?.[1];
+        assert.ok(url !== undefined, `a README line this test does not know: ${line}`);
+        const ticker = (await (
+          await fetch(url.replace('http://127.0.0.1:8080', (server as ServerProcess).base), {
+            headers: { 'user-agent': TEST_USER_AGENT },
+          })
+        ).json()) as { ticker?: { last?: string } };
+        assert.ok(ticker.ticker?.last !== undefined, JSON.stringify(ticker));
+      }
+    }
+    assert.ok(key !== undefined, 'key create printed no key');
+  });
+
+  test('its ccxt snippet runs as written against the venue', () => {
+    assert.ok(key !== undefined, 'the commands above made no key');
+    const [snippet] = blocksAfter('### ccxt');
+    assert.equal(snippet?.lang, 'js');
+    const out = runScript(
+      'bot.mjs',
+      (snippet?.body ?? '')
+        .replace('http://127.0.0.1:8080', (server as ServerProcess).base)
+        .replace('<access key>', key.accessKey)
+        .replace('<secret key>', key.secret),
+    );
+    // Alice's 10,000 usdt, then her order resting in the open orders (then cancelled).
+    assert.match(out, /free: 10000/, out);
+    assert.match(out, /price: 20000/, out);
+  });
+
+  test('the three gaps it states: side undefined, no fetchMyTrades, no spot cancelAllOrders', async () => {
+    assert.ok(key !== undefined);
+    const zb = connect((server as ServerProcess).base, key.accessKey, key.secret);
+    await zb.loadMarkets();
+    const placed = await zb.createOrder('BTC/USDT', 'limit', 'buy', 0.01, 20000);
+    try {
+      const order = await zb.fetchOrder(placed.id, 'BTC/USDT');
+      assert.equal(order.side, undefined, 'ccxt now reads the side: the README says it does not');
+      assert.equal(
+        String(order.info.type),
+        '1',
+        `the README says info.type is 1 for a buy: ${JSON.stringify(order.info)}`,
+      );
+      const open = await zb.fetchOpenOrders('BTC/USDT');
+      assert.ok(open.length > 0 && open.every((o: { side: unknown }) => o.side === undefined));
+      await assert.rejects(zb.fetchMyTrades('BTC/USDT'), (e: Error) => e instanceof ccxtErrors.NotSupported);
+      await assert.rejects(
+        zb.cancelAllOrders('BTC/USDT'),
+        (e: Error) => e instanceof ccxtErrors.NotSupported,
+      );
+    } finally {
+      await zb.cancelOrder(placed.id, 'BTC/USDT');
+    }
+  });
+});
+
+describe('docs/funds.md’s walk-through, next, as written', () => {
+  const keys = new Map<string, { accessKey: string; secret: string }>();
+  const addresses = new Map<string, string>();
+  const FUND_PASSWORD = 'my fund password';
+
+  /** Runs the `npm run bourse --` lines of a shell block, filling `<carol's T… address>` and the like. */
+  async function operator(body: string): Promise<string> {
+    let said = '';
+    for (const line of body.split('\n')) {
+      if (!line.startsWith('npm run bourse -- ')) continue;
+      const command = line
+        .slice('npm run bourse -- '.length)
+        .replace(/#.*$/, '')
+        .trim()
+        .replace(
+          /<(\w+)'s \S+ address>/g,
+          (_, user: string) => addresses.get(user) ?? `<no address of ${user}>`,
+        );
+      const r = await runBourse([...command.split(/\s+/), '--data', dataDir], {
+        readSecret: () => Promise.resolve(FUND_PASSWORD),
+      });
+      assert.equal(r.code, 0, `${line}\n${r.err}${r.out}`);
+      said += r.out;
+      const user = /^(?:key|address) create (\w+)/.exec(command)?.[1];
+      const key = /access key: (\S+)\nsecret key: (\S+)/.exec(r.out);
+      if (user !== undefined && key !== null)
+        keys.set(user, { accessKey: key[1] as string, secret: key[2] as string });
+      const address = /deposit address on \w+: (\S+)/.exec(r.out)?.[1];
+      if (user !== undefined && address !== undefined) addresses.set(user, address);
+    }
+    return said;
+  }
+
+  /** A JavaScript block with the venue's address and the keys the operator's commands printed. */
+  const withKeys = (body: string): string =>
+    body
+      .replace('http://127.0.0.1:8080', (server as ServerProcess).base)
+      .replace(/'<(\w+) (access|secret) key>'/g, (_, user: string, which: string) => {
+        const key = keys.get(user);
+        assert.ok(key !== undefined, `no key of ${user}`);
+        return JSON.stringify(which === 'access' ? key.accessKey : key.secret);
+      });
+
+  test('deposit, trade with the demo makers, withdraw: every command and script as written', async () => {
+    const [users, trade, password, withdraw, mine] = blocksAfter('## Walk-through', 5, FUNDS);
+    assert.deepEqual(
+      [users, trade, password, withdraw, mine].map((b) => b?.lang),
+      ['sh', 'js', 'sh', 'js', 'sh'],
+    );
+    await operator(users?.body ?? '');
+    assert.deepEqual([...keys.keys()], ['carol', 'dave']);
+    // The demo's makers quote before a person gets this far.
+    const base = (server as ServerProcess).base;
+    await until(
+      'the demo makers’ book',
+      async () => {
+        const depth = (await (
+          await fetch(`${base}/data/v1/depth?market=btc_usdt&size=5`, {
+            headers: { 'user-agent': TEST_USER_AGENT },
+          })
+        ).json()) as { bids?: unknown[]; asks?: unknown[] };
+        return (depth.bids?.length ?? 0) > 0 && (depth.asks?.length ?? 0) > 0 ? true : undefined;
+      },
+      60_000,
+    );
+    const traded = runScript('trade.mjs', withKeys(trade?.body ?? ''));
+    // Carol's btc: what the makers' best ask held of 0.1, less the taker fee; nothing if the price
+    // moved between her look at the book and her order (it rests then, as the walk-through says).
+    const bought = Number(/^\{ free: ([\d.]+)/.exec(traded)?.[1]);
+    assert.ok(bought >= 0 && bought < 0.1, `no btc balance printed:\n${traded}`);
+    await operator(password?.body ?? '');
+    // The withdrawal continues the trade script: its helper and clients, then the block.
+    const tradeSource = withKeys(trade?.body ?? '');
+    const clients = tradeSource.slice(0, tradeSource.indexOf('// The demo'));
+    const sent = runScript('withdraw.mjs', `${clients}\n${withdraw?.body ?? ''}`);
+    assert.match(sent, /T111111111111111111111111111111111/, sent);
+    const listed = await operator(mine?.body ?? '');
+    assert.match(
+      listed,
+      /#1 carol: 1000 usdt \(fee 1\) on TRC20 to T1{33}: succeeded tx [0-9a-f]+ \(\d+ conf\.\)/,
+      listed,
+    );
+  });
+});
