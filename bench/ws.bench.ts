@@ -113,7 +113,20 @@ async function main(): Promise<void> {
   );
   const server = child(
     'ws-server-child.ts',
-    ['--data', dataDir, '--port', '0', '--admin-port', '0', '--rate-limits=false', '--snapshot-every', '0'],
+    [
+      '--data',
+      dataDir,
+      '--port',
+      '0',
+      '--admin-port',
+      '0',
+      '--rate-limits=false',
+      '--snapshot-every',
+      '0',
+      // Every client is on loopback: one address holds all the connections (and the probe's and traders').
+      '--max-connections-per-ip',
+      String(CONNECTIONS + 64),
+    ],
     { XDG_CONFIG_HOME: join(root, 'config') },
     // e.g. WS_BENCH_SERVER_ARGS=--cpu-prof to profile the server alone.
     (process.env['WS_BENCH_SERVER_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
@@ -191,7 +204,8 @@ async function main(): Promise<void> {
       probe: share(selfCpu.user + selfCpu.system),
     };
     const others = round(cores.machine - cores.server - cores.clients - cores.orders - cores.probe, 2);
-    const repliesReply = nextMessage<{ p50: number; p99: number }>(orders, 'replies');
+    // null (NaN over IPC) when no reply of the window came back before its end.
+    const repliesReply = nextMessage<{ p50: number | null; p99: number | null }>(orders, 'replies');
     orders.send({ type: 'replies' });
     const replies = await repliesReply;
     orders.send({ type: 'stop' });
@@ -207,8 +221,8 @@ async function main(): Promise<void> {
       ordersPerSecondOffered: ORDERS_PER_SECOND,
       ordersPerSecond: Math.round(median(orderRates.slice(1))),
       ordersFailed: placed.failed,
-      orderReplyP50Ms: round(replies.p50),
-      orderReplyP99Ms: round(replies.p99),
+      orderReplyP50Ms: round(replies.p50 ?? NaN),
+      orderReplyP99Ms: round(replies.p99 ?? NaN),
       messagesPerSecond: Math.round(median(frameRates)),
       messagesPerSecondMin: Math.round(percentile(frameRates, 0)),
       lagP50Ms: busy.lagP50Ms,

@@ -80,9 +80,13 @@ export function signParams(secretHashHex: string, params: readonly RequestParam[
 
 /**
  * Whether `sign` matches the request under either encoding convention (§4.2): the string rebuilt
- * from decoded values, or from the raw segments. When both strings are the same (every value in
- * the safe set, the usual case) one HMAC serves; the comparison is constant-time either way, and
- * whether the two strings differ depends only on the request, which the sender already knows.
+ * from decoded values, or from the raw segments. The decoded string is tried first (ccxt, the
+ * Java demos, zapi.py); the raw one only when it fails and differs, so a request carrying `[`,
+ * `,` or `%` (every orderMoreV2) costs one HMAC, not two: node:crypto's HMAC was the heaviest
+ * single step of a signed request on the event loop (issue 30, bench/README.md). Each comparison
+ * is constant-time; whether the second one runs tells the sender only which convention it
+ * signed with, which it knows, and a forger's decoded check always fails, so the timing tells
+ * a forger nothing about the key.
  */
 export function verifyRequestSignature(
   key: SigningKey,
@@ -92,10 +96,9 @@ export function verifyRequestSignature(
   if (!SIGN_TEXT.test(sign)) return false;
   const sorted = signedParams(params);
   const decoded = sorted.map((p) => `${p.name}=${p.value}`).join('&');
+  if (signs(key, decoded, sign)) return true;
   const raw = sorted.map((p) => p.raw).join('&');
-  const decodedOk = signs(key, decoded, sign);
-  const rawOk = raw !== decoded && signs(key, raw, sign);
-  return decodedOk || rawOk;
+  return raw !== decoded && signs(key, raw, sign);
 }
 
 // ───────────────────────────── WebSocket (§10.8) ─────────────────────────────
