@@ -388,13 +388,14 @@ export class Engine {
   }
 
   /**
-   * The earliest timer: an armed dead-man deadline or the next hour of an open loan's interest,
-   * or `undefined`. The scheduler fires timers then.
+   * The earliest timer: an armed dead-man deadline, the next hour of an open loan's interest or
+   * a running liquidation's retry (issue 29), or `undefined`. The scheduler fires timers then.
    */
   nextDeadline(): number | undefined {
-    const deadMan = this.#deadMan.nextDeadline();
-    const margin = this.#margin.nextDeadline();
-    return deadMan === undefined ? margin : margin === undefined ? deadMan : Math.min(deadMan, margin);
+    let next = this.#deadMan.nextDeadline();
+    for (const t of [this.#margin.nextDeadline(), this.#risk.nextDeadline()])
+      if (t !== undefined && (next === undefined || t < next)) next = t;
+    return next;
   }
 
   // ───────────────────────────── snapshots and checks ─────────────────────────────

@@ -37,7 +37,8 @@
  *    within the band without trading fee, settle (repay, insurance, bad debt, fee, status 4). What a
  *    liquidation's trades do to the marks is taken in again (steps 1–3) while the budget lasts:
  *    that is the cascade, bounded per step. What is left waits for the next command that moves a
- *    mark or fires the timers.
+ *    mark, brings liquidity inside a running isolated liquidation's band, or fires the timers —
+ *    a running liquidation's own retry deadline among them (`nextDeadline`, issue 29).
  *
  * Locked accounts (`isLocked`): the engine refuses their owner's orders, transfers, borrows and
  * repayments on them until the liquidation ends (`repayLock`).
@@ -51,6 +52,7 @@ import {
   Liquidations,
   stepPlan,
   type LiquidationMarket,
+  type LiquidationOrder,
   type LiquidationRecord,
   type LiquidationsSnapshot,
 } from '../margin/liquidation.ts';
@@ -352,10 +354,11 @@ export class Risk implements RiskView {
     let moved = this.#takeMarks();
     this.#takeAccounts();
     this.#moveAll(moved);
-    // Running liquidations continue only when a price moved or the timers fired; new ones at once.
+    // Running liquidations continue when a price moved, the timers fired (their own retry deadline
+    // among them) or the book now holds something inside an isolated one's band; new ones at once.
     if (this.#queue.size === 0 && !this.#liquidations.busy) return;
     let budget = this.#liquidations.settings.maxPerStep;
-    let go = timers || moved > 0 || this.#queue.size > 0;
+    let go = timers || moved > 0 || this.#queue.size > 0 || this.#liquidityInBand();
     while (go && budget > 0 && (this.#liquidations.busy || this.#queue.size > 0)) {
       budget -= this.#runLiquidations(budget);
       moved = this.#takeMarks();
@@ -363,6 +366,42 @@ export class Risk implements RiskView {
       this.#moveAll(moved);
       go = moved > 0 || this.#queue.size > 0;
     }
+  }
+
+  /**
+   * Whether a running isolated liquidation's order would trade now: the book has something inside
+   * its band (issue 29: liquidity that enters the band is taken in the command that brings it, not
+   * only at the next mark move). Cross liquidations go on at mark moves and timers.
+   */
+  #liquidityInBand(): boolean {
+    if (!this.#liquidations.busy) return false;
+    for (const r of this.#liquidations.running()) {
+      if (r.account.kind !== 'isolated') continue;
+      const m = this.#registry.market(r.account.market) as MarketState;
+      const mark = this.#marks[m.index]?.mark;
+      const a = this.#ledger.account(r.account);
+      if (mark === undefined || a === undefined) continue;
+      const [base, quote] = this.#positions(a, m);
+      if (this.#inBand(m, this.#liquidations.nextOrder(this.#market(m), base, quote, mark))) return true;
+    }
+    return false;
+  }
+
+  /** Whether the book has something the order can trade against (inside its limit). */
+  #inBand(m: MarketState, order: LiquidationOrder | undefined): order is LiquidationOrder {
+    if (order === undefined) return false;
+    const best = (order.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
+    return (
+      best !== undefined && (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks)
+    );
+  }
+
+  /**
+   * The earliest retry deadline of a running liquidation (`retryMs` after it was last taken up),
+   * or `undefined`: the scheduler fires the timers then, and the liquidation goes on.
+   */
+  nextDeadline(): number | undefined {
+    return this.#liquidations.busy ? this.#liquidations.nextRetry() : undefined;
   }
 
   /**
@@ -580,12 +619,7 @@ export class Risk implements RiskView {
     const [base, quote] = this.#positions(a, m);
     const order = this.#liquidations.nextOrder(lm, base, quote, mark);
     // Sent only when the book has something inside the band: an order that cannot trade is no step.
-    const best = (order?.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
-    const inBand =
-      order !== undefined &&
-      best !== undefined &&
-      (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks);
-    if (order !== undefined && inBand) {
+    if (this.#inBand(m, order)) {
       const lots = order.amount / m.baseUnitsPerLot;
       const filled = this.#hooks.liquidationOrder(a, m, order.side, order.priceTicks, lots);
       this.#liquidations.recordOrder(ref, order, filled * m.baseUnitsPerLot, this.#ctx.time);
