@@ -168,7 +168,10 @@ export class Engine {
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
-    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching));
+    const markRule = config.settings.markRule;
+    if (markRule !== undefined && markRule !== 'depth' && markRule !== 'median')
+      throw new Error(`invalid setting markRule ${String(markRule)}: 'depth' or 'median'`);
+    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching), markRule);
   }
 
   // ───────────────────────────── commands ─────────────────────────────

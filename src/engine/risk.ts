@@ -65,7 +65,9 @@ import {
   type Ratio,
 } from '../margin/lines.ts';
 import type { LoanBook, RepaymentRecord } from '../margin/loans.ts';
+import { DepthMark, depthMarkSettings, depthTickLots, type DepthMarkSnapshot } from '../margin/depth-mark.ts';
 import { MarkPrice, StepTrades, type MarkPriceSnapshot } from '../margin/mark-price.ts';
+import type { MarkRule } from '../domain/specs.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
@@ -112,8 +114,8 @@ export interface RiskHooks {
 
 /** The risk side's part of a snapshot: marks, notice flags, liquidation records, the queue. */
 export interface RiskSnapshot {
-  /** [market, mark window] for the markets that ever traded, by name. */
-  readonly marks: [string, MarkPriceSnapshot][];
+  /** [market, mark window] for the markets that ever traded, by name (the venue's `markRule`'s). */
+  readonly marks: [string, MarkPriceSnapshot | DepthMarkSnapshot][];
   /** [market, flagged account keys] where any is flagged, by name. */
   readonly flags: [string, string[]][];
   readonly liquidations: LiquidationsSnapshot;
@@ -174,6 +176,9 @@ interface QuietInterval {
   ok: boolean;
 }
 
+/** A market's mark under either rule (`VenueSettings.markRule`). */
+type Mark = MarkPrice | DepthMark;
+
 /** Trades of one market a deferred step may hold (more: the step is taken). */
 const MAX_DEFERRED_TRADES = 64;
 
@@ -183,7 +188,9 @@ export class Risk implements RiskView {
   readonly #registry: Registry;
   readonly #hooks: RiskHooks;
   /** By market index. */
-  readonly #marks: (MarkPrice | undefined)[] = [];
+  readonly #marks: (Mark | undefined)[] = [];
+  /** The venue's mark rule: `median` (mark-price.ts) unless the venue asks for `depth` (depth-mark.ts). */
+  readonly #markRule: MarkRule;
   readonly #indexes: LiquidationIndex[] = [];
   /** Markets where an isolated account owes something or a liquidation runs: the only ones marked. */
   readonly #active = new ActiveMarkets();
@@ -212,8 +219,15 @@ export class Risk implements RiskView {
   #deferred = false;
   #deferredAt = 0;
 
-  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
+  constructor(
+    ctx: CommandContext,
+    ledger: Ledger,
+    registry: Registry,
+    hooks: RiskHooks,
+    markRule: MarkRule = 'median',
+  ) {
     this.#ctx = ctx;
+    this.#markRule = markRule;
     this.#ledger = ledger;
     this.#registry = registry;
     this.#hooks = hooks;
@@ -255,10 +269,20 @@ export class Risk implements RiskView {
     );
   }
 
-  #mark(m: MarketState): MarkPrice {
+  #mark(m: MarketState): Mark {
     let mp = this.#marks[m.index];
-    if (mp === undefined) this.#marks[m.index] = mp = new MarkPrice();
+    if (mp === undefined) this.#marks[m.index] = mp = this.#newMark(m);
     return mp;
+  }
+
+  /**
+   * A fresh mark of market `m` under the venue's rule (restored from `snap`): issue 29's window
+   * holds 2,000 minimum order values of the market (`depthTickLots`).
+   */
+  #newMark(m: MarketState, snap?: MarkPriceSnapshot | DepthMarkSnapshot): Mark {
+    if (this.#markRule !== 'depth') return new MarkPrice(undefined, snap as MarkPriceSnapshot | undefined);
+    const settings = depthMarkSettings(depthTickLots(m.spec.minSize, m.quoteUnitsPerTickLot));
+    return new DepthMark(settings, snap as DepthMarkSnapshot | undefined);
   }
 
   #index(m: MarketState): LiquidationIndex {
@@ -331,16 +355,19 @@ export class Risk implements RiskView {
    * collected outside the quiet interval is in the window now: the window is checked again
    * before a step is deferred (`#defers`).
    */
-  #advance(m: MarketState, mp: MarkPrice, time: number): boolean {
+  #advance(m: MarketState, mp: Mark, time: number): boolean {
     const trades = m.stepTrades as StepTrades;
-    const changed = mp.advance(
-      time,
-      trades.prices,
-      trades.times,
-      trades.count,
-      m.book.bids.best()?.price,
-      m.book.asks.best()?.price,
-    );
+    const changed =
+      mp instanceof DepthMark
+        ? mp.advance(trades.prices, trades.lots, trades.count)
+        : mp.advance(
+            time,
+            trades.prices,
+            trades.times,
+            trades.count,
+            m.book.bids.best()?.price,
+            m.book.asks.best()?.price,
+          );
     trades.count = 0;
     if (trades.outside) {
       trades.outside = false;
@@ -544,9 +571,11 @@ export class Risk implements RiskView {
     this.#marksVersion++;
     this.#quietOf[m.index] = undefined;
     m.stepTrades = new StepTrades();
-    const mp = new MarkPrice();
+    const mp = this.#newMark(m);
     this.#marks[m.index] = mp;
-    if (m.lastPrice > 0)
+    if (mp instanceof DepthMark) {
+      if (m.lastPrice > 0) mp.seed(m.lastPrice);
+    } else if (m.lastPrice > 0)
       mp.step({
         timeMs: this.#ctx.time,
         trades: [m.lastPrice],
@@ -801,7 +830,7 @@ export class Risk implements RiskView {
   snapshot(): RiskSnapshot {
     this.#sync();
     const markets = this.#registry.marketStates();
-    const marks: [string, MarkPriceSnapshot][] = [];
+    const marks: [string, MarkPriceSnapshot | DepthMarkSnapshot][] = [];
     const flags: [string, string[]][] = [];
     for (const m of markets) {
       const mp = this.#marks[m.index];
@@ -839,7 +868,7 @@ export class Risk implements RiskView {
     for (const [name, snap] of s?.marks ?? []) {
       const m = registry.market(name);
       if (m === undefined) throw new Error(`risk snapshot: unknown market ${name}`);
-      this.#marks[m.index] = new MarkPrice(undefined, snap);
+      this.#marks[m.index] = this.#newMark(m, snap);
     }
     this.#liquidations = new Liquidations(
       this.#hooks.loanBook(),

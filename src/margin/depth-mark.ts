@@ -34,13 +34,12 @@
  *
  * A market without any trade yet has no mark (`undefined`): nothing is valued against it.
  *
- * ## State of the work
- * This rule is to replace mark-price.ts's median(L, A, M) in src/engine/risk.ts: settlement then
- * hands it each trade's lots beside its price, the engine seeds it with `seed` where it starts a
- * mark, and the deferral checks `within` (the same contract as mark-price.ts's). It is not wired
- * yet: the engine's own tests, the scenario files and the reference model move the mark with lone
- * 0.01 btc trades, which this rule by design does not follow, and have to be rewritten with it
- * (see docs/margin.md, "Mark price").
+ * ## In the engine
+ * The venue setting `markRule: 'depth'` selects this rule (src/engine/risk.ts): settlement hands it
+ * each trade's lots beside its price, the engine seeds it where it starts a mark, and the deferral
+ * of quiet steps checks `within` (the contract of mark-price.ts's). Without the setting the engine
+ * keeps mark-price.ts's median: its own tests, the scenario files and the reference model move the
+ * mark with lone 0.01 btc trades, which this rule by design does not follow (docs/margin.md).
  */
 import { BP } from './settings.ts';
 
@@ -126,6 +125,15 @@ export class DepthMark {
 
   /** The mark, `undefined` before the market's first trade. */
   get mark(): number | undefined {
+    return this.#mark;
+  }
+
+  /**
+   * The mark again, under mark-price.ts's name for the window's average: the engine's lazy step
+   * tests that every mark a step can make lies between `last` and `average` (here it is the mark,
+   * which lies between them trivially).
+   */
+  get average(): number | undefined {
     return this.#mark;
   }
 
