@@ -4,6 +4,7 @@ import { creditCommand, EngineDriver } from '../../test/fixtures/engine-driver.t
 import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
 import { Engine, type ApplyResult } from './engine.ts';
+import { MEDIAN_MARK_VENUE } from '../../test/fixtures/median-venue.ts';
 
 const USDT = 1_000_000; // units of one usdt (the default venue's 6 decimals)
 
@@ -69,7 +70,7 @@ const must = (d: EngineDriver, cmd: Command): ApplyResult => {
  * at 30,000 from bob (the first trade: mark 30,000). Her liquidation line is near 24,154.
  */
 function longAlice(): { d: Checked; alice: number; bob: number; carol: number } {
-  const d = new Checked();
+  const d = new Checked(MEDIAN_MARK_VENUE);
   const alice = d.fund('alice', 'usdt', '2000');
   const bob = d.fund('bob', 'btc', '5');
   d.fund('bob', 'usdt', '100000');

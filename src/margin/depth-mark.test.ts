@@ -58,6 +58,16 @@ test('a real move is followed as value trades at the new level; old value leaves
   assert.equal(n, 11);
 });
 
+test('a trade at a give-away price counts with the value it traded: next to nothing', () => {
+  const m = fresh();
+  // 0.34 btc sold at 0.01 (between accomplices: value moves between them, the mark should not).
+  for (let i = 0; i < 1_000; i++) m.take(1, lots(0.34));
+  assert.equal(m.mark, px(30_000));
+  // 1 btc sold at 15,000: it counts as ⌊10,000 × 15,000 ÷ 29,700⌋ = 5,050 lots at 29,700.
+  m.take(px(15_000), lots(1));
+  assert.equal(m.mark, px(29_700));
+});
+
 test('trades above the window are capped: a huge trade is one full window, not more', () => {
   const m = fresh();
   m.take(px(29_700), lots(1_000));
@@ -68,8 +78,8 @@ test('trades above the window are capped: a huge trade is one full window, not m
 test('no number of tiny trades flushes the window: the oldest slots merge', () => {
   const m = new DepthMark({ depth: D, stepBp: 100, maxSlots: 8 });
   m.seed(px(30_000));
-  for (let i = 0; i < 1_000; i++) m.take(px(29_000), 1);
-  // 1,000 lots at ≈ 29,700..29,999 against a window of 3,334 lots: the seed still weighs most.
+  for (let i = 0; i < 1_000; i++) m.take(px(29_800), 1);
+  // 1,000 lots at 29,800 against a window of 3,334 lots: the seed still weighs most.
   assert.ok((m.mark as number) > px(29_800), `mark ${m.mark}`);
   assert.ok(m.snapshot().slots?.length === 8);
 });

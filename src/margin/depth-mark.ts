@@ -10,7 +10,10 @@
  * the market's constant), rounded down to a tick, where each trade counts:
  * - **at its price clamped to T ± `stepBp`** (T the mark just before it: the low edge
  *   ⌈T × (BP − step) ÷ BP⌉, the high ⌊T × (BP + step) ÷ BP⌋) — an outlier counts at the edge;
- * - **with its lots, but never more than a full window's worth**: lots ≤ ⌈D ÷ clamped price⌉.
+ * - **with its lots, but never more than a full window's worth** (lots ≤ ⌈D ÷ clamped price⌉),
+ *   and a trade below the low edge with the value it traded: ⌊lots × price ÷ edge⌋ lots — so a
+ *   sale at a give-away price between two accomplices, which moves next to no value, moves the
+ *   mark by next to nothing.
  * After each trade the oldest value leaves while the newer still holds D: whole trades, then
  * whole lots of the oldest left, so the window holds D up to less than one lot. When more than
  * `maxSlots` trades are held, the two oldest merge into one (their lots, at the floor of their
@@ -187,8 +190,13 @@ export class DepthMark {
     if (mark !== this.#bandOf) this.#band(mark);
     const p = price < this.#lo ? this.#lo : price > this.#hi ? this.#hi : price;
     const depth = this.#s.depth;
+    // A trade below the edge counts with the value it traded: ⌊lots × price ÷ edge⌋ lots (a sale
+    // at a give-away price between two accomplices moves value, and so the mark, by next to nothing).
+    const counted = price >= p ? lots : lotsAt(lots, price, p);
+    const q = Math.min(counted, Math.ceil(depth / p));
+    if (q === 0) return mark;
     if (this.#count === this.#prices.length) this.#mergeOldest();
-    this.#push(p, Math.min(lots, Math.ceil(depth / p)));
+    this.#push(p, q);
     this.#trim();
     const next = Math.floor(this.#sumValue / this.#sumLots);
     this.#mark = next;
@@ -305,4 +313,11 @@ export class DepthMark {
     }
     return { last: this.#last, slots, mark: this.#mark };
   }
+}
+
+/** ⌊lots × price ÷ edge⌋, exact (bigint when the product leaves the doubles' exact range). */
+function lotsAt(lots: number, price: number, edge: number): number {
+  const v = lots * price;
+  if (v <= Number.MAX_SAFE_INTEGER) return Math.floor(v / edge);
+  return Number((BigInt(lots) * BigInt(price)) / BigInt(edge));
 }
