@@ -20,8 +20,11 @@
  *   status 3. Each turn: one IOC order inside the 3 % band (only when the book has something
  *   inside it), without trading fee; then repay what it holds of each coin it owes; when nothing
  *   more could trade: insurance cover, bad debt, the 1 % fee, loans closed as 4, unlocked. Between
- *   turns the marks, flags and queue are taken again: the cascade. A locked account's owner may
- *   not trade, transfer, borrow or repay on it.
+ *   turns the marks, flags and queue are taken again: the cascade. A running liquidation goes on
+ *   at a mark move, at FireTimers, or when the book holds something inside its band (issue 29).
+ *   A locked account's owner may not trade, transfer, borrow or repay on it.
+ * - The mark rule is issue 15's median (`markRule: 'median'`); issue 29's `depth` rule is not
+ *   modelled here: the differential runs pin the venue to the median (differential-run.ts).
  *
  * Cross accounts have no risk side here (nor in the engine's liquidation yet).
  */
@@ -145,7 +148,7 @@ export class NaiveRisk {
     this.#seen = 0;
     let budget = MAX_PER_STEP;
     let moved = this.#refresh(time);
-    let go = timers || moved || this.#queue.size > 0;
+    let go = timers || moved || this.#queue.size > 0 || this.#liquidityInBand();
     while (go && budget > 0 && (this.#running.size > 0 || this.#queue.size > 0)) {
       budget -= this.#round(budget);
       moved = this.#refresh(time);
@@ -319,6 +322,32 @@ export class NaiveRisk {
       return lots > 0n ? { side: 'buy', priceTicks, lots } : undefined;
     }
     return undefined;
+  }
+
+  /**
+   * Whether a running liquidation's order would trade now: the book holds something inside its
+   * band (issue 29: such liquidity is taken in the command that brings it).
+   */
+  #liquidityInBand(): boolean {
+    for (const account of this.#running.keys()) {
+      const m = this.#market(account);
+      const mark = this.#windows.get(m.name)?.mark;
+      if (mark === undefined) continue;
+      const order = this.#nextOrder(
+        m,
+        this.#position(account, m.base),
+        this.#position(account, m.quote),
+        mark,
+      );
+      const best = order?.side === 'sell' ? m.bestBid : m.bestAsk;
+      if (
+        order !== undefined &&
+        best !== undefined &&
+        (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks)
+      )
+        return true;
+    }
+    return false;
   }
 
   #continue(account: string): void {
