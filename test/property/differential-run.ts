@@ -348,9 +348,7 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
  */
 export function runDifferential(options: DifferentialOptions): DifferentialStats {
   const { seed, commands, checkEvery } = options;
-  // The reference models issue 15's median mark only (naive-risk.ts): runs pin the venue to it.
-  const given = options.venue ?? DEFAULT_VENUE;
-  const venue: VenueConfig = { ...given, settings: { ...given.settings, markRule: 'median' } };
+  const venue = options.venue ?? DEFAULT_VENUE;
   const engine = new Engine(venue);
   const naive = new NaiveEngine(venue);
   const generator = new CommandGenerator(seed, venue, options.generator);
