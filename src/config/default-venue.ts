@@ -170,7 +170,9 @@ export const DEFAULT_FUNDS: readonly CoinFunds[] = [
 ].map((f) => coinFundsFromText(f, decimals(f.coin)));
 
 export const DEFAULT_VENUE: VenueConfig = {
-  settings: { platformCoin: 'zb', platformFeeDiscount: 250_000, cancelAllAfterMs: 60_000 },
+  // markRule 'depth': issue 29's mark (src/margin/depth-mark.ts). A genesis written before it has
+  // no markRule and keeps issue 15's median, so its journal replays as it ran.
+  settings: { platformCoin: 'zb', platformFeeDiscount: 250_000, cancelAllAfterMs: 60_000, markRule: 'depth' },
   coins: DEFAULT_COINS,
   markets: [
     { base: 'btc', quote: 'usdt', priceScale: 2, amountScale: 4, minAmount: '0.0001', minSize: '5' },

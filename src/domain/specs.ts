@@ -60,7 +60,16 @@ export interface VenueSettings {
   readonly platformFeeDiscount: RatePpm;
   /** The dead-man switch's delay after each cancelAllOrdersAfter call, in milliseconds. */
   readonly cancelAllAfterMs: number;
+  /**
+   * The margin mark price's rule (docs/margin.md, "Mark price"): `depth`, issue 29's value-weighted
+   * window (src/margin/depth-mark.ts), or `median`, issue 15's median of the last trade, the
+   * 5-minute average and the clamped mid (src/margin/mark-price.ts). Absent: `median`.
+   */
+  readonly markRule?: MarkRule;
 }
+
+/** The margin mark price's rules (`VenueSettings.markRule`). */
+export type MarkRule = 'depth' | 'median';
 
 export interface VenueConfig {
   readonly settings: VenueSettings;

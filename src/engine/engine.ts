@@ -186,7 +186,10 @@ export class Engine {
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
-    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching));
+    const markRule = config.settings.markRule;
+    if (markRule !== undefined && markRule !== 'depth' && markRule !== 'median')
+      throw new Error(`invalid setting markRule ${String(markRule)}: 'depth' or 'median'`);
+    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching), markRule);
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -419,13 +422,14 @@ export class Engine {
   }
 
   /**
-   * The earliest timer: an armed dead-man deadline or the next hour of an open loan's interest,
-   * or `undefined`. The scheduler fires timers then.
+   * The earliest timer: an armed dead-man deadline, the next hour of an open loan's interest or
+   * a running liquidation's retry (issue 29), or `undefined`. The scheduler fires timers then.
    */
   nextDeadline(): number | undefined {
-    const deadMan = this.#deadMan.nextDeadline();
-    const margin = this.#margin.nextDeadline();
-    return deadMan === undefined ? margin : margin === undefined ? deadMan : Math.min(deadMan, margin);
+    let next = this.#deadMan.nextDeadline();
+    for (const t of [this.#margin.nextDeadline(), this.#risk.nextDeadline()])
+      if (t !== undefined && (next === undefined || t < next)) next = t;
+    return next;
   }
 
   // ───────────────────────────── snapshots and checks ─────────────────────────────

@@ -4,6 +4,7 @@ import { CheckedDriver, EngineDriver, limitOrder, mustApply } from '../../test/f
 import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
 import { Engine, type ApplyResult } from './engine.ts';
+import { MEDIAN_MARK_VENUE } from '../../test/fixtures/median-venue.ts';
 
 const USDT = 1_000_000;
 
@@ -17,7 +18,7 @@ const must = mustApply;
  * near p = 17,266 … with her 1,000 usdt left: (1,000 + 0.12974 p) ÷ 3,000 ≤ 1.08 ⟺ p ≤ 24,164.
  */
 function crossAlice(): { d: CheckedDriver; alice: number; bob: number; carol: number } {
-  const d = new CheckedDriver();
+  const d = new CheckedDriver(MEDIAN_MARK_VENUE);
   const alice = d.fund('alice', 'usdt', '2000');
   const bob = d.fund('bob', 'btc', '5');
   d.fund('bob', 'usdt', '100000');

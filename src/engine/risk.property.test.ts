@@ -20,6 +20,7 @@ import { EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
 import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { HOUR_MS } from '../margin/movement.ts';
 import { Engine, type ApplyResult } from './engine.ts';
+import { MEDIAN_MARK_VENUE } from '../../test/fixtures/median-venue.ts';
 
 const USDT = 1_000_000;
 const BTC = 100_000_000;
@@ -91,7 +92,7 @@ test('risk in the engine: invariants after every command, nothing at or below th
       fc.array(portfolio, { minLength: 1, maxLength: 5 }),
       fc.array(step, { minLength: 1, maxLength: 20 }),
       (ports, path) => {
-        const d = new Checked();
+        const d = new Checked(MEDIAN_MARK_VENUE);
         const mm = d.fund('mm', 'btc', '1000');
         d.fund('mm', 'usdt', '100000000');
         const taker = d.fund('taker', 'btc', '1000');

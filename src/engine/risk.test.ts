@@ -4,6 +4,7 @@ import { creditCommand, EngineDriver } from '../../test/fixtures/engine-driver.t
 import { BUY, SELL, type Command, type PlaceOrder } from '../domain/commands.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
 import { Engine, type ApplyResult } from './engine.ts';
+import { MEDIAN_MARK_VENUE } from '../../test/fixtures/median-venue.ts';
 
 const USDT = 1_000_000; // units of one usdt (the default venue's 6 decimals)
 
@@ -69,7 +70,7 @@ const must = (d: EngineDriver, cmd: Command): ApplyResult => {
  * at 30,000 from bob (the first trade: mark 30,000). Her liquidation line is near 24,154.
  */
 function longAlice(): { d: Checked; alice: number; bob: number; carol: number } {
-  const d = new Checked();
+  const d = new Checked(MEDIAN_MARK_VENUE);
   const alice = d.fund('alice', 'usdt', '2000');
   const bob = d.fund('bob', 'btc', '5');
   d.fund('bob', 'usdt', '100000');
@@ -190,6 +191,62 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), false);
   });
 
+  test('issue 29: liquidity that enters a running liquidation’s band is taken in the command that brings it', () => {
+    const { d, alice, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 500)); // only 0.05 btc inside the band
+    gap(d, bob, carol);
+    const [rec] = d.engine.liquidations();
+    assert.equal(rec?.status, 'running');
+    // No mark move, no timer: the bid alone continues the liquidation (on main it waited).
+    must(d, order(bob, BUY, 2_340_000, 2000));
+    assert.equal(rec?.status, 'done');
+    assert.deepEqual(
+      rec?.orders.map((o) => [o.filled, o.timeMs]),
+      [
+        [5_000_000, rec?.startMs],
+        [7_970_000, d.time],
+      ],
+    );
+    assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), false);
+  });
+
+  test('issue 29: a running liquidation is retried on its own deadline, a second after it was last taken up', () => {
+    const { d, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 500));
+    gap(d, bob, carol);
+    const [rec] = d.engine.liquidations();
+    assert.equal(rec?.status, 'running');
+    // A bid below the band: nothing trades until the mark comes down to it, which here only the
+    // mark's window ageing does (the trades leave it after five minutes) — no trade, no command.
+    must(d, order(bob, BUY, 2_280_000, 2000));
+    assert.equal(rec?.status, 'running');
+    let fired = 0;
+    while (rec?.status === 'running' && fired < 1_000) {
+      const deadline = d.engine.nextDeadline();
+      assert.ok(deadline !== undefined && deadline <= d.time + 1_000, `deadline ${deadline} at ${d.time}`);
+      d.time = deadline - 1;
+      must(d, { type: 'FireTimers' });
+      fired++;
+    }
+    assert.equal(rec?.status, 'done');
+    assert.ok(fired > 250 && fired < 320, `${fired} retries`);
+    assert.equal(rec?.orders.at(-1)?.filled, 7_970_000);
+    assert.equal(
+      d.engine.nextDeadline() === undefined || (d.engine.nextDeadline() as number) > d.time + 1_000,
+      true,
+    );
+  });
+
+  test('issue 29: the retry deadline survives a snapshot and restore', () => {
+    const { d, bob, carol } = longAlice();
+    must(d, order(bob, BUY, 2_340_000, 500));
+    gap(d, bob, carol);
+    const restored = Engine.restore(d.engine.snapshot());
+    assert.equal(restored.nextDeadline(), d.engine.nextDeadline());
+    assert.equal(d.engine.nextDeadline(), d.time + 1_000);
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+  });
+
   test('a liquidation that continues after an idempotent duplicate (a deposit already credited) reports its events', () => {
     // Found by the differential run with price shocks (test/property): the risk step ran after a
     // duplicate CreditDeposit, but its result carried its own empty events, so the liquidation's
@@ -199,9 +256,11 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     gap(d, bob, carol);
     const [rec] = d.engine.liquidations();
     assert.equal(rec?.status, 'running');
-    must(d, order(bob, BUY, 2_340_000, 2000)); // liquidity comes back
+    // Liquidity comes back below the band (liquidity inside it would be taken at once, issue 29) …
+    must(d, order(bob, BUY, 2_280_000, 2000));
+    assert.equal(rec?.status, 'running');
     must(d, creditCommand(d.engine, bob, 'usdt', '1', 'dup-1'));
-    d.time += 400_000; // the first trades leave the mark's window: the mark moves
+    d.time += 400_000; // … the trades leave the mark's window: the mark moves, the bid is inside
     const r = must(d, creditCommand(d.engine, bob, 'usdt', '1', 'dup-1'));
     assert.equal(r.duplicate, true);
     assert.equal(rec?.status, 'done', 'the move continued the liquidation');

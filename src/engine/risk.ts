@@ -37,7 +37,8 @@
  *    within the band without trading fee, settle (repay, insurance, bad debt, fee, status 4). What a
  *    liquidation's trades do to the marks is taken in again (steps 1–3) while the budget lasts:
  *    that is the cascade, bounded per step. What is left waits for the next command that moves a
- *    mark or fires the timers.
+ *    mark, brings liquidity inside a running isolated liquidation's band, or fires the timers —
+ *    a running liquidation's own retry deadline among them (`nextDeadline`, issue 29).
  *
  * Locked accounts (`isLocked`): the engine refuses their owner's orders, transfers, borrows and
  * repayments on them until the liquidation ends (`repayLock`).
@@ -51,6 +52,7 @@ import {
   Liquidations,
   stepPlan,
   type LiquidationMarket,
+  type LiquidationOrder,
   type LiquidationRecord,
   type LiquidationsSnapshot,
 } from '../margin/liquidation.ts';
@@ -63,7 +65,9 @@ import {
   type Ratio,
 } from '../margin/lines.ts';
 import type { LoanBook, RepaymentRecord } from '../margin/loans.ts';
+import { DepthMark, depthMarkSettings, depthTickLots, type DepthMarkSnapshot } from '../margin/depth-mark.ts';
 import { MarkPrice, StepTrades, type MarkPriceSnapshot } from '../margin/mark-price.ts';
+import type { MarkRule } from '../domain/specs.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
@@ -110,8 +114,8 @@ export interface RiskHooks {
 
 /** The risk side's part of a snapshot: marks, notice flags, liquidation records, the queue. */
 export interface RiskSnapshot {
-  /** [market, mark window] for the markets that ever traded, by name. */
-  readonly marks: [string, MarkPriceSnapshot][];
+  /** [market, mark window] for the markets that ever traded, by name (the venue's `markRule`'s). */
+  readonly marks: [string, MarkPriceSnapshot | DepthMarkSnapshot][];
   /** [market, flagged account keys] where any is flagged, by name. */
   readonly flags: [string, string[]][];
   readonly liquidations: LiquidationsSnapshot;
@@ -181,6 +185,9 @@ interface StartMarkMemo {
   readonly mark: PriceTicks | undefined;
 }
 
+/** A market's mark under either rule (`VenueSettings.markRule`). */
+type Mark = MarkPrice | DepthMark;
+
 /** Trades of one market a deferred step may hold (more: the step is taken). */
 const MAX_DEFERRED_TRADES = 64;
 
@@ -190,7 +197,9 @@ export class Risk implements RiskView {
   readonly #registry: Registry;
   readonly #hooks: RiskHooks;
   /** By market index. */
-  readonly #marks: (MarkPrice | undefined)[] = [];
+  readonly #marks: (Mark | undefined)[] = [];
+  /** The venue's mark rule: `median` (mark-price.ts) unless the venue asks for `depth` (depth-mark.ts). */
+  readonly #markRule: MarkRule;
   readonly #indexes: LiquidationIndex[] = [];
   /** Markets where an isolated account owes something or a liquidation runs: the only ones marked. */
   readonly #active = new ActiveMarkets();
@@ -221,8 +230,15 @@ export class Risk implements RiskView {
   /** By market index: the last start mark `limitMark` computed for an inactive market, with its inputs. */
   readonly #startMarks: (StartMarkMemo | undefined)[] = [];
 
-  constructor(ctx: CommandContext, ledger: Ledger, registry: Registry, hooks: RiskHooks) {
+  constructor(
+    ctx: CommandContext,
+    ledger: Ledger,
+    registry: Registry,
+    hooks: RiskHooks,
+    markRule: MarkRule = 'median',
+  ) {
     this.#ctx = ctx;
+    this.#markRule = markRule;
     this.#ledger = ledger;
     this.#registry = registry;
     this.#hooks = hooks;
@@ -264,10 +280,20 @@ export class Risk implements RiskView {
     );
   }
 
-  #mark(m: MarketState): MarkPrice {
+  #mark(m: MarketState): Mark {
     let mp = this.#marks[m.index];
-    if (mp === undefined) this.#marks[m.index] = mp = new MarkPrice();
+    if (mp === undefined) this.#marks[m.index] = mp = this.#newMark(m);
     return mp;
+  }
+
+  /**
+   * A fresh mark of market `m` under the venue's rule (restored from `snap`): issue 29's window
+   * holds 2,000 minimum order values of the market (`depthTickLots`).
+   */
+  #newMark(m: MarketState, snap?: MarkPriceSnapshot | DepthMarkSnapshot): Mark {
+    if (this.#markRule !== 'depth') return new MarkPrice(undefined, snap as MarkPriceSnapshot | undefined);
+    const settings = depthMarkSettings(depthTickLots(m.spec.minSize, m.quoteUnitsPerTickLot));
+    return new DepthMark(settings, snap as DepthMarkSnapshot | undefined);
   }
 
   #index(m: MarketState): LiquidationIndex {
@@ -340,16 +366,19 @@ export class Risk implements RiskView {
    * collected outside the quiet interval is in the window now: the window is checked again
    * before a step is deferred (`#defers`).
    */
-  #advance(m: MarketState, mp: MarkPrice, time: number): boolean {
+  #advance(m: MarketState, mp: Mark, time: number): boolean {
     const trades = m.stepTrades as StepTrades;
-    const changed = mp.advance(
-      time,
-      trades.prices,
-      trades.times,
-      trades.count,
-      m.book.bids.best()?.price,
-      m.book.asks.best()?.price,
-    );
+    const changed =
+      mp instanceof DepthMark
+        ? mp.advance(trades.prices, trades.lots, trades.count)
+        : mp.advance(
+            time,
+            trades.prices,
+            trades.times,
+            trades.count,
+            m.book.bids.best()?.price,
+            m.book.asks.best()?.price,
+          );
     trades.count = 0;
     if (trades.outside) {
       trades.outside = false;
@@ -363,10 +392,11 @@ export class Risk implements RiskView {
     let moved = this.#takeMarks();
     this.#takeAccounts();
     this.#moveAll(moved);
-    // Running liquidations continue only when a price moved or the timers fired; new ones at once.
+    // Running liquidations continue when a price moved, the timers fired (their own retry deadline
+    // among them) or the book now holds something inside an isolated one's band; new ones at once.
     if (this.#queue.size === 0 && !this.#liquidations.busy) return;
     let budget = this.#liquidations.settings.maxPerStep;
-    let go = timers || moved > 0 || this.#queue.size > 0;
+    let go = timers || moved > 0 || this.#queue.size > 0 || this.#liquidityInBand();
     while (go && budget > 0 && (this.#liquidations.busy || this.#queue.size > 0)) {
       budget -= this.#runLiquidations(budget);
       moved = this.#takeMarks();
@@ -374,6 +404,42 @@ export class Risk implements RiskView {
       this.#moveAll(moved);
       go = moved > 0 || this.#queue.size > 0;
     }
+  }
+
+  /**
+   * Whether a running isolated liquidation's order would trade now: the book has something inside
+   * its band (issue 29: liquidity that enters the band is taken in the command that brings it, not
+   * only at the next mark move). Cross liquidations go on at mark moves and timers.
+   */
+  #liquidityInBand(): boolean {
+    if (!this.#liquidations.busy) return false;
+    for (const r of this.#liquidations.running()) {
+      if (r.account.kind !== 'isolated') continue;
+      const m = this.#registry.market(r.account.market) as MarketState;
+      const mark = this.#marks[m.index]?.mark;
+      const a = this.#ledger.account(r.account);
+      if (mark === undefined || a === undefined) continue;
+      const [base, quote] = this.#positions(a, m);
+      if (this.#inBand(m, this.#liquidations.nextOrder(this.#market(m), base, quote, mark))) return true;
+    }
+    return false;
+  }
+
+  /** Whether the book has something the order can trade against (inside its limit). */
+  #inBand(m: MarketState, order: LiquidationOrder | undefined): order is LiquidationOrder {
+    if (order === undefined) return false;
+    const best = (order.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
+    return (
+      best !== undefined && (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks)
+    );
+  }
+
+  /**
+   * The earliest retry deadline of a running liquidation (`retryMs` after it was last taken up),
+   * or `undefined`: the scheduler fires the timers then, and the liquidation goes on.
+   */
+  nextDeadline(): number | undefined {
+    return this.#liquidations.busy ? this.#liquidations.nextRetry() : undefined;
   }
 
   /**
@@ -521,11 +587,14 @@ export class Risk implements RiskView {
 
   /**
    * The mark a market starts with when it becomes active now (`#activate`): from its last trade
-   * (one trade in the window at this command's time) and its book; no mark before its first trade.
+   * (the median rule: one trade in the window at this command's time, and its book; the depth rule:
+   * the last price as a full window) ; no mark before its first trade.
    */
-  #startMark(m: MarketState): MarkPrice {
-    const mp = new MarkPrice();
-    if (m.lastPrice > 0)
+  #startMark(m: MarketState): Mark {
+    const mp = this.#newMark(m);
+    if (mp instanceof DepthMark) {
+      if (m.lastPrice > 0) mp.seed(m.lastPrice);
+    } else if (m.lastPrice > 0)
       mp.step({
         timeMs: this.#ctx.time,
         trades: [m.lastPrice],
@@ -599,12 +668,7 @@ export class Risk implements RiskView {
     const [base, quote] = this.#positions(a, m);
     const order = this.#liquidations.nextOrder(lm, base, quote, mark);
     // Sent only when the book has something inside the band: an order that cannot trade is no step.
-    const best = (order?.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
-    const inBand =
-      order !== undefined &&
-      best !== undefined &&
-      (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks);
-    if (order !== undefined && inBand) {
+    if (this.#inBand(m, order)) {
       const lots = order.amount / m.baseUnitsPerLot;
       const filled = this.#hooks.liquidationOrder(a, m, order.side, order.priceTicks, lots);
       this.#liquidations.recordOrder(ref, order, filled * m.baseUnitsPerLot, this.#ctx.time);
@@ -820,7 +884,7 @@ export class Risk implements RiskView {
   snapshot(): RiskSnapshot {
     this.#sync();
     const markets = this.#registry.marketStates();
-    const marks: [string, MarkPriceSnapshot][] = [];
+    const marks: [string, MarkPriceSnapshot | DepthMarkSnapshot][] = [];
     const flags: [string, string[]][] = [];
     for (const m of markets) {
       const mp = this.#marks[m.index];
@@ -858,7 +922,7 @@ export class Risk implements RiskView {
     for (const [name, snap] of s?.marks ?? []) {
       const m = registry.market(name);
       if (m === undefined) throw new Error(`risk snapshot: unknown market ${name}`);
-      this.#marks[m.index] = new MarkPrice(undefined, snap);
+      this.#marks[m.index] = this.#newMark(m, snap);
     }
     this.#liquidations = new Liquidations(
       this.#hooks.loanBook(),

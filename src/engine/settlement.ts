@@ -131,7 +131,7 @@ export class Settlement {
     recordFill(taker, tradeId, price, lots, value, time);
     recordFill(maker, tradeId, price, lots, value, time);
     market.lastPrice = price;
-    market.stepTrades?.add(price, time);
+    market.stepTrades?.add(price, lots, time);
   }
 
   /**

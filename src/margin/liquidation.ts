@@ -18,7 +18,8 @@
  * 3. **Settle** (`settle`), after the order's fills are in the account: what the account holds of
  *    each coin it owes repays it (interest first, then principal, as `repayAll`). If another order
  *    would still trade (the band stopped the order half-way), the liquidation stays open and
- *    continues at the next price change or timer tick (`running`). Otherwise it ends:
+ *    continues at the next price change, at the next command that brings liquidity inside its
+ *    band, or at its own timer deadline, `retryMs` after it was last taken up (`nextRetry`). Otherwise it ends:
  *    - **Shortfall**: what is still owed in a coin. The insurance fund (`system:insurance`, fed by
  *      liquidation fees and the venue's share of interest, `loans.ts`) covers it as far as its
  *      available balance of that coin goes (it moves to the account, which repays with it).
@@ -51,12 +52,21 @@ export interface LiquidationSettings {
   readonly feeBp: number;
   /** The most liquidations one engine step processes. */
   readonly maxPerStep: number;
+  /**
+   * How long after it was last taken up a running liquidation is retried at the latest, ms: its
+   * own timer deadline (`nextRetry`; absent: `DEFAULT_RETRY_MS`).
+   */
+  readonly retryMs?: number;
 }
+
+/** A running liquidation is taken up again at least once a second. */
+export const DEFAULT_RETRY_MS = 1_000;
 
 export const DEFAULT_LIQUIDATION_SETTINGS: LiquidationSettings = Object.freeze({
   bandBp: 300,
   feeBp: 100,
   maxPerStep: 32,
+  retryMs: DEFAULT_RETRY_MS,
 });
 
 /** The market an isolated account trades in, as the liquidation needs it. */
@@ -133,6 +143,8 @@ export interface SettleResult {
 export interface LiquidationsSnapshot {
   readonly nextId: number;
   readonly records: readonly LiquidationRecord[];
+  /** [account key, retry deadline] of the running liquidations (issue 29); absent when none. */
+  readonly retryAt?: readonly (readonly [string, number])[];
 }
 
 const held = (p: CoinPosition): Units => p.available + p.frozen;
@@ -143,6 +155,8 @@ export class Liquidations {
   readonly #loans: LoanBook;
   readonly #running = new Map<string, LiquidationRecord>();
   readonly #records: LiquidationRecord[] = [];
+  /** Account key → when the running liquidation is retried at the latest (`nextRetry`). */
+  readonly #retryAt = new Map<string, TimeMs>();
   #nextId = 1;
 
   constructor(
@@ -158,7 +172,22 @@ export class Liquidations {
         this.#records.push(r);
         if (r.status === 'running') this.#running.set(accountKey(r.account), r);
       }
+      const retry = new Map(snapshot.retryAt ?? []);
+      // A snapshot from before the retry deadline: retried at the first timer tick.
+      for (const [key, r] of this.#running)
+        this.#retryAt.set(key, retry.get(key) ?? r.startMs + this.#retryMs);
     }
+  }
+
+  get #retryMs(): number {
+    return this.#s.retryMs ?? DEFAULT_RETRY_MS;
+  }
+
+  /** The earliest retry deadline of a running liquidation, or `undefined` when none runs. */
+  nextRetry(): TimeMs | undefined {
+    let next: TimeMs | undefined;
+    for (const t of this.#retryAt.values()) if (next === undefined || t < next) next = t;
+    return next;
   }
 
   get settings(): LiquidationSettings {
@@ -233,6 +262,7 @@ export class Liquidations {
       endMs: 0,
     };
     this.#running.set(key, record);
+    this.#retryAt.set(key, nowMs + this.#retryMs);
     this.#records.push(record);
     const effects = this.#loans.beginLiquidation(account, coins, nowMs);
     return { record, effects, cancelOrdersOf: account };
@@ -344,7 +374,10 @@ export class Liquidations {
       const l = left.get(p.coin) as { available: Units; owed: Units };
       return { coin: p.coin, available: l.available, frozen: p.frozen, principal: l.owed, interest: 0 };
     };
-    if (more(positions.map(after))) return { effects, repayments, done: false };
+    if (more(positions.map(after))) {
+      this.#retryAt.set(accountKey(account), nowMs + this.#retryMs);
+      return { effects, repayments, done: false };
+    }
     for (const p of positions) {
       const l = left.get(p.coin) as { available: Units; owed: Units };
       const out = this.#outcome(r, p.coin);
@@ -387,11 +420,17 @@ export class Liquidations {
     r.status = 'done';
     r.endMs = nowMs;
     this.#running.delete(accountKey(account));
+    this.#retryAt.delete(accountKey(account));
     return { effects, repayments, done: true };
   }
 
   snapshot(): LiquidationsSnapshot {
-    return { nextId: this.#nextId, records: structuredClone(this.#records) };
+    const retryAt = [...this.#retryAt].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return {
+      nextId: this.#nextId,
+      records: structuredClone(this.#records),
+      ...(retryAt.length > 0 ? { retryAt } : {}),
+    };
   }
 
   #repay(

@@ -249,22 +249,25 @@ export class MarkPrice {
 
 /**
  * The trades of one market since its last mark step, collected by settlement for the mark price:
- * price and time (the steps of several commands may be deferred: src/engine/risk.ts), in reused
+ * price, lots and time (the steps of several commands may be deferred: src/engine/risk.ts), in reused
  * arrays with a count, so that collecting a trade allocates nothing. `lo` and `hi` are the quiet
  * interval the risk step last checked the window against: a trade not strictly inside sets
  * `outside`, and the next step is taken in full.
  */
 export class StepTrades {
   readonly prices: number[] = [];
+  /** Each trade's lots (depth-mark.ts weighs by them). */
+  readonly lots: number[] = [];
   readonly times: number[] = [];
   count = 0;
   lo = 0;
   hi = 0;
   outside = false;
 
-  add(price: number, time: number): void {
+  add(price: number, lots: number, time: number): void {
     const k = this.count++;
     this.prices[k] = price;
+    this.lots[k] = lots;
     this.times[k] = time;
     if (!(this.lo < price && price < this.hi)) this.outside = true;
   }

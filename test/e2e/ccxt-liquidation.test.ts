@@ -42,8 +42,8 @@ before(async () => {
   carol = connect(server.base, keys.carol.accessKey, keys.carol.secretKey);
   await must('deposit', 'credit', 'alice', 'usdt', '1000');
   await must('deposit', 'credit', 'bob', 'btc', '5');
-  await must('deposit', 'credit', 'bob', 'usdt', '100000');
-  await must('deposit', 'credit', 'carol', 'btc', '5');
+  await must('deposit', 'credit', 'bob', 'usdt', '300000');
+  await must('deposit', 'credit', 'carol', 'btc', '10');
   await must('lending', 'fund', 'usdt', '100000', '--rate', '0.05', '--days', '10');
 });
 
@@ -58,7 +58,7 @@ const lever = async (): Promise<any> =>
   );
 
 describe('ccxt zb and bourse: a forced liquidation', () => {
-  test('risk fields before, the liquidation in the step of the gap, the account, bills and operator views after', async () => {
+  test('risk fields before, the liquidation in the step of the trade that crossed the line, the account, bills and operator views after', async () => {
     await alice.transfer('USDT', 1000, 'spot', 'isolated', { symbol: 'BTC/USDT' });
     await alice.borrowMargin('USDT', 3000, 'BTC/USDT', { marginMode: 'isolated' });
     await bob.createOrder('BTC/USDT', 'limit', 'sell', 0.13, 30000);
@@ -71,11 +71,18 @@ describe('ccxt zb and bourse: a forced liquidation', () => {
       ['1.3307', '24202.77', 1, false],
     );
 
-    // A gap: bob bids 0.2 at 23,400 and twenty times 0.001 at 23,500; carol's one sell takes the
-    // twenty: the mark falls to ⌊(30,000 + 20 × 23,500) ÷ 21⌋ = 23,809.52, through alice's line.
+    // A fall: bob bids 0.2 at 23,400; then carol sells bob 0.4 btc (more than the mark's window of
+    // 10,000 usdt at 30,000) at a time, each 1 % under the last. The mark (issue 29: the newest
+    // 10,000 usdt of trades, value-weighted, a trade counting at most 1 % from it) follows trade
+    // by trade; after the 22nd, at 24,057.91, it is 24,071.42 (the window still holds a little of
+    // the 21st): through alice's line (24,202.77). Her 0.1297 btc go to bob's 23,400 bid, inside
+    // the band (⌈24,071.42 × 0.97⌉ = 23,349.28).
     await bob.createOrder('BTC/USDT', 'limit', 'buy', 0.2, 23400);
-    for (let i = 0; i < 20; i++) await bob.createOrder('BTC/USDT', 'limit', 'buy', 0.001, 23500);
-    await carol.createOrder('BTC/USDT', 'limit', 'sell', 0.02, 23500);
+    for (let k = 1; k <= 22; k++) {
+      const price = Math.round(30000 * 0.99 ** k * 100) / 100;
+      await bob.createOrder('BTC/USDT', 'limit', 'buy', 0.4, price);
+      await carol.createOrder('BTC/USDT', 'limit', 'sell', 0.4, price);
+    }
 
     // Liquidated in that step: her 0.1297 btc sold at 23,400, 3,000.0625 repaid, 1 % fee.
     l = await lever();
@@ -92,13 +99,13 @@ describe('ccxt zb and bourse: a forced liquidation', () => {
     const fee = bills.find((b: any) => b.typeDesc === 'liquidation fee');
     assert.equal(fee.remark, 'liquidation 1');
     assert.equal(fee.changeAmount, '-30.000625 USDT');
-    assert.equal(fee.liquidation.markPrice, '23809.52');
+    assert.equal(fee.liquidation.markPrice, '24071.42');
     assert.equal(fee.liquidation.orders[0].filled, '0.12970000');
 
     const list = await must('liquidations', '--user', 'alice');
     assert.equal(list.total, 1);
     const [record] = list.liquidations;
-    assert.deepEqual([record.user, record.status, record.riskRate], ['alice', 'done', '1.0629']);
+    assert.deepEqual([record.user, record.status, record.riskRate], ['alice', 'done', '1.0743']);
     const shown = await must('liquidations', '1');
     assert.deepEqual(shown.liquidation, record);
     const fund = await must('insurance', 'usdt');

@@ -20,8 +20,11 @@
  *   status 3. Each turn: one IOC order inside the 3 % band (only when the book has something
  *   inside it), without trading fee; then repay what it holds of each coin it owes; when nothing
  *   more could trade: insurance cover, bad debt, the 1 % fee, loans closed as 4, unlocked. Between
- *   turns the marks, flags and queue are taken again: the cascade. A locked account's owner may
- *   not trade, transfer, borrow or repay on it.
+ *   turns the marks, flags and queue are taken again: the cascade. A running liquidation goes on
+ *   at a mark move, at FireTimers, or when the book holds something inside its band (issue 29).
+ *   A locked account's owner may not trade, transfer, borrow or repay on it.
+ * - Under `markRule: 'depth'` (issue 29, the default venue's) the mark is instead the window of
+ *   the newest D of value (`depthTake`): no book, no clock.
  *
  * Cross accounts have no risk side here (nor in the engine's liquidation yet).
  */
@@ -50,6 +53,9 @@ export interface NaiveRiskMarket {
   readonly lastPrice: bigint;
   readonly bestBid: bigint | undefined;
   readonly bestAsk: bigint | undefined;
+  /** Minimum order value in quote units, and quote units per tick·lot (the `depth` rule's window). */
+  readonly minSize: bigint;
+  readonly tickLotQuote: bigint;
 }
 
 /** What the risk side reads of the reference engine, and what it asks of it. */
@@ -61,7 +67,9 @@ export interface NaiveRiskHost {
   accounts(): readonly string[];
   pocketOf(account: string, coin: string): Pocket;
   /** The current command's trades so far, in execution order. */
-  trades(): readonly { market: string; price: number }[];
+  trades(): readonly { market: string; price: number; amount: number }[];
+  /** The venue's mark rule (`markRule`; absent: `median`). */
+  readonly markRule: 'depth' | 'median';
   /** Cancels the account's resting orders (reason `liquidation`), oldest first. */
   cancelAccountOrders(account: string): void;
   /**
@@ -87,6 +95,9 @@ interface Window {
   trades: [number, bigint][];
   last: bigint | undefined;
   mark: bigint | undefined;
+  /** The `depth` rule's window: [price, lots] of its slots, oldest first, and its value D. */
+  slots?: [bigint, bigint][];
+  depth?: bigint;
 }
 
 /** One coin of a liquidation's outcome. */
@@ -145,7 +156,7 @@ export class NaiveRisk {
     this.#seen = 0;
     let budget = MAX_PER_STEP;
     let moved = this.#refresh(time);
-    let go = timers || moved || this.#queue.size > 0;
+    let go = timers || moved || this.#queue.size > 0 || this.#liquidityInBand();
     while (go && budget > 0 && (this.#running.size > 0 || this.#queue.size > 0)) {
       budget -= this.#round(budget);
       moved = this.#refresh(time);
@@ -171,13 +182,17 @@ export class NaiveRisk {
         [...this.#running.values()].some((r) => r.market === m.name);
       let w = this.#windows.get(m.name);
       if (w !== undefined) {
-        for (const t of trades)
-          if (t.market === m.name) {
-            w.trades.push([time, BigInt(t.price)]);
-            w.last = BigInt(t.price);
-          }
         const before = w.mark;
-        w.mark = markOf(w, time, m.bestBid, m.bestAsk);
+        if (w.slots !== undefined) {
+          for (const t of trades) if (t.market === m.name) depthTake(w, BigInt(t.price), BigInt(t.amount));
+        } else {
+          for (const t of trades)
+            if (t.market === m.name) {
+              w.trades.push([time, BigInt(t.price)]);
+              w.last = BigInt(t.price);
+            }
+          w.mark = markOf(w, time, m.bestBid, m.bestAsk);
+        }
         if (w.mark !== undefined && w.mark !== before) moved = true;
         if (!busy) {
           this.#windows.delete(m.name);
@@ -190,7 +205,11 @@ export class NaiveRisk {
           last: seeded ? m.lastPrice : undefined,
           mark: undefined,
         };
-        w.mark = markOf(w, time, m.bestBid, m.bestAsk);
+        if (this.#host.markRule === 'depth') {
+          w.slots = [];
+          w.depth = depthOf(m);
+          if (seeded) depthTake(w, m.lastPrice, 1n);
+        } else w.mark = markOf(w, time, m.bestBid, m.bestAsk);
         this.#windows.set(m.name, w);
       }
       for (const a of mine) this.#check(a, m, w?.mark);
@@ -319,6 +338,32 @@ export class NaiveRisk {
       return lots > 0n ? { side: 'buy', priceTicks, lots } : undefined;
     }
     return undefined;
+  }
+
+  /**
+   * Whether a running liquidation's order would trade now: the book holds something inside its
+   * band (issue 29: such liquidity is taken in the command that brings it).
+   */
+  #liquidityInBand(): boolean {
+    for (const account of this.#running.keys()) {
+      const m = this.#market(account);
+      const mark = this.#windows.get(m.name)?.mark;
+      if (mark === undefined) continue;
+      const order = this.#nextOrder(
+        m,
+        this.#position(account, m.base),
+        this.#position(account, m.quote),
+        mark,
+      );
+      const best = order?.side === 'sell' ? m.bestBid : m.bestAsk;
+      if (
+        order !== undefined &&
+        best !== undefined &&
+        (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks)
+      )
+        return true;
+    }
+    return false;
   }
 
   #continue(account: string): void {
@@ -472,4 +517,55 @@ function markOf(
   }
   const [, median] = [last, avg, mid].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
   return median;
+}
+
+/** The `depth` rule's window D of a market in tick·lots: ⌈2,000 × minSize ÷ tickLotQuote⌉, at least 1. */
+function depthOf(m: NaiveRiskMarket): bigint {
+  if (m.minSize <= 0n || m.tickLotQuote <= 0n) return 1n;
+  const d = (2_000n * m.minSize + m.tickLotQuote - 1n) / m.tickLotQuote;
+  return d < 1n ? 1n : d > 2n ** 48n ? 2n ** 48n : d;
+}
+
+/**
+ * One trade into the `depth` rule's window (docs/margin.md "Mark price"), the slow way: the first
+ * seeds a full window at its price; later ones count at their price clamped to mark ± 1 %, with at
+ * most their lots (a trade below the low edge with ⌊lots × price ÷ edge⌋), at most ⌈D ÷ price⌉; at
+ * 256 slots the two oldest merge; the oldest value leaves while the rest holds D; mark = ⌊Σ pq ÷ Σ q⌋.
+ */
+function depthTake(w: Window, price: bigint, lots: bigint): void {
+  const slots = w.slots as [bigint, bigint][];
+  const depth = w.depth as bigint;
+  const ceil = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+  w.last = price;
+  if (w.mark === undefined) {
+    slots.push([price, ceil(depth, price)]);
+    w.mark = price;
+    return;
+  }
+  let lo = ceil(w.mark * (BP - 100n), BP);
+  if (lo < 1n) lo = 1n;
+  const hi = (w.mark * (BP + 100n)) / BP;
+  const p = price < lo ? lo : price > hi ? hi : price;
+  let q = price >= p ? lots : (lots * price) / p;
+  if (q > ceil(depth, p)) q = ceil(depth, p);
+  if (q === 0n) return;
+  if (slots.length === 256) {
+    const [[p1, l1], [p2, l2]] = slots as [[bigint, bigint], [bigint, bigint]];
+    slots.splice(0, 2, [(p1 * l1 + p2 * l2) / (l1 + l2), l1 + l2]);
+  }
+  slots.push([p, q]);
+  const value = (): bigint => slots.reduce((sum, [sp, sl]) => sum + sp * sl, 0n);
+  while (slots.length > 1) {
+    const [p0, l0] = slots[0] as [bigint, bigint];
+    const excess = value() - depth;
+    if (excess >= p0 * l0) {
+      slots.shift();
+      continue;
+    }
+    const k = excess / p0;
+    if (k > 0n) slots[0] = [p0, l0 - k];
+    break;
+  }
+  const lotsSum = slots.reduce((sum, [, sl]) => sum + sl, 0n);
+  w.mark = value() / lotsSum;
 }

@@ -78,9 +78,9 @@ import { formatUnits, parseDecimal } from '../../src/domain/money.ts';
 import { parseOrderNumbers } from '../../src/domain/order-input.ts';
 import { RESULTS, type ResultName } from '../../src/domain/result-codes.ts';
 import type { MarketSpec } from '../../src/domain/specs.ts';
-import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { Engine, type ApplyResult } from '../../src/engine/engine.ts';
 import { parseMarginStep, type MarginPort } from './margin-steps.ts';
+import { MEDIAN_MARK_VENUE } from '../fixtures/median-venue.ts';
 
 /** A scenario that cannot be parsed or whose expectations do not hold, located by file and line. */
 export class ScenarioError extends Error {
@@ -854,7 +854,8 @@ export function runScenarioFile(path: string): void {
 
 class ScenarioRun {
   readonly #scenario: Scenario;
-  readonly #engine = new Engine(DEFAULT_VENUE);
+  // Issue 15's mark rule: the scenario files move the mark with lone small trades (median-venue.ts).
+  readonly #engine = new Engine(MEDIAN_MARK_VENUE);
   #seq = 0;
   #clock = SCENARIO_START_MS - 1;
   #gap: number | undefined;

@@ -9,10 +9,11 @@ import { findCommand, type AdminCall } from '../../cli/commands.ts';
 import { BUY } from '../../domain/commands.ts';
 import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
 import { gap, longVenue } from '../../../test/fixtures/liquidation-venue.ts';
+import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 
 type Json = Record<string, unknown>;
 
-function harness(venue = new TestVenue()): {
+function harness(venue = new TestVenue(MEDIAN_MARK_VENUE)): {
   venue: TestVenue;
   call: (path: string, form?: [string, string][]) => Promise<Json>;
 } {

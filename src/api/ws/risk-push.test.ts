@@ -11,8 +11,9 @@ import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
 import { openLong, tradeAt, USDT } from '../../../test/fixtures/liquidation-venue.ts';
 import { WsTestClient, signedSubscription, type Message } from '../../../test/fixtures/ws-client.ts';
 import { nextTick, WsHarness } from './test-gateway.ts';
+import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 
-const h = new WsHarness();
+const h = new WsHarness({}, MEDIAN_MARK_VENUE);
 let base = '';
 before(async () => {
   base = await h.listen();

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { DEFAULT_VENUE } from '../../config/default-venue.ts';
 import type { Command, KeyPermissions } from '../../domain/commands.ts';
+import type { VenueConfig } from '../../domain/specs.ts';
 import { parseDecimal } from '../../domain/money.ts';
 import { Engine, type ApplyResult } from '../../engine/engine.ts';
 import { SqliteHistoryStore } from '../../store/sqlite-history-store.ts';
@@ -29,7 +30,7 @@ export interface Credentials {
 }
 
 export class WsHarness {
-  readonly engine = new Engine(DEFAULT_VENUE);
+  readonly engine: Engine;
   readonly history = SqliteHistoryStore.open(':memory:');
   readonly marketData: MarketData;
   readonly klines = new LiveKlines();
@@ -43,7 +44,9 @@ export class WsHarness {
   #seq = 0;
   #deposits = 0;
 
-  constructor(options: WsGatewayOptions = {}) {
+  /** `config`: the venue (the default one unless a test needs another, e.g. its mark rule). */
+  constructor(options: WsGatewayOptions = {}, config: VenueConfig = DEFAULT_VENUE) {
+    this.engine = new Engine(config);
     this.marketData = new MarketData(this.engine, { now: () => this.time });
     const venue = {
       engine: this.engine,

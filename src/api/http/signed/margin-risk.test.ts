@@ -9,6 +9,7 @@ import { BUY } from '../../../domain/commands.ts';
 import { limitOrder } from '../../../../test/fixtures/engine-driver.ts';
 import { gap, longVenue, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
 import { SignedApiHarness, type Credentials } from './test-venue.ts';
+import { MEDIAN_MARK_VENUE } from '../../../../test/fixtures/median-venue.ts';
 
 type Json = Record<string, unknown>;
 
@@ -30,7 +31,7 @@ async function venue(): Promise<{
   alice: Credentials;
   ids: { alice: number; bob: number; carol: number };
 }> {
-  const h = new SignedApiHarness();
+  const h = new SignedApiHarness({}, MEDIAN_MARK_VENUE);
   const { alice, bob, carol } = await longVenue(h.venue);
   return { h, alice: await h.key(alice), ids: { alice, bob, carol } };
 }
@@ -136,7 +137,7 @@ describe('the risk side in the margin answers', () => {
   });
 
   test('getCrossAssets reads the engine’s cross flag and lock: level 2 at the notice line, 3 and repayLock while liquidated; getCrossRepayRecords lists the liquidation’s repayments', async () => {
-    const h = new SignedApiHarness();
+    const h = new SignedApiHarness({}, MEDIAN_MARK_VENUE);
     const ids = await longVenue(h.venue, 2);
     const alice = await h.key(ids.alice);
     const cross = async (): Promise<Json> => (await ok(h, alice, 'getCrossAssets')).result as Json;

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_VENUE } from '../../../config/default-venue.ts';
 import type { Command, KeyPermissions } from '../../../domain/commands.ts';
+import type { VenueConfig } from '../../../domain/specs.ts';
 import { Engine, type ApplyResult } from '../../../engine/engine.ts';
 import { memoryLog } from '../../../observability/memory-log.ts';
 import type { HistoryStore } from '../../../store/history-store.ts';
@@ -18,7 +19,7 @@ export const ALL_PERMISSIONS: KeyPermissions = { asset: true, entrust: true, mon
 
 /** A VenuePort over a real engine: submit stamps seq and time, applies, and feeds history before resolving. */
 export class TestVenue implements VenuePort {
-  readonly engine = new Engine(DEFAULT_VENUE);
+  readonly engine: Engine;
   /** The venue's wall clock (ms); tests move it. */
   time = T0;
   /** Commands submitted (accepted or refused by the engine). */
@@ -28,6 +29,10 @@ export class TestVenue implements VenuePort {
   #seq = 0;
   #deposits = 0;
   #historyFeed: Promise<unknown> = Promise.resolve();
+
+  constructor(config: VenueConfig = DEFAULT_VENUE) {
+    this.engine = new Engine(config);
+  }
 
   /** History in the real SQLite adapter, on an in-memory database. */
   readonly history: HistoryStore = SqliteHistoryStore.open(':memory:');
@@ -80,8 +85,12 @@ export class SignedApiHarness {
   /** Everything the routes logged, every level. */
   readonly logs = memoryLog();
 
-  constructor(deps: Partial<Pick<SignedRoutesDeps, 'reqTimeWindowMs' | 'historyWaitMs'>> = {}) {
-    this.venue = new TestVenue();
+  /** `config`: the venue (the default one unless a test needs another, e.g. its mark rule). */
+  constructor(
+    deps: Partial<Pick<SignedRoutesDeps, 'reqTimeWindowMs' | 'historyWaitMs'>> = {},
+    config: VenueConfig = DEFAULT_VENUE,
+  ) {
+    this.venue = new TestVenue(config);
     this.limiter = new MemoryRateLimiter({ clock: () => this.venue.time });
     const routes = signedRoutes({
       venue: this.venue,
