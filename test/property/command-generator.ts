@@ -12,6 +12,7 @@ import type {
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
+import { fastWalk } from './fast-walks.ts';
 import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
@@ -104,6 +105,8 @@ export interface GeneratorOptions {
    * differential test checks the lowest cross risk rate it saw). Default false.
    */
   readonly shocks?: boolean;
+  /** With `shocks`: issue 29's fast walks too (fast-walks.ts). */
+  readonly walks?: boolean;
 }
 
 interface MarketPlan {
@@ -206,7 +209,10 @@ const MARGIN_WEIGHTS = {
 };
 /** Leveraged positions and price shocks, added only with `shocks: true`. */
 const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
-type Kind = keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS | keyof typeof SHOCK_WEIGHTS;
+/** Issue 29's fast walks (fast-walks.ts), added only with `walks: true`. */
+const WALK_WEIGHTS = { walk: 8 };
+type Kind =
+  keyof typeof WEIGHTS | keyof typeof MARGIN_WEIGHTS | keyof typeof SHOCK_WEIGHTS | keyof typeof WALK_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -255,6 +261,7 @@ export class CommandGenerator {
       ...WEIGHTS,
       ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
       ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
+      ...(this.#shocks && options.walks === true ? WALK_WEIGHTS : { walk: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -414,6 +421,9 @@ export class CommandGenerator {
         return this.#invalidOrder(view);
       case 'register':
         return this.#register();
+      case 'walk':
+        this.#burst.push(...fastWalk(rng, this.#market(), this.#users));
+        return (this.#burst.shift() as Scheduled).cmd;
       case 'leverage':
       case 'shock': {
         const m = this.#market();
