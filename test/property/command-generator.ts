@@ -13,6 +13,7 @@ import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
 import { isAttackView, spikeAttack, type AttackStep } from './limit-attacks.ts';
+import { fastWalk } from './fast-walks.ts';
 import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
@@ -111,6 +112,8 @@ export interface GeneratorOptions {
    * limits show. Default false, which keeps the streams of the other options as they were.
    */
   readonly attacks?: boolean;
+  /** With `shocks`: issue 29's fast walks too (fast-walks.ts). */
+  readonly walks?: boolean;
 }
 
 interface MarketPlan {
@@ -215,11 +218,14 @@ const MARGIN_WEIGHTS = {
 const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
 /** Attacks on the margin limits (limit-attacks.ts), added only with `attacks: true`. */
 const ATTACK_WEIGHTS = { spike: 12 };
+/** Issue 29's fast walks (fast-walks.ts), added only with `walks: true`. */
+const WALK_WEIGHTS = { walk: 8 };
 type Kind =
   | keyof typeof WEIGHTS
   | keyof typeof MARGIN_WEIGHTS
   | keyof typeof SHOCK_WEIGHTS
-  | keyof typeof ATTACK_WEIGHTS;
+  | keyof typeof ATTACK_WEIGHTS
+  | keyof typeof WALK_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -271,6 +277,7 @@ export class CommandGenerator {
       ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
       ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
       ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0 }),
+      ...(this.#shocks && options.walks === true ? WALK_WEIGHTS : { walk: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -433,6 +440,9 @@ export class CommandGenerator {
         return this.#invalidOrder(view);
       case 'register':
         return this.#register();
+      case 'walk':
+        this.#burst.push(...fastWalk(rng, this.#market(), this.#users));
+        return (this.#burst.shift() as Scheduled).cmd;
       case 'leverage':
       case 'shock': {
         const m = this.#market();

@@ -1,4 +1,5 @@
 /** @module differential-run — runs one seeded command stream through engine and reference, comparing. */
+import { BandBadDebtCheck } from './band-check.ts';
 import assert from 'node:assert/strict';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import type { SequencedCommand, Side } from '../../src/domain/commands.ts';
@@ -35,6 +36,8 @@ export interface DifferentialStats {
   liquidations: number;
   insuranceCovers: number;
   badDebts: number;
+  /** Issue 29: liquidations begun and ended in one command after a mark move of at most 2 % (band-check.ts). */
+  bandChecked: number;
   /** Commands in which two or more liquidations began (a cascade, or one move crossing several). */
   cascades: number;
   /** Accounts seen flagged at the notice line at a state check (summed over checks). */
@@ -366,6 +369,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
   const generator = new CommandGenerator(seed, venue, options.generator);
   const stats = emptyStats();
   const rerun = `rerun with SEED=${seed} CHECK_EVERY=1`;
+  const band = new BandBadDebtCheck(engine);
   let liquidationsBefore = 0;
   const openingLine = new OpeningLineCheck();
   for (let i = 1; i <= commands; i++) {
@@ -374,6 +378,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
     let mine: ApplyResult;
     let theirs: NaiveOutcome;
     openingLine.before(engine, naive, cmd);
+    band.before();
     try {
       mine = engine.apply(cmd);
       theirs = naive.apply(cmd);
@@ -386,6 +391,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
       assert.deepEqual(a, b, `${where} diverged: ${JSON.stringify(cmd)} (engine first, reference second)`);
     }
     openingLine.after(engine, cmd, a.result, where);
+    band.after(cmd, where);
     stats.commands++;
     const began = naive.risk.liquidations().length;
     if (began - liquidationsBefore >= 2) stats.cascades++;
@@ -436,6 +442,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
     if (r.coins.some((c) => c.badDebt > 0)) stats.badDebts++;
   }
   stats.openingLineChecks = openingLine.checked;
+  stats.bandChecked = band.checked;
   const hash = engine.stateHash();
   assert.equal(
     Engine.restore(engine.snapshot()).stateHash(),
@@ -455,6 +462,7 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
   total.liquidations += run.liquidations;
   total.insuranceCovers += run.insuranceCovers;
   total.badDebts += run.badDebts;
+  total.bandChecked += run.bandChecked;
   total.cascades += run.cascades;
   total.notices += run.notices;
   total.minCrossRiskRateBp = Math.min(total.minCrossRiskRateBp, run.minCrossRiskRateBp);
@@ -486,6 +494,7 @@ export function emptyStats(): DifferentialStats {
     liquidations: 0,
     insuranceCovers: 0,
     badDebts: 0,
+    bandChecked: 0,
     cascades: 0,
     notices: 0,
     minCrossRiskRateBp: Infinity,
@@ -498,7 +507,7 @@ export function riskSummary(s: DifferentialStats): string {
   const cross = Number.isFinite(s.minCrossRiskRateBp) ? (s.minCrossRiskRateBp / 10_000).toFixed(4) : '-';
   return (
     `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
-    `${s.badDebts} with bad debt, ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}; ` +
+    `${s.badDebts} with bad debt (${s.bandChecked} closed at once after a move of at most 2 %, none with bad debt), ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}; ` +
     `${s.openingLineChecks} borrows and transfers out checked at the opening line`
   );
 }

@@ -28,7 +28,7 @@ const chosen = process.env.SEED;
 function run(seed: number, extended: boolean): Omit<DifferentialOptions, 'commands' | 'checkEvery'> {
   return extended
     ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true } }
-    : { seed, generator: { margin: true, shocks: true } };
+    : { seed, generator: { margin: true, shocks: true, walks: true } };
 }
 const RUNS =
   chosen === undefined

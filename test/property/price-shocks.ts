@@ -47,7 +47,13 @@ export interface Scheduled {
 /** More than the mark's 5-minute window: a jump after which only new trades count. */
 const GAP_MS = 330_000;
 
-const limit = (userId: number, market: string, side: Side, price: number, amount: number): PlaceOrder => ({
+export const limit = (
+  userId: number,
+  market: string,
+  side: Side,
+  price: number,
+  amount: number,
+): PlaceOrder => ({
   type: 'PlaceOrder',
   userId,
   market,
@@ -76,7 +82,7 @@ function richBut(rng: ShockRng, users: number, not: number): number {
 }
 
 /** Two distinct rich users. */
-function twoRich(rng: ShockRng, users: number): [number, number] {
+export function twoRich(rng: ShockRng, users: number): [number, number] {
   const a = rng.int(1, users - 1);
   return [a, richBut(rng, users, a)];
 }
