@@ -4,7 +4,8 @@
  * one through a crash, the fund's cover and then bad debt), as in
  * test/scenarios/liquidation-bad-debt.scenario. At every step the books count every kind of
  * account and balance to the unit: deposited − withdrawn + pool funded = Σ holdings, with the loans
- * outstanding, the bad debt and the insurance fund's movements shown.
+ * outstanding, the bad debt and the insurance fund's movements shown. The venue keeps issue 15's
+ * median mark, as that scenario does: its crash is one lone trade (test/fixtures/median-venue.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -13,6 +14,7 @@ import { parseDecimal } from '../../domain/money.ts';
 import { limitOrder as order } from '../../../test/fixtures/engine-driver.ts';
 import { callRoute } from '../../../test/fixtures/liquidation-venue.ts';
 import { TestVenue } from '../http/signed/test-venue.ts';
+import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 import { viewsRoutes } from './views-routes.ts';
 
 const USDT = 1_000_000;
@@ -86,7 +88,7 @@ function assertBalanced(venue: TestVenue, row: Row): void {
 
 describe('solvency with margin, the lending pool, insurance and bad debt', () => {
   test('the books balance to the unit at every step, with the loans and bad debt shown', async () => {
-    const venue = new TestVenue();
+    const venue = new TestVenue(MEDIAN_MARK_VENUE);
     const must = (c: Command): Promise<unknown> => venue.must(c);
     const later = (ms: number): void => {
       venue.time += ms;
