@@ -6,6 +6,7 @@
  */
 import { DEFAULT_VENUE } from '../config/default-venue.ts';
 import type { ChainSpec } from '../domain/chains.ts';
+import type { VenueConfig } from '../domain/specs.ts';
 import {
   BUY,
   SELL,
@@ -24,15 +25,16 @@ export { seededRandom, seededUint32 } from '../domain/random.ts';
 
 /** The real engine on the default venue, with a sequencer's stamps and a journal of entries. */
 export class EngineRecorder {
-  readonly engine = new Engine(DEFAULT_VENUE);
+  readonly engine: Engine;
   readonly entries: HistoryEntry[] = [];
   /** The stamped commands, as a sequencer would have journaled them. */
   readonly commands: SequencedCommand[] = [];
   #seq = 0;
   #time: number;
 
-  constructor(startTime: number) {
+  constructor(startTime: number, config: VenueConfig = DEFAULT_VENUE) {
     this.#time = startTime;
+    this.engine = new Engine(config);
   }
 
   get time(): number {
