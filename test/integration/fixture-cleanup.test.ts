@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { startCluster } from '../fixtures/cluster.ts';
@@ -60,10 +61,15 @@ test('a role that is never ready is killed when startRole gives up', async () =>
   await (await startServer(data)).stop();
   const keys = join(root, 'venue', 'config', 'bourse');
   const keyFile = join(keys, readdirSync(keys).find((f) => f.startsWith('master-')) as string);
+  // A "NATS server" that accepts and never speaks: the gateway waits for its stream's greeting
+  // (a refused port would make it exit at once, which is not what this test is about).
+  const sockets: Socket[] = [];
+  const silent = createServer((s) => sockets.push(s));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const port = (silent.address() as { port: number }).port;
   const saved = roleStart.timeoutMs;
   roleStart.timeoutMs = 1_000;
   try {
-    // Nothing listens on port 1: the gateway waits for its stream for ever.
     await assert.rejects(
       startRole('gateway', [
         '--data',
@@ -71,12 +77,14 @@ test('a role that is never ready is killed when startRole gives up', async () =>
         '--master-key-file',
         keyFile,
         '--journal-url',
-        'nats://127.0.0.1:1',
+        `nats://127.0.0.1:${port}`,
       ]),
       /gateway did not start in time/,
     );
   } finally {
     roleStart.timeoutMs = saved;
+    for (const s of sockets) s.destroy();
+    silent.close();
   }
   await none('startRole');
 });
