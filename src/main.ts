@@ -84,7 +84,12 @@ import { recover } from './sequencer/recovery.ts';
 import { Sequencer, type AppliedCommand, type AppliedListener } from './sequencer/sequencer.ts';
 import { HistoryCheckpointWatch, type HistoryProgress } from './store/history-checkpoint-watch.ts';
 import { HistoryFollower } from './store/history-follower.ts';
-import { describeHistoryLocation, historyLocation, openHistoryStore } from './store/history-location.ts';
+import {
+  describeHistoryLocation,
+  historyLocation,
+  openHistoryStore,
+  readerLocation,
+} from './store/history-location.ts';
 import type { HistoryStore } from './store/history-store.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
@@ -272,7 +277,8 @@ async function startLocked(
     const historyPlace = historyLocation(options.historyUrl, paths.history);
     const prepared = hooks.startFrom === undefined ? undefined : hooks.prepared;
     const history =
-      prepared?.history ?? (await openHistoryStore(historyPlace, (message) => historyLog.warn(message)));
+      prepared?.history ??
+      (await openHistoryStore(readerLocation(historyPlace), (message) => historyLog.warn(message)));
     historyLog.info(
       { store: describeHistoryLocation(historyPlace) },
       `history store: ${describeHistoryLocation(historyPlace)}`,

@@ -21,7 +21,7 @@ import type { PreparedParts } from '../main.ts';
 import type { Log } from '../sequencer/ports.ts';
 import type { AppliedCommand, AppliedListener } from '../sequencer/sequencer.ts';
 import type { VenueState } from '../sequencer/venue-ports.ts';
-import { historyLocation, openHistoryStore } from '../store/history-location.ts';
+import { historyLocation, openHistoryStore, readerLocation } from '../store/history-location.ts';
 
 /** The replica the standby follows: its engine, and its applied feed from the next seq on. */
 export interface FollowedReplica {
@@ -42,8 +42,9 @@ export class ReadyToLead {
   static async open(options: ServerOptions, log: Log, replica: FollowedReplica): Promise<ReadyToLead> {
     const paths = dataPaths(options.dataDir);
     const historyLog = log.child({ component: 'history' });
-    const history = await openHistoryStore(historyLocation(options.historyUrl, paths.history), (m) =>
-      historyLog.warn(m),
+    const history = await openHistoryStore(
+      readerLocation(historyLocation(options.historyUrl, paths.history)),
+      (m) => historyLog.warn(m),
     );
     let rateLimiter: VenueRateLimiter | undefined;
     try {
