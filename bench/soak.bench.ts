@@ -83,6 +83,9 @@ export interface SoakSample {
   readonly heapUsedMiB: number;
   readonly heapTotalMiB: number;
   readonly externalMiB: number;
+  /** The history thread's heap (its engine replica), in use and committed. */
+  readonly threadHeapUsedMiB: number;
+  readonly threadHeapTotalMiB: number;
   readonly orderP50Ms: number;
   readonly orderP99Ms: number;
   /** Orders answered 1000 in the interval, per second. */
@@ -102,8 +105,13 @@ function memoryOf(pid: number): { rss: number; anon: number; file: number } {
   };
 }
 
-/** The server's JavaScript heap in use and committed, and its external memory (Buffers) (`/metrics`), MiB. */
-async function heapOf(adminBase: string): Promise<{ used: number; total: number; external: number }> {
+/**
+ * The server's JavaScript heaps in use and committed (the main thread's and the history thread's),
+ * and its external memory (Buffers), from `/metrics`, MiB.
+ */
+async function heapOf(
+  adminBase: string,
+): Promise<{ used: number; total: number; external: number; threadUsed: number; threadTotal: number }> {
   const text = await (await fetch(`${adminBase}/metrics`)).text();
   const mib = (name: string): number => {
     const m = new RegExp(`^${name}\\s+([\\d.e+]+)`, 'm').exec(text);
@@ -113,6 +121,8 @@ async function heapOf(adminBase: string): Promise<{ used: number; total: number;
     used: mib('nodejs_heap_size_used_bytes'),
     total: mib('nodejs_heap_size_total_bytes'),
     external: mib('nodejs_external_memory_bytes'),
+    threadUsed: mib('bourse_history_thread_heap_bytes\\{kind="used"\\}'),
+    threadTotal: mib('bourse_history_thread_heap_bytes\\{kind="total"\\}'),
   };
 }
 
@@ -197,6 +207,8 @@ async function main(): Promise<void> {
         heapUsedMiB: round(heap.used),
         heapTotalMiB: round(heap.total),
         externalMiB: round(heap.external),
+        threadHeapUsedMiB: round(heap.threadUsed),
+        threadHeapTotalMiB: round(heap.threadTotal),
         orderP50Ms: round(p50),
         orderP99Ms: round(p99),
         ordersPerSecond: Math.round(((count.ok - last.ok) * PER_BATCH) / s.sampleSeconds),
@@ -207,7 +219,7 @@ async function main(): Promise<void> {
       loads.push(loadavg()[0] as number);
       console.log(
         `${sample.minute.toFixed(2)} min: RSS ${sample.rssMiB} MiB (anon ${sample.anonMiB}, file ${sample.fileMiB}), ` +
-          `heap ${sample.heapUsedMiB} of ${sample.heapTotalMiB} MiB, external ${sample.externalMiB}; ${sample.ordersPerSecond} orders/s, reply p50 ${sample.orderP50Ms} / p99 ${sample.orderP99Ms} ms` +
+          `heap ${sample.heapUsedMiB} of ${sample.heapTotalMiB} MiB, history thread's ${sample.threadHeapUsedMiB} of ${sample.threadHeapTotalMiB}, external ${sample.externalMiB}; ${sample.ordersPerSecond} orders/s, reply p50 ${sample.orderP50Ms} / p99 ${sample.orderP99Ms} ms` +
           `${sample.failed > 0 ? `, ${sample.failed} batches refused` : ''}; load ${(loadavg()[0] as number).toFixed(1)}`,
       );
     }
