@@ -14,7 +14,11 @@
  * the order reply p50 / p99 of the orders sent in that interval. After the warm-up
  * (`--warmup-minutes`, default a sixth of the run) it fits a line to the RSS samples by least
  * squares: the slope (MiB per minute) is flat when within `--tolerance-mib-per-min` (default
- * 0.5, i.e. at most 15 MiB over 30 minutes). Prints a line per sample and, last, one JSON object.
+ * 0.5, i.e. at most 15 MiB over 30 minutes). The RSS follows the main heap's sawtooth (a major
+ * GC every few minutes at low rates gives pages back), so a short run's slope depends on where
+ * in it the samples fall; the slope of what lies outside both JavaScript heaps (RSS minus the
+ * main and the history thread's committed heaps: SQLite caches, Buffers, malloc) is printed
+ * beside it. Prints a line per sample and, last, one JSON object.
  * A full run whose slope is not flat exits 1.
  *
  * Defaults: 30 minutes at 2,500 orders/s with 200 subscribers (`--rate`: half the peak order
@@ -229,11 +233,15 @@ async function main(): Promise<void> {
     const settled = samples.filter((x) => x.minute >= s.warmupMinutes);
     const rssSlope = slope(settled.map((x) => [x.minute, x.rssMiB]));
     const heapSlope = slope(settled.map((x) => [x.minute, x.heapUsedMiB]));
+    // What grows outside both JavaScript heaps (native memory: SQLite caches, Buffers, malloc).
+    const outsideHeaps = (x: SoakSample): number => x.rssMiB - x.heapTotalMiB - x.threadHeapTotalMiB;
+    const outsideSlope = slope(settled.map((x) => [x.minute, outsideHeaps(x)]));
     const flat = Math.abs(rssSlope) <= s.toleranceMiBPerMin;
     const p99s = settled.map((x) => x.orderP99Ms);
     console.log(
       `RSS slope after ${s.warmupMinutes} min of warm-up: ${round(rssSlope, 3)} MiB/min over ${settled.length} samples ` +
         `(${flat ? 'flat' : 'NOT flat'}: tolerance ±${s.toleranceMiBPerMin}); heap ${round(heapSlope, 3)} MiB/min; ` +
+        `outside both JavaScript heaps ${round(outsideSlope, 3)} MiB/min (${round(outsideHeaps(settled[0] as SoakSample))} → ${round(outsideHeaps(samples.at(-1) as SoakSample))} MiB); ` +
         `RSS ${round(before.rss)} MiB before the load, ${samples.at(-1)?.rssMiB} at the end, ${round(idle.rss)} idle 2 s later`,
     );
     console.log(
@@ -247,6 +255,7 @@ async function main(): Promise<void> {
         toleranceMiBPerMin: s.toleranceMiBPerMin,
         rssSlopeMiBPerMin: round(rssSlope, 3),
         heapSlopeMiBPerMin: round(heapSlope, 3),
+        outsideHeapsSlopeMiBPerMin: round(outsideSlope, 3),
         flat,
         rssBeforeMiB: round(before.rss),
         rssEndMiB: samples.at(-1)?.rssMiB,
