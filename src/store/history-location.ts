@@ -25,9 +25,8 @@ export function historyLocation(url: string | undefined, sqlitePath: string): Hi
  * The page cache (KiB) of an SQLite connection that only reads: the venue's own queries (order
  * pages, klines, trades) touch the recent rows of a few indexes. The writer keeps
  * SqliteHistoryStore's 64 MiB (docs/history-store.md, "Durability and settings"). Each
- * connection's cache fills as the file grows and is kept for the connection's life: two of
- * 64 MiB were most of the RSS a long steady load added outside the JavaScript heap (issue 30,
- * bench/SOAK-FAILOVER.md).
+ * connection's cache fills as the file grows and is kept for the connection's life: memory the
+ * process holds for good, outside the JavaScript heap (issue 30, bench/SOAK-FAILOVER.md).
  */
 export const READER_CACHE_KIB = 8_192;
 
