@@ -7,7 +7,8 @@
  *
  * argv: base buyerKey buyerSecret sellerKey sellerSecret batchesPerSecond perBatch price amount.
  * IPC: `{type:'count', ok, failed, inFlight, cpuMicros}` every 250 ms; after `{type:'measure'}`
- * each reply's time is recorded, `{type:'replies'}` answers with their p50 and p99 (ms);
+ * each reply's time is recorded, `{type:'replies'}` answers with their p50 and p99 (ms) and
+ * count (`{type:'replies', reset: true}` then forgets them: bench:soak's per-minute figures);
  * `{type:'stop'}` stops sending.
  */
 import { Agent, request } from 'node:http';
@@ -105,7 +106,9 @@ process.on('message', (message: { type: string }) => {
     replyMs.sort((a, b) => a - b);
     const at = (p: number): number =>
       replyMs[Math.min(replyMs.length - 1, Math.ceil(p * replyMs.length) - 1)] ?? NaN;
-    process.send?.({ type: 'replies', p50: at(0.5), p99: at(0.99) });
+    process.send?.({ type: 'replies', p50: at(0.5), p99: at(0.99), count: replyMs.length });
+    // bench:soak asks each minute for that minute's replies only.
+    if ((message as { reset?: boolean }).reset === true) replyMs.length = 0;
   }
   if (message.type === 'stop') {
     stopped = true;

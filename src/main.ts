@@ -36,12 +36,11 @@ import { createRequestHandler, startHttpServer, type RunningHttpServer } from '.
 import { signedRoutes } from './api/http/signed/index.ts';
 import { CONSOLE_HOME, CONSOLE_SCOPE, StaticSite, withStaticSite } from './api/http/static-site.ts';
 import type { VenuePort } from './api/http/types.ts';
-import { LiveKlines } from './api/market-data/live-klines.ts';
-import { MarketData } from './api/market-data/market-data.ts';
+import { seedMarketData, type SeededMarketData } from './api/market-data/seed-market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
-import { journalLocation, openJournal, openRateLimiter } from './config/adapters.ts';
+import { journalLocation, openJournal, openRateLimiter, type VenueRateLimiter } from './config/adapters.ts';
 import {
   ADMIN_TOKEN_FILE,
   DATA_UMASK,
@@ -87,7 +86,13 @@ import { recover } from './sequencer/recovery.ts';
 import { Sequencer, type AppliedCommand, type AppliedListener } from './sequencer/sequencer.ts';
 import { HistoryCheckpointWatch, type HistoryProgress } from './store/history-checkpoint-watch.ts';
 import { HistoryFollower } from './store/history-follower.ts';
-import { describeHistoryLocation, historyLocation, openHistoryStore } from './store/history-location.ts';
+import {
+  describeHistoryLocation,
+  historyLocation,
+  openHistoryStore,
+  readerLocation,
+} from './store/history-location.ts';
+import type { HistoryStore } from './store/history-store.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
 
@@ -148,6 +153,24 @@ export interface VenueHooks {
   readonly startFrom?: Engine;
   /** Also receives the commands replayed at start-up (the request ids a new leader must know). */
   readonly onReplayed?: (batch: readonly AppliedCommand[]) => void;
+  /**
+   * What a hot standby opened before it took the lease (src/cluster/ready-to-lead.ts), used
+   * instead of opening it now: a takeover is then the lease, the fence and the journal's tail.
+   */
+  readonly prepared?: PreparedParts;
+}
+
+/** The parts of a venue a hot standby opens while it stands by; the venue that takes them closes them. */
+export interface PreparedParts {
+  /** The history store, open for reads. */
+  readonly history: HistoryStore;
+  /** The rate limiter (connected to Redis with --limits-url), undefined with --rate-limits=false. */
+  readonly rateLimiter: VenueRateLimiter | undefined;
+  /**
+   * Market data and live klines of `startFrom`'s engine, seeded and fed up to its seq (on the
+   * wall clock only: under --clock=manual the venue's time is known only after recovery).
+   */
+  readonly market: SeededMarketData | undefined;
 }
 
 /**
@@ -254,7 +277,10 @@ async function startLocked(
     for (const file of snapshots.removeLeftovers())
       snapshotLog.info({ path: file }, `removed ${file}, left by a snapshot cut short`);
     const historyPlace = historyLocation(options.historyUrl, paths.history);
-    const history = await openHistoryStore(historyPlace, (message) => historyLog.warn(message));
+    const prepared = hooks.startFrom === undefined ? undefined : hooks.prepared;
+    const history =
+      prepared?.history ??
+      (await openHistoryStore(readerLocation(historyPlace), (message) => historyLog.warn(message)));
     historyLog.info(
       { store: describeHistoryLocation(historyPlace) },
       `history store: ${describeHistoryLocation(historyPlace)}`,
@@ -288,6 +314,11 @@ async function startLocked(
       tty: process.stderr.isTTY === true ? process.stderr : undefined,
       line: (text, figures) => recoveryLog.info({ ...figures }, text),
     });
+    // Market data a standby seeded and kept current: it takes the replayed tail too.
+    const preparedMarket =
+      prepared?.market !== undefined && !rebuildHistory && options.clock === 'real'
+        ? prepared.market
+        : undefined;
     const { engine, snapshotSeq, replayed, lastTime } = await recover({
       genesis,
       journal,
@@ -299,11 +330,12 @@ async function startLocked(
         health.replayProgress(done, total);
         showReplay(done, total);
       },
-      ...(writer === undefined && hooks.onReplayed === undefined
+      ...(writer === undefined && hooks.onReplayed === undefined && preparedMarket === undefined
         ? {}
         : {
             onReplayed: async (batch: readonly AppliedCommand[]) => {
               hooks.onReplayed?.(batch);
+              preparedMarket?.apply(batch);
               if (writer === undefined) return;
               writer.enqueue(batch.filter((c) => c.command.seq > historyAt));
               if (writer.queued >= HISTORY_BATCH_ENTRIES * 4) await writer.drain();
@@ -364,13 +396,10 @@ async function startLocked(
     // Consumers built from the live state join the applied feed at the next command.
     const fromNow = (listener: AppliedListener): void =>
       sequencer.subscribe(sequencer.appliedSeq + 1, listener);
-    const marketData = new MarketData(engine, { now });
-    await marketData.seed(history);
-    const klines = new LiveKlines();
-    await klines.seed(
-      history,
-      engine.markets().map((m) => m.name),
-    );
+    if (preparedMarket !== undefined && engine !== hooks.startFrom) {
+      throw new Error('the prepared market data follow another engine than the one recovered');
+    }
+    const { marketData, klines } = preparedMarket ?? (await seedMarketData(engine, history, now));
     const venue: VenuePort = {
       engine,
       history,
@@ -391,7 +420,8 @@ async function startLocked(
       { trustedProxies },
     );
     const authLog = at('auth');
-    const rateLimiter = await openRateLimiter(options, authLog);
+    const rateLimiter =
+      prepared !== undefined ? prepared.rateLimiter : await openRateLimiter(options, authLog);
     const metrics = options.metrics
       ? new VenueMetrics({
           engine,
@@ -609,12 +639,17 @@ async function startLocked(
         await http.close();
         await admin.close();
         await watcher.stop();
-        await sequencer.close();
+        // A failed journal (a deposed or cut-off writer) is reported, after everything else is closed.
+        const journalFailure = await sequencer.close().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
         await follower.close().catch(() => undefined);
         await history.close();
         await rateLimiter?.close();
         audit.close();
         await lock.release();
+        if (journalFailure !== undefined) throw journalFailure;
       })());
     const fatal = (error: Error): void => {
       // Said once, whichever part failed first (the journal, the engine, the history follower).

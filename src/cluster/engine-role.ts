@@ -24,15 +24,21 @@ import { roleUsage } from '../config/role-usage.ts';
 import { handleStopSignals } from '../config/stop-signals.ts';
 import type { Engine } from '../engine/engine.ts';
 import { JournalContendedError } from '../journal/jetstream-journal.ts';
-import { startVenue, type RunningVenue } from '../main.ts';
+import { startVenue, type PreparedParts, type RunningVenue } from '../main.ts';
 import { createLogger } from '../observability/logger.ts';
 import { CommandService, JournaledAnswers, publishStateHashes } from './command-link.ts';
 import { DEFAULT_LEASE_TTL_MS, LeaderLease } from './leader-lease.ts';
+import { ReadyToLead } from './ready-to-lead.ts';
 import { RECENT_IDS_MS, readRecentIds } from './recent-ids.ts';
 import { Standby } from './standby.ts';
 
 /** How often the engine publishes its state hash for the replicas to check (ms). */
 const STATE_HASH_EVERY_MS = 1_000;
+/**
+ * The longest a stepping-down engine waits for its venue to close before it exits anyway (ms):
+ * more than the journal's acknowledgement timeout (10 s) and the listeners' grace (2 s).
+ */
+const STEP_DOWN_EXIT_MS = 20_000;
 /** Opens of the journal a new leader tries when another writer appends meanwhile. */
 const FENCE_ATTEMPTS = 5;
 
@@ -95,12 +101,15 @@ async function main(): Promise<void> {
   const standingBy = new AbortController();
   /** While standing by: stopped on a signal, so that its history is written up to its seq. */
   let standbyNow: Standby | undefined;
+  /** What the standby opened to lead: closed on a signal before it leads. */
+  let readyNow: ReadyToLead | undefined;
   const stop = (signal: string): void => {
     stopping = true;
     log.info({ signal }, `stopping: ${signal}`);
     standingBy.abort();
     void (async () => {
       await standbyNow?.stop().catch(() => undefined);
+      await readyNow?.close().catch(() => undefined);
       await service?.close();
       await venue?.close();
       // Freed at once: a standby takes over without waiting for the lease to lapse.
@@ -115,6 +124,7 @@ async function main(): Promise<void> {
   handleStopSignals({ stop, now: () => process.exit(1) });
 
   let startFrom: Engine | undefined;
+  let prepared: PreparedParts | undefined;
   if (!(await lease.tryAcquire())) {
     const standby = await Standby.start({
       dataDir: options.dataDir,
@@ -129,6 +139,11 @@ async function main(): Promise<void> {
       log: logger.log,
     }).catch((error: unknown) => die(`bourse engine: cannot stand by: ${(error as Error).message}`));
     standbyNow = standby;
+    // Ready to lead: the stores open and the market data seeded now, not after the lease.
+    const ready = await ReadyToLead.open(options, logger.log, standby.replica).catch((error: unknown) =>
+      die(`bourse engine: cannot stand by: ${(error as Error).message}`),
+    );
+    readyNow = ready;
     const leader = await lease.current();
     log.info(
       { leader: leader?.holder, seq: standby.replica.appliedSeq, leaseTtlMs: lease.ttlMs },
@@ -145,6 +160,8 @@ async function main(): Promise<void> {
     );
     standbyNow = undefined;
     startFrom = await standby.stop();
+    readyNow = undefined;
+    prepared = ready.handOver();
   }
   if (startFrom === undefined) {
     // Leading from a snapshot: the ids journaled just before it, which the replay does not bring.
@@ -164,6 +181,17 @@ async function main(): Promise<void> {
       `stepping down: ${reason}; this engine takes no more commands and exits (restarted, it stands by)`,
     );
     service?.abandon();
+    // The venue closes within bounds (its listeners' grace, the journal's acknowledgement
+    // timeout); should anything still hang, the process goes all the same.
+    const late = setTimeout(() => {
+      log.error(
+        { ms: STEP_DOWN_EXIT_MS },
+        `stepping down: not closed after ${STEP_DOWN_EXIT_MS} ms; exiting now`,
+      );
+      logger.flushSync();
+      process.exit(1);
+    }, STEP_DOWN_EXIT_MS);
+    late.unref();
     void (async () => {
       await venue?.close().catch(() => undefined);
     })().finally(() => {
@@ -177,6 +205,7 @@ async function main(): Promise<void> {
       venue = await startVenue(options, logger.log, {
         flushLog: logger.flushSync,
         ...(startFrom === undefined ? {} : { startFrom }),
+        ...(prepared === undefined ? {} : { prepared }),
         onReplayed: answers.add,
       });
     } catch (error) {

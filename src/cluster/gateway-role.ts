@@ -11,7 +11,7 @@ import { loadMasterKey } from '../api/auth/secret-sealing.ts';
 import { openRateLimiter } from '../config/adapters.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
-import { historyLocation, openHistoryStore } from '../store/history-location.ts';
+import { historyLocation, openHistoryStore, readerLocation } from '../store/history-location.ts';
 import { followerSetup, runRole, runUntilStopped } from './follower-process.ts';
 import { startGateway } from './gateway.ts';
 
@@ -25,8 +25,9 @@ async function main(): Promise<void> {
     warn: (message) => log.warn(message),
   });
   const newest = new SnapshotStore(paths.snapshots).latestValid();
-  const history = await openHistoryStore(historyLocation(options.historyUrl, paths.history), (m) =>
-    log.warn(m),
+  const history = await openHistoryStore(
+    readerLocation(historyLocation(options.historyUrl, paths.history)),
+    (m) => log.warn(m),
   );
   const rateLimiter = await openRateLimiter(options, logger.log.child({ component: 'auth' }));
   const gateway = await startGateway({

@@ -20,8 +20,7 @@ import { venueInfoRoutes } from '../api/http/public/venue-info.ts';
 import { createRequestHandler, startHttpServer, type RunningHttpServer } from '../api/http/server.ts';
 import { signedRoutes } from '../api/http/signed/index.ts';
 import type { VenuePort } from '../api/http/types.ts';
-import { LiveKlines } from '../api/market-data/live-klines.ts';
-import { MarketData } from '../api/market-data/market-data.ts';
+import { seedMarketData } from '../api/market-data/seed-market-data.ts';
 import { WsGateway } from '../api/ws/ws-server.ts';
 import { StartRefusedError } from '../config/start-refusal.ts';
 import type { VenueIdentity } from '../config/venue-identity.ts';
@@ -103,13 +102,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       now: Date.now,
       submit: submit.submit,
     };
-    const marketData = new MarketData(state, { now: Date.now });
-    await marketData.seed(options.history);
-    const klines = new LiveKlines();
-    await klines.seed(
-      options.history,
-      state.markets().map((m) => m.name),
-    );
+    const { marketData, klines } = await seedMarketData(state, options.history, Date.now);
     const trustedProxies = new TrustedProxies(options.trustedProxies ?? []);
     const ws = new WsGateway(
       {

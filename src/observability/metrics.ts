@@ -50,8 +50,11 @@ export interface MetricsSources {
     readonly durableSeq: number;
     readonly stats: { readonly bytesWritten: number };
   };
-  /** The history store's follower: the last seq written. */
-  readonly history: { readonly writtenSeq: number };
+  /** The history store's follower: the last seq written, and its thread's heap when it has one. */
+  readonly history: {
+    readonly writtenSeq: number;
+    heapStatistics?(): Promise<{ used: number; total: number } | undefined>;
+  };
   readonly ws?: {
     readonly connections: number;
     readonly accepted: number;
@@ -155,6 +158,22 @@ export class VenueMetrics {
       'Last sequence number written to the history store',
       () => sources.history.writtenSeq,
     );
+    const historyHeap = sources.history.heapStatistics?.bind(sources.history);
+    if (historyHeap !== undefined) {
+      new Gauge({
+        name: 'bourse_history_thread_heap_bytes',
+        help: 'JavaScript heap of the history thread (its engine replica and rounds), in use and committed',
+        labelNames: ['kind'],
+        registers,
+        async collect() {
+          const heap = await historyHeap();
+          this.reset();
+          if (heap === undefined) return;
+          this.set({ kind: 'used' }, heap.used);
+          this.set({ kind: 'total' }, heap.total);
+        },
+      });
+    }
     gauge(
       registers,
       'bourse_snapshot_last_seq',

@@ -124,6 +124,17 @@ export class HistoryFollower {
     return this.#failure;
   }
 
+  /**
+   * The history thread's JavaScript heap (bytes in use and committed; `/metrics`, bench:soak):
+   * its engine replica and its rounds, which the main thread's heap figures do not include.
+   * Undefined once the thread has stopped.
+   */
+  async heapStatistics(): Promise<{ used: number; total: number } | undefined> {
+    if (this.#closing !== undefined || this.#failure !== undefined) return undefined;
+    const s = await this.#worker.getHeapStatistics().catch(() => undefined);
+    return s === undefined ? undefined : { used: s.used_heap_size, total: s.total_heap_size };
+  }
+
   /** True while too many commands wait to be written (a sequencer pressure source). */
   readonly overBound = (): boolean => this.behind > HISTORY_BOUND_COMMANDS;
 

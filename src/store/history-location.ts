@@ -21,6 +21,22 @@ export function historyLocation(url: string | undefined, sqlitePath: string): Hi
   return url === undefined ? { kind: 'sqlite', path: sqlitePath } : { kind: 'postgres', url };
 }
 
+/**
+ * The page cache (KiB) of an SQLite connection that only reads: the venue's own queries (order
+ * pages, klines, trades) touch the recent rows of a few indexes. The writer keeps
+ * SqliteHistoryStore's 64 MiB (docs/history-store.md, "Durability and settings"). Each
+ * connection's cache fills as the file grows and is kept for the connection's life: memory the
+ * process holds for good, outside the JavaScript heap (issue 30, bench/SOAK-FAILOVER.md).
+ */
+export const READER_CACHE_KIB = 8_192;
+
+/** `location` for a connection that only reads: SQLite with READER_CACHE_KIB (PostgreSQL as it is). */
+export function readerLocation(location: HistoryLocation): HistoryLocation {
+  return location.kind === 'sqlite'
+    ? { ...location, options: { cacheKiB: READER_CACHE_KIB, ...location.options } }
+    : location;
+}
+
 /** Opens (creating and migrating if needed) the store at `location`. */
 export async function openHistoryStore(
   location: HistoryLocation,

@@ -97,6 +97,7 @@ const FAMILIES = [
   ['bourse_engine_seq', 'GAUGE'],
   ['bourse_history_lag_commands', 'GAUGE'],
   ['bourse_history_written_seq', 'GAUGE'],
+  ['bourse_history_thread_heap_bytes', 'GAUGE'],
   ['bourse_snapshot_last_seq', 'GAUGE'],
   ['bourse_snapshot_last_timestamp_seconds', 'GAUGE'],
   ['bourse_open_orders', 'GAUGE'],

@@ -4,6 +4,7 @@
  * public listener's connection limits and queues do not apply here). Every route still needs the
  * admin token.
  */
+import { closeServer } from '../http/close-server.ts';
 import { chmodSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { answerClientError } from '../http/server.ts';
@@ -32,7 +33,7 @@ export interface RunningAdminServer {
   readonly server: Server;
   /** Where it listens: the TCP interface and the port actually bound, or the socket path. */
   readonly target: ListenTarget;
-  /** Stops accepting, closes idle connections, resolves once all have closed (the socket file goes too). */
+  /** Stops accepting, closes idle connections, resolves once all have closed, within close-server.ts's grace (the socket file goes too). */
   close(): Promise<void>;
 }
 
@@ -74,10 +75,6 @@ export async function startAdminServer(
   return {
     server,
     target: bound,
-    close: () =>
-      new Promise<void>((done, fail) => {
-        server.close((error) => (error === undefined ? done() : fail(error)));
-        server.closeIdleConnections();
-      }),
+    close: () => closeServer(server),
   };
 }

@@ -25,6 +25,7 @@
  * whose requests are few and each an operator's action), a refusal with its reason, and the
  * `quietPaths` at `debug`. Nothing per request otherwise.
  */
+import { closeServer } from './close-server.ts';
 import {
   createServer,
   maxHeaderSize,
@@ -430,7 +431,7 @@ export interface RunningHttpServer {
   readonly port: number;
   /** The per-address connection counts and what was refused. */
   readonly guard: ConnectionGuard;
-  /** Stops accepting, closes idle keep-alive connections, and resolves once all have closed. */
+  /** Stops accepting, closes idle keep-alive connections, and resolves once all have closed (close-server.ts: within a grace). */
   close(): Promise<void>;
 }
 
@@ -463,11 +464,7 @@ export function startHttpServer(options: HttpServerOptions): Promise<RunningHttp
         host: options.host,
         port,
         guard,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            server.close((error) => (error === undefined ? done() : fail(error)));
-            server.closeIdleConnections();
-          }),
+        close: () => closeServer(server),
       });
     });
   });
