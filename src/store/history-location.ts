@@ -26,7 +26,7 @@ export function historyLocation(url: string | undefined, sqlitePath: string): Hi
  * pages, klines, trades) touch the recent rows of a few indexes. The writer keeps
  * SqliteHistoryStore's 64 MiB (docs/history-store.md, "Durability and settings"). Each
  * connection's cache fills as the file grows and is kept for the connection's life: memory the
- * process holds for good, outside the JavaScript heap (issue 30, bench/SOAK-FAILOVER.md).
+ * process holds for good, outside the JavaScript heap (issue 30, bench/README.md, "Failover and soak").
  */
 export const READER_CACHE_KIB = 8_192;
 
