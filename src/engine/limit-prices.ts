@@ -42,6 +42,11 @@ export class LimitPrices {
     this.#marks = marks;
   }
 
+  /** The mark of a market the limits read, in ticks; undefined before its first trade. */
+  mark(m: MarketState): PriceTicks | undefined {
+    return this.#marks.limitMark(m);
+  }
+
   /** The coin an account of `market` is valued in: the isolated market's quote, or cross's. */
   valuationCoin(market: ValuedIn): CoinState | undefined {
     return market?.quote ?? crossValuationCoin(this.#registry);
