@@ -77,7 +77,7 @@ import type { ApplyResult } from './engine.ts';
 import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { LimitPrices } from './limit-prices.ts';
-import { carriesLoss, lossValue, orderLoss, sum } from '../margin/order-loss.ts';
+import { carriesLoss, unitsValue, orderLoss, sum } from '../margin/order-loss.ts';
 import type { CoinState, MarketState, Registry, User } from './registry.ts';
 
 const MARGIN_TYPES: ReadonlySet<string> = new Set(MARGIN_COMMAND_TYPES);
@@ -844,7 +844,7 @@ export class Margin implements MarginView {
         'OVER_ORDER_LIMIT',
         `the order could hand its counterparty ${show(units)} beyond the mark, which the account cannot be valued to carry`,
       );
-    let loss = lossValue(units, quotePrice);
+    let loss = unitsValue(units, quotePrice);
     if (account !== undefined)
       for (const o of user.openOrders) {
         if (o.marginAccount !== account) continue;
@@ -857,9 +857,9 @@ export class Margin implements MarginView {
             'OVER_ORDER_LIMIT',
             `a resting order in ${m.spec.name} cannot be valued against the mark`,
           );
-        loss = sum(loss, lossValue(u, p));
+        loss = sum(loss, unitsValue(u, p));
       }
-    const borrowed = borrow > 0 ? lossValue(BigInt(borrow), payPrice as Ratio) : ratio(0);
+    const borrowed = borrow > 0 ? unitsValue(BigInt(borrow), payPrice as Ratio) : ratio(0);
     if (carriesLoss(v, target.settings, borrowed, loss)) return undefined;
     // A loss needs a mark (`orderLoss`).
     const at = formatUnitsTrim(mark as number, market.spec.priceScale);

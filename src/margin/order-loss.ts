@@ -46,8 +46,8 @@ export function carriesLoss(v: Valuation, s: MarginSettings, borrowed: Ratio, lo
   return left.num * BigInt(BP) * debt.den >= debt.num * BigInt(s.startLineBp) * left.den;
 }
 
-/** A loss in quote units valued at `price` (valuation coin per quote unit). */
-export function lossValue(units: bigint, price: Ratio): Ratio {
+/** `units` of a coin valued at `price` (valuation coin per unit): a loss, or a borrow. */
+export function unitsValue(units: bigint, price: Ratio): Ratio {
   return units === 0n ? ratio(0) : { num: units * price.num, den: price.den };
 }
 
