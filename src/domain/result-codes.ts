@@ -87,6 +87,11 @@ export const RESULTS = {
     code: 2009,
     message: 'transfer would leave the margin account below the opening line',
   },
+  OVER_ORDER_LIMIT: {
+    code: 2009,
+    message:
+      'margin order priced so far from the mark that a fill would leave the account below the opening line',
+  },
   REPAY_OVER_OWED: { code: 3003, message: 'repay amount exceeds what is owed' },
   ACCOUNT_FROZEN: {
     code: 4001,

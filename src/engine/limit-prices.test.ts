@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EngineDriver, limitOrder } from '../../test/fixtures/engine-driver.ts';
 import { BUY, SELL, type Command } from '../domain/commands.ts';
+import { Engine } from './engine.ts';
+import type { EngineSnapshot } from './snapshot.ts';
 
 const USDT = 1_000_000;
 
@@ -73,6 +75,44 @@ describe('limit prices', () => {
     // 15,000 ÷ 12,000.25 (the first hour's interest): the opening line less that hour.
     assert.equal(risk?.riskRateBp, 12_499);
     assert.equal(d.engine.margin.account(alice, 1, 'btc_usdt')?.riskRateBp, risk?.riskRateBp);
+  });
+
+  test('issue 29: one tiny print at 60,000 in a market nothing is owed in moves no first borrow off ~30,000', () => {
+    const d = venue();
+    const bob = d.fund('bob', 'usdt', '100000');
+    const carol = d.fund('carol', 'btc', '10');
+    const alice = d.fund('alice', 'btc', '0.1');
+    const mallory = d.fund('mallory', 'usdt', '100');
+    // Real trading at 30,000: 2 btc, 60,000 usdt (the depth window holds 10,000 usdt).
+    ok(d, limitOrder(bob, BUY, 3_000_000, 20_000));
+    ok(d, limitOrder(carol, SELL, 3_000_000, 20_000));
+    // Bids at 29,990, no ask: an accomplice's 0.0001 btc at 60,000 is the last print.
+    ok(d, limitOrder(bob, BUY, 2_999_000, 10_000));
+    ok(d, limitOrder(carol, SELL, 6_000_000, 1));
+    ok(d, limitOrder(mallory, BUY, 6_000_000, 1));
+    assert.equal(d.engine.lastPrice('btc_usdt'), 6_000_000);
+    assert.equal(d.engine.risk.markPrice('btc_usdt'), undefined, 'not active: nothing is owed there');
+    ok(d, moveIn(alice, 1, 'btc_usdt', 'btc', 10_000_000));
+    const limit = d.engine.margin.account(alice, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'usdt')
+      ?.borrowLimit as number;
+    // 4 × 0.1 btc at the running mark, which the print moved by about 1 % × 6 ÷ 10,000 at most.
+    assert.ok(limit >= 12_000 * USDT && limit <= 12_010 * USDT, String(limit));
+    const before = JSON.stringify({ ...d.engine.snapshot(), lastSeq: 0 });
+    // What the print's price would allow (4 × 0.1 × 60,000 = 24,000) is refused, state unchanged.
+    const r = d.apply(borrow(alice, 1, 'btc_usdt', 'usdt', 20_000 * USDT));
+    assert.equal(r.result, 'OVER_BORROW_LIMIT');
+    assert.equal(JSON.stringify({ ...d.engine.snapshot(), lastSeq: 0 }), before);
+    // The running mark is in the snapshot: a restored engine takes the same borrow to the same state.
+    const restored = Engine.restore(JSON.parse(JSON.stringify(d.engine.snapshot())) as EngineSnapshot);
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    const next = { ...borrow(alice, 1, 'btc_usdt', 'usdt', limit), seq: d.seq + 1, time: d.time + 1 };
+    assert.equal(restored.apply(next).result, 'OK');
+    ok(d, borrow(alice, 1, 'btc_usdt', 'usdt', limit));
+    assert.equal(restored.stateHash(), d.engine.stateHash());
+    // The market became active with the running mark, the one the limit was valued at.
+    const mark = d.engine.risk.markPrice('btc_usdt') as number;
+    assert.ok(mark >= 3_000_000 && mark < 3_003_000, String(mark));
+    assert.equal(limit, 4_000 * mark); // 4 × 0.1 btc × mark ÷ 100 usdt
   });
 
   test('a market that never traded: its base counts nothing and nothing is lent against it', () => {

@@ -5,8 +5,9 @@
  *
  * They value an account exactly as the risk step does (src/engine/risk.ts, risk-cross.ts), at the
  * one mark per market that `MarkSource.limitMark` gives (`Risk.limitMark`): the market's mark
- * while it is marked (something is owed there), otherwise the mark the risk step would start it
- * with now, which is the mark it values the account at once a borrow makes it owe something.
+ * while it is marked (something is owed there); otherwise, under the depth rule, its running mark
+ * that every trade fed, and under the median rule the mark the risk step would start it with now:
+ * either is the mark it values the account at once a borrow makes it owe something.
  * Never the last trade price: one trade moves that.
  * - An isolated account values its base at the market's mark; its quote is 1.
  * - A cross account values every coin in the valuation coin through the venue's markets
@@ -40,6 +41,11 @@ export class LimitPrices {
   constructor(registry: Registry, marks: MarkSource) {
     this.#registry = registry;
     this.#marks = marks;
+  }
+
+  /** The mark of a market the limits read, in ticks; undefined before its first trade. */
+  mark(m: MarketState): PriceTicks | undefined {
+    return this.#marks.limitMark(m);
   }
 
   /** The coin an account of `market` is valued in: the isolated market's quote, or cross's. */

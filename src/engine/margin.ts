@@ -17,6 +17,7 @@
  * interest rides on FireTimers (`fire`, `nextDeadline`). Every refusal changes nothing.
  */
 import {
+  BUY,
   CROSS_ACCOUNT,
   ISOLATED_ACCOUNT,
   type AcctType,
@@ -26,12 +27,13 @@ import {
   type MarginTransfer,
 } from '../domain/commands.ts';
 import type { BillType } from '../domain/events.ts';
-import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
+import { formatUnitsTrim, type CoinUnits, type Lots, type PriceTicks } from '../domain/money.ts';
 import { LendingBook, type LendingBookSnapshot, type LoanOffer } from '../margin/lending-book.ts';
 import {
   checkBorrowLimit,
   checkTransferOut,
   borrowLimit,
+  ratio,
   riskRateBp,
   surelyWithinBorrowLimit,
   transferOutLimit,
@@ -75,6 +77,7 @@ import type { ApplyResult } from './engine.ts';
 import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { LimitPrices } from './limit-prices.ts';
+import { carriesLoss, unitsValue, orderLoss, sum } from '../margin/order-loss.ts';
 import type { CoinState, MarketState, Registry, User } from './registry.ts';
 
 const MARGIN_TYPES: ReadonlySet<string> = new Set(MARGIN_COMMAND_TYPES);
@@ -800,6 +803,69 @@ export class Margin implements MarginView {
     return refused(
       'LENDING_SHORT',
       `offers cannot lend the ${amount} units of ${coin.spec.name} the order needs`,
+    );
+  }
+
+  /**
+   * Issue 29: refuses a margin order priced so far from the mark that its fill would leave the
+   * account below its opening line (src/margin/order-loss.ts): the worst-case loss of `orders`
+   * (one order, or a batch's, all on one side) against the market's mark, with the account's other
+   * resting orders', valued at the marks after the order's express borrow of `borrow` units of
+   * `payCoin`. An order at or better than the mark adds no loss and is never refused here.
+   * Changes nothing; `undefined`: allowed.
+   */
+  orderLossCheck(
+    account: LedgerAccount | undefined,
+    user: User,
+    market: MarketState,
+    acctType: AcctType,
+    buy: boolean,
+    orders: readonly { readonly price: PriceTicks; readonly amount: Lots }[],
+    payCoin: CoinState,
+    borrow: CoinUnits,
+  ): ApplyResult | undefined {
+    const prices = this.#prices;
+    const mark = prices.mark(market);
+    let units = 0n;
+    for (const o of orders) units += orderLoss(buy, o.price, mark, o.amount, market.quoteUnitsPerTickLot);
+    if (units === 0n) return undefined;
+    const target = this.#target(user.userId, acctType, acctType === ISOLATED_ACCOUNT ? market.spec.name : '');
+    if (isRefusal(target)) return target;
+    const owes =
+      account !== undefined && this.#positions(target, account).some((p) => p.principal + p.interest > 0);
+    if (!owes && borrow === 0) return undefined;
+    const quotePrice = this.#priceOf(target, market.quote);
+    const v = this.#valuation(target, account);
+    const payPrice = this.#priceOf(target, payCoin);
+    const show = (u: bigint): string =>
+      `${formatUnitsTrim(Number(u), market.quote.spec.unitDecimal)} ${market.quote.spec.name}`;
+    if (v === undefined || quotePrice === undefined || (borrow > 0 && payPrice === undefined))
+      return refused(
+        'OVER_ORDER_LIMIT',
+        `the order could hand its counterparty ${show(units)} beyond the mark, which the account cannot be valued to carry`,
+      );
+    let loss = unitsValue(units, quotePrice);
+    if (account !== undefined)
+      for (const o of user.openOrders) {
+        if (o.marginAccount !== account) continue;
+        const m = this.#registry.market(o.market) as MarketState;
+        const u = orderLoss(o.side === BUY, o.price, prices.mark(m), o.remaining, m.quoteUnitsPerTickLot);
+        if (u === 0n) continue;
+        const p = this.#priceOf(target, m.quote);
+        if (p === undefined)
+          return refused(
+            'OVER_ORDER_LIMIT',
+            `a resting order in ${m.spec.name} cannot be valued against the mark`,
+          );
+        loss = sum(loss, unitsValue(u, p));
+      }
+    const borrowed = borrow > 0 ? unitsValue(BigInt(borrow), payPrice as Ratio) : ratio(0);
+    if (carriesLoss(v, target.settings, borrowed, loss)) return undefined;
+    // A loss needs a mark (`orderLoss`).
+    const at = formatUnitsTrim(mark as number, market.spec.priceScale);
+    return refused(
+      'OVER_ORDER_LIMIT',
+      `the order could hand its counterparty ${show(units)} beyond the mark ${at}: with the account's resting orders that would leave it below its opening line; price it nearer the mark`,
     );
   }
 

@@ -165,6 +165,21 @@ export class Matching {
     const payCoin = cmd.side === BUY ? market.quote : market.base;
     const borrow = this.#borrowFor(cmd, account, user, market, payCoin, cost);
     if (typeof borrow !== 'number') return borrow;
+    // Issue 29: a margin order priced far from the mark is held to the opening line.
+    const far =
+      acctType === 0
+        ? undefined
+        : this.#margin.orderLossCheck(
+            account,
+            user,
+            market,
+            acctType,
+            cmd.side === BUY,
+            [cmd],
+            payCoin,
+            borrow,
+          );
+    if (far !== undefined) return far;
     if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
       return refused('POST_ONLY_WOULD_TAKE');
     if (borrow > 0)
@@ -241,6 +256,20 @@ export class Matching {
     const payCoin = cmd.side === BUY ? market.quote : market.base;
     const borrow = this.#borrowFor(cmd, account, user, market, payCoin, total);
     if (typeof borrow !== 'number') return borrow;
+    const far =
+      acctType === 0
+        ? undefined
+        : this.#margin.orderLossCheck(
+            account,
+            user,
+            market,
+            acctType,
+            cmd.side === BUY,
+            cmd.orders,
+            payCoin,
+            borrow,
+          );
+    if (far !== undefined) return far;
     if (borrow > 0)
       account = this.#margin.expressBorrow(account, user.userId, market, acctType, payCoin, borrow);
     // Freeze the whole batch first: a platform-coin fee charged on an early order's fill must

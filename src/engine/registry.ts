@@ -28,6 +28,7 @@ import {
   type MarketSpec,
 } from '../domain/specs.ts';
 import type { CoinUnits, PriceTicks } from '../domain/money.ts';
+import type { DepthMark } from '../margin/depth-mark.ts';
 import type { StepTrades } from '../margin/mark-price.ts';
 import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './engine.ts';
@@ -58,6 +59,13 @@ export interface MarketState {
    * risk side watches the market (src/engine/risk.ts); `undefined` otherwise (spot costs nothing).
    */
   stepTrades: StepTrades | undefined;
+  /**
+   * Under the depth mark rule, the mark of a market the risk side does not watch (nothing owed
+   * there), fed by settlement with every trade, so that the mark a market becomes active with is
+   * its running mark, never a lone last print (issue 29); `undefined` while the market is active
+   * (its mark is the risk side's) and under the median rule.
+   */
+  idleMark: DepthMark | undefined;
 }
 
 export interface User {
@@ -244,6 +252,7 @@ export class Registry {
       book: new OrderBook(),
       lastPrice: 0,
       stepTrades: undefined,
+      idleMark: undefined,
     };
     this.#markets.push(state);
     this.#marketByName.set(spec.name, state);

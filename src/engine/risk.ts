@@ -8,12 +8,17 @@
  *
  * ## Active markets: the cost where nothing is owed is nothing
  * A market is **active** while an isolated account owes something there or a liquidation runs
- * there (`ActiveMarkets`). Only active markets have a mark: the first account to owe something
- * starts the market's mark from its last trade (one trade in the window at that command's time)
- * and its book; when the last debt there is gone the mark is dropped (so a spot-only venue's
- * snapshot and state hash are what they were before issue 15). With no active market, no account
- * changed and nothing queued, `afterCommand` returns at once. Settlement collects the trade prices
- * of active markets only (`MarketState.stepTrades`); the risk step reads no event.
+ * there (`ActiveMarkets`). Only active markets take mark steps. Under the median rule only they
+ * have a mark: the first account to owe something starts the market's mark from its last trade
+ * (one trade in the window at that command's time) and its book; when the last debt there is gone
+ * the mark is dropped (so a spot-only venue's snapshot and state hash are what they were before
+ * issue 15). Under the depth rule (the default venue's) a market's mark does not depend on whether
+ * anything is owed there: settlement feeds an inactive market's mark with each trade directly
+ * (`MarketState.idleMark`, one `DepthMark.take` per trade, no step), activation takes it over as
+ * the running mark and deactivation hands it back; it is in the snapshot either way. With no
+ * active market, no account changed and nothing queued, `afterCommand` returns at once.
+ * Settlement collects the trades of active markets for their steps (`MarketState.stepTrades`);
+ * the risk step reads no event.
  *
  * ## After every command (`afterCommand`), in this order
  * 1. **Marks.** Every active market takes one mark step: the trades since its last step with the
@@ -229,6 +234,8 @@ export class Risk implements RiskView {
   #deferredAt = 0;
   /** By market index: the last start mark `limitMark` computed for an inactive market, with its inputs. */
   readonly #startMarks: (StartMarkMemo | undefined)[] = [];
+  /** How many of the registry's markets have their idle mark (`#feedNewMarkets`, the depth rule). */
+  #fed = 0;
 
   constructor(
     ctx: CommandContext,
@@ -245,6 +252,27 @@ export class Risk implements RiskView {
     this.#liquidations = new Liquidations(hooks.loanBook(), DEFAULT_LIQUIDATION_SETTINGS);
     this.#cross = this.#newCross([]);
     ledger.touched = new TouchedAccounts();
+    this.#feedNewMarkets();
+  }
+
+  /**
+   * Under the depth rule every market's mark is fed by every trade, whether anything is owed
+   * there or not (issue 29: a market's mark must not depend on it, or a lone print just before
+   * the first borrow would be the mark the borrow is valued at). An inactive market's mark is its
+   * `idleMark`, which settlement feeds; a market that has none yet (new, or loaded from a snapshot
+   * without its mark) gets one here, started from its last trade price when it has one.
+   */
+  #feedNewMarkets(): void {
+    const markets = this.#registry.marketStates();
+    if (this.#markRule === 'depth')
+      for (let i = this.#fed; i < markets.length; i++) {
+        const m = markets[i] as MarketState;
+        if (this.#active.has(i) || m.idleMark !== undefined) continue;
+        const mp = this.#newMark(m) as DepthMark;
+        if (m.lastPrice > 0) mp.seed(m.lastPrice);
+        m.idleMark = mp;
+      }
+    this.#fed = markets.length;
   }
 
   #newCross(flagged: readonly number[]): CrossAccounts {
@@ -306,6 +334,8 @@ export class Risk implements RiskView {
 
   /** Runs steps 1–4 of the module comment. `timers`: the command was FireTimers. */
   afterCommand(timers: boolean): void {
+    // A market the command listed gets its idle mark before its first trade.
+    if (this.#fed !== this.#registry.marketStates().length) this.#feedNewMarkets();
     // Nothing owed anywhere, nothing changed in an isolated account, nothing waiting: no work (a
     // small method, so that the engine's call inlines it; the step is `#step`).
     if (this.#active.count === 0 && this.#ledger.touched?.size === 0 && this.#queue.size === 0) return;
@@ -573,22 +603,27 @@ export class Risk implements RiskView {
   }
 
   /**
-   * A market becomes active: its mark starts afresh from the market's last trade (one trade in the
-   * window at this command's time) and its book, as if that trade had just happened. Before the
-   * market's first trade it has no mark until then. Both are journaled state, so a replay agrees.
+   * A market becomes active. Under the depth rule its mark is the running one every trade fed
+   * (`MarketState.idleMark`); under the median rule it starts afresh from the market's last trade
+   * (one trade in the window at this command's time) and its book, as if that trade had just
+   * happened. Before the market's first trade it has no mark until then. All of it is journaled
+   * state, so a replay agrees.
    */
   #activate(m: MarketState): void {
     this.#active.add(m.index);
     this.#marksVersion++;
     this.#quietOf[m.index] = undefined;
     m.stepTrades = new StepTrades();
-    this.#marks[m.index] = this.#startMark(m);
+    const idle = m.idleMark;
+    m.idleMark = undefined;
+    this.#marks[m.index] = idle ?? this.#startMark(m);
   }
 
   /**
-   * The mark a market starts with when it becomes active now (`#activate`): from its last trade
-   * (the median rule: one trade in the window at this command's time, and its book; the depth rule:
-   * the last price as a full window) ; no mark before its first trade.
+   * The mark a market starts with when it becomes active now (`#activate`) without a running
+   * mark: from its last trade (the median rule: one trade in the window at this command's time,
+   * and its book; the depth rule, for a market without an idle mark: the last price as a full
+   * window); no mark before its first trade.
    */
   #startMark(m: MarketState): Mark {
     const mp = this.#newMark(m);
@@ -604,13 +639,22 @@ export class Risk implements RiskView {
     return mp;
   }
 
-  /** Drops a market's mark once no account owes anything there and no liquidation runs there. */
+  /**
+   * Drops a market's mark once no account owes anything there and no liquidation runs there; under
+   * the depth rule the mark, with the trades collected for it, goes on as the idle mark.
+   */
   #deactivateIfIdle(m: MarketState): void {
     if ((this.#indexes[m.index]?.size ?? 0) > 0 || this.#cross.uses(m)) return;
     if (this.#liquidations.running().some((r) => r.market === m.spec.name)) return;
     this.#active.delete(m.index);
     this.#marksVersion++;
     this.#quietOf[m.index] = undefined;
+    const mp = this.#marks[m.index];
+    const st = m.stepTrades;
+    if (mp instanceof DepthMark) {
+      if (st !== undefined) mp.advance(st.prices, st.lots, st.count);
+      m.idleMark = mp;
+    }
     this.#marks[m.index] = undefined;
     m.stepTrades = undefined;
   }
@@ -775,13 +819,15 @@ export class Risk implements RiskView {
 
   /**
    * The mark every margin limit reads (src/engine/limit-prices.ts): the market's mark while it is
-   * active; otherwise the mark it would start with if it became active now (`#startMark`), which
-   * is the mark the risk step values the account at once a borrow makes it owe something there.
-   * Undefined before the market's first trade. Changes nothing the state hash sees.
+   * active; otherwise, under the depth rule, its running idle mark, and under the median rule the
+   * mark it would start with if it became active now (`#startMark`): either way the mark the risk
+   * step values the account at once a borrow makes it owe something there. Undefined before the
+   * market's first trade. Changes nothing the state hash sees.
    */
   limitMark(m: MarketState): PriceTicks | undefined {
     this.#sync();
     if (this.#active.has(m.index)) return this.#marks[m.index]?.mark;
+    if (m.idleMark !== undefined) return m.idleMark.mark;
     if (m.lastPrice <= 0) return undefined;
     const memo = this.#startMarks[m.index];
     const bid = m.book.bids.best()?.price;
@@ -877,6 +923,7 @@ export class Risk implements RiskView {
     this.#sync();
     return (
       this.#marks.every((mp) => mp === undefined || mp.mark === undefined) &&
+      this.#registry.marketStates().every((m) => m.idleMark?.mark === undefined) &&
       this.#liquidations.records().length === 0
     );
   }
@@ -887,7 +934,7 @@ export class Risk implements RiskView {
     const marks: [string, MarkPriceSnapshot | DepthMarkSnapshot][] = [];
     const flags: [string, string[]][] = [];
     for (const m of markets) {
-      const mp = this.#marks[m.index];
+      const mp = this.#marks[m.index] ?? m.idleMark;
       if (mp !== undefined && mp.snapshot().last !== undefined) marks.push([m.spec.name, mp.snapshot()]);
       const f = this.#indexes[m.index]?.snapshot() ?? [];
       if (f.length > 0) flags.push([m.spec.name, f]);
@@ -916,7 +963,10 @@ export class Risk implements RiskView {
     this.#marks.length = 0;
     this.#quietOf.length = 0;
     this.#deferred = false;
-    for (const m of registry.marketStates()) m.stepTrades = undefined;
+    for (const m of registry.marketStates()) {
+      m.stepTrades = undefined;
+      m.idleMark = undefined;
+    }
     for (const m of registry.marketStates())
       this.#indexes[m.index] = new LiquidationIndex(flagsOf.get(m.spec.name) ?? []);
     for (const [name, snap] of s?.marks ?? []) {
@@ -950,6 +1000,16 @@ export class Risk implements RiskView {
         this.#active.add(m.index);
         m.stepTrades = new StepTrades();
       }
+    // Under the depth rule the other markets' marks go on as their idle marks (`#feedNewMarkets`).
+    if (this.#markRule === 'depth')
+      for (const m of registry.marketStates()) {
+        const mp = this.#marks[m.index];
+        if (this.#active.has(m.index) || mp === undefined) continue;
+        m.idleMark = mp as DepthMark;
+        this.#marks[m.index] = undefined;
+      }
+    this.#fed = 0;
+    this.#feedNewMarkets();
     this.#ledger.touched?.clear();
   }
 

@@ -131,7 +131,9 @@ export class Settlement {
     recordFill(taker, tradeId, price, lots, value, time);
     recordFill(maker, tradeId, price, lots, value, time);
     market.lastPrice = price;
-    market.stepTrades?.add(price, lots, time);
+    const st = market.stepTrades;
+    if (st !== undefined) st.add(price, lots, time);
+    else market.idleMark?.take(price, lots);
   }
 
   /**

@@ -29,7 +29,7 @@ import type {
 import type { CancelReason } from '../../src/domain/events.ts';
 import type { ResultName } from '../../src/domain/result-codes.ts';
 import type { MarketSpec, VenueConfig } from '../../src/domain/specs.ts';
-import { NaiveMargin, type Pocket } from './naive-margin.ts';
+import { NaiveMargin, type NaiveLossOrder, type Pocket } from './naive-margin.ts';
 import { NaiveRisk } from './naive-risk.ts';
 
 /*
@@ -962,6 +962,11 @@ export class NaiveEngine {
       if (typeof x === 'string') return this.#refuse(x);
       borrow = x;
     }
+    if (
+      acct !== 'spot' &&
+      !this.#lossOk(acct, market, cmd.side, [{ price: cmd.price, amount: cmd.amount }], pay, borrow)
+    )
+      return this.#refuse('OVER_ORDER_LIMIT');
     if (cmd.kind === 'postOnly') {
       const best = this.#bestOpposite(market, cmd.side);
       if (best !== undefined && this.#crosses(cmd.side, BigInt(cmd.price), best.price))
@@ -1002,11 +1007,15 @@ export class NaiveEngine {
     const available =
       acct === 'spot' ? this.#funds(user, payCoin).available : this.margin.pocketOf(acct, payCoin).available;
     if (total > MAX_SAFE) return this.#refuse('INSUFFICIENT_BALANCE');
+    let borrow = 0n;
     if (available < total) {
       const x = this.#express(acct, user.id, cmd.express, payCoin, total - available);
       if (typeof x === 'string') return this.#refuse(x);
-      this.margin.expressBorrow(acct, user.id, payCoin, x);
+      borrow = x;
     }
+    if (acct !== 'spot' && !this.#lossOk(acct, market, cmd.side, cmd.orders, payCoin, borrow))
+      return this.#refuse('OVER_ORDER_LIMIT');
+    if (borrow > 0n) this.margin.expressBorrow(acct, user.id, payCoin, borrow);
     // The whole batch is frozen before any order matches (see the engine's PlaceOrderBatch).
     const pay = this.#pocket(user.id, acct, payCoin);
     pay.available -= total;
@@ -1016,6 +1025,36 @@ export class NaiveEngine {
     );
     this.margin.autoRepay();
     return this.#ok({ orderIds });
+  }
+
+  /** Issue 29's limit on margin orders far from the mark (naive-margin.ts `orderLossOk`). */
+  #lossOk(
+    acct: string,
+    market: Market,
+    side: Side,
+    orders: readonly { price: number; amount: number }[],
+    payCoin: string,
+    borrow: bigint,
+  ): boolean {
+    const weigh = (m: Market, s: Side, price: bigint, lots: bigint): NaiveLossOrder => ({
+      market: m.spec.name,
+      quote: m.spec.quote,
+      buy: s === BUY,
+      price,
+      lots,
+      tickLotQuote: m.tickLotQuote,
+    });
+    const resting = this.#markets
+      .flatMap((m) => [...m.bids, ...m.asks])
+      .filter((o) => o.acct === acct)
+      .map((o) => weigh(o.market, o.side, o.price, o.remaining));
+    return this.margin.orderLossOk(
+      acct,
+      orders.map((o) => weigh(market, side, BigInt(o.price), BigInt(o.amount))),
+      resting,
+      payCoin,
+      borrow,
+    );
   }
 
   /** The account an order of `acctType` uses: spot, the market's isolated account, or cross. */

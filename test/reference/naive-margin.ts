@@ -99,6 +99,16 @@ const okay = (extra: { loanIds?: number[]; offerId?: number; duplicate?: true } 
 const safe = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x);
 const minLoan = (decimals: number): bigint => (decimals >= 2 ? 10n ** BigInt(decimals - 2) : 1n);
 
+/** An order as `orderLossOk` weighs it: its market and quote coin, side, price, lots and tick·lot value. */
+export interface NaiveLossOrder {
+  readonly market: string;
+  readonly quote: string;
+  readonly buy: boolean;
+  readonly price: bigint;
+  readonly lots: bigint;
+  readonly tickLotQuote: bigint;
+}
+
 export class NaiveMargin {
   readonly #host: NaiveMarginHost;
   /** account → coin → pocket */
@@ -250,6 +260,59 @@ export class NaiveMargin {
     const room = { n: v.a.n * v.d.d * BP - v.d.n * v.a.d * START_LINE, d: v.a.d * v.d.d * BP };
     const u = this.#units(room, this.#price(account, coin));
     return u < available ? u : available;
+  }
+
+  /**
+   * Issue 29, the slow way: whether margin orders `orders` (new, of one market and side, with an
+   * express borrow of `borrow` units of `payCoin`), with the account's `resting` orders, keep the
+   * account at its opening line at the marks after losing what each can hand its counterparty
+   * beyond the mark: (price − mark) × lots of a buy above it, (mark − price) × lots of a sell under
+   * it, × the market's quote units per tick·lot. Always true when the new orders lose nothing, and
+   * when the account owes nothing and borrows nothing. Refusal: OVER_ORDER_LIMIT.
+   */
+  orderLossOk(
+    account: string,
+    orders: readonly NaiveLossOrder[],
+    resting: readonly NaiveLossOrder[],
+    payCoin: string,
+    borrow: bigint,
+  ): boolean {
+    const lossOf = (o: NaiveLossOrder): bigint => {
+      const mark = this.#host.limitMark(o.market);
+      if (mark === undefined) return 0n;
+      const gap = o.buy ? o.price - mark : mark - o.price;
+      return gap > 0n ? gap * o.lots * o.tickLotQuote : 0n;
+    };
+    if (orders.every((o) => lossOf(o) === 0n)) return true;
+    const owes = this.#coinsOf(account).some((c) => {
+      const p = this.#accounts.get(account)?.get(c);
+      return p !== undefined && p.borrowed + p.interest > 0n;
+    });
+    if (!owes && borrow === 0n) return true;
+    const v = this.#value(account);
+    if (v === undefined) return false;
+    // Everything over one denominator: L = Σ loss × price(quote), x = borrow × price(pay).
+    let loss: Frac = { n: 0n, d: 1n };
+    for (const o of [...orders, ...resting]) {
+      const units = lossOf(o);
+      if (units === 0n) continue;
+      const p = this.#price(account, o.quote);
+      if (p === undefined) return false;
+      loss = { n: loss.n * p.d + units * p.n * loss.d, d: loss.d * p.d };
+    }
+    let x: Frac = { n: 0n, d: 1n };
+    if (borrow > 0n) {
+      const p = this.#price(account, payCoin);
+      if (p === undefined) return false;
+      x = { n: borrow * p.n, d: p.d };
+    }
+    // (A + x − L) × BP ≥ S × (D + x)
+    const A = v.a.n * v.d.d * x.d * loss.d;
+    const D = v.d.n * v.a.d * x.d * loss.d;
+    const X = x.n * v.a.d * v.d.d * loss.d;
+    const L = loss.n * v.a.d * v.d.d * x.d;
+    if (D + X === 0n) return true;
+    return (A + X - L) * BP >= START_LINE * (D + X);
   }
 
   // ───────────── commands ─────────────

@@ -24,7 +24,9 @@
  *   at a mark move, at FireTimers, or when the book holds something inside its band (issue 29).
  *   A locked account's owner may not trade, transfer, borrow or repay on it.
  * - Under `markRule: 'depth'` (issue 29, the default venue's) the mark is instead the window of
- *   the newest D of value (`depthTake`): no book, no clock.
+ *   the newest D of value (`depthTake`): no book, no clock; and every market keeps its window,
+ *   fed by every trade whether anything is owed there or not (an active market's mark is it, and
+ *   so is the mark limits read in an inactive one).
  *
  * Cross accounts have no risk side here (nor in the engine's liquidation yet).
  */
@@ -133,6 +135,12 @@ export class NaiveRisk {
   readonly #host: NaiveRiskHost;
   /** Active markets by name. */
   readonly #windows = new Map<string, Window>();
+  /**
+   * Under `markRule: 'depth'`: every market's window, active or not, fed with every trade (issue 29:
+   * a market's mark does not depend on whether anything is owed there); an active market's entry
+   * in `#windows` is the same window.
+   */
+  readonly #depthWindows = new Map<string, Window>();
   readonly #flagged = new Set<string>();
   /** Waiting accounts and their risk rate (BP) when last queued. */
   readonly #queue = new Map<string, number>();
@@ -180,6 +188,20 @@ export class NaiveRisk {
         forCross.has(m.name) ||
         mine.some((a) => !this.#running.has(a) && this.#owes(a, m)) ||
         [...this.#running.values()].some((r) => r.market === m.name);
+      if (this.#host.markRule === 'depth') {
+        let d = this.#depthWindows.get(m.name);
+        if (d === undefined) {
+          d = { trades: [], last: undefined, mark: undefined, slots: [], depth: depthOf(m) };
+          this.#depthWindows.set(m.name, d);
+        }
+        const before = d.mark;
+        for (const t of trades) if (t.market === m.name) depthTake(d, BigInt(t.price), BigInt(t.amount));
+        if (this.#windows.has(m.name) && d.mark !== undefined && d.mark !== before) moved = true;
+        if (busy) this.#windows.set(m.name, d);
+        else this.#windows.delete(m.name);
+        for (const a of mine) this.#check(a, m, busy ? d.mark : undefined);
+        continue;
+      }
       let w = this.#windows.get(m.name);
       if (w !== undefined) {
         const before = w.mark;
@@ -205,11 +227,7 @@ export class NaiveRisk {
           last: seeded ? m.lastPrice : undefined,
           mark: undefined,
         };
-        if (this.#host.markRule === 'depth') {
-          w.slots = [];
-          w.depth = depthOf(m);
-          if (seeded) depthTake(w, m.lastPrice, 1n);
-        } else w.mark = markOf(w, time, m.bestBid, m.bestAsk);
+        w.mark = markOf(w, time, m.bestBid, m.bestAsk);
         this.#windows.set(m.name, w);
       }
       for (const a of mine) this.#check(a, m, w?.mark);
@@ -465,7 +483,7 @@ export class NaiveRisk {
    * of a fresh window at `time`, and its book now. Undefined before the market's first trade.
    */
   limitMark(market: string, time: number): bigint | undefined {
-    const w = this.#windows.get(market);
+    const w = this.#windows.get(market) ?? this.#depthWindows.get(market);
     if (w !== undefined) return w.mark;
     const m = this.#host.markets().find((x) => x.name === market);
     if (m === undefined || m.lastPrice <= 0n) return undefined;

@@ -190,6 +190,10 @@ describe('solvency with margin, the lending pool, insurance and bad debt', () =>
 
     // Alice's long and the crash: the fund pays 30.006875, 2370.597591 is bad debt.
     later(6 * MINUTE);
+    // The market trades back at 30000 first: a margin buy 25 % above the mark (24000) would be
+    // refused as over the order limit (issue 29, docs/margin.md); this one is at the mark.
+    await must(order(carol, SELL, 3_000_000, 10));
+    await must(order(bob, BUY, 3_000_000, 10));
     await must(order(bob, SELL, 3_000_000, 1300));
     await must(order(alice, BUY, 3_000_000, 1300, { acctType: 1 }));
     await must(order(bob, BUY, 385_100, 2000));

@@ -144,8 +144,12 @@ describe('limits at the mark through the signed API (issue 29 §1)', () => {
     const room = Number(l.couldTransferOutFiat);
     const cross = await crossUsdt(h, mallory);
     assert.equal(Number(cross.canTransferOut), room, 'cross and isolated hold the same and owe the same');
-    // (0.1 × mark + 4,800) − 1.25 × 4,800.1: the 4,799.875 of the last price would empty the pool.
-    assert.equal(room, Math.floor((0.1 * mark) / 100 + 4800 - 1.25 * 4800.1) + 0.875);
+    // (0.1 × mark + 4,800) − 1.25 × 4,800.1, in usdt units (0.1 btc at `mark` ticks of 0.01 usdt is
+    // mark × 1,000 units), shown to 3 decimals, truncated: the 4,799.875 of the last price would
+    // empty the pool.
+    const roomUnits = mark * 1_000 + 4800 * USDT - 6_000_125_000;
+    assert.equal(room, Math.floor(roomUnits / 1_000) / 1_000);
+    assert.ok(room < 4799.875, `room ${room}`);
     await refused(
       h,
       mallory,
