@@ -208,6 +208,8 @@ export async function startVenue(
 }
 
 /** A stop caused by the disk rather than a bug: a full one (its group 1 names which), or an I/O error. */
+/** How long a stop after a fatal error may take to close the parts before the process exits anyway. */
+const FATAL_STOP_DEADLINE_MS = 5_000;
 const DISK_FAILURE = /\b(ENOSPC|EDQUOT|EIO|EROFS)\b|(SQLITE_FULL|database or disk is full)/;
 
 /** What a second server on a data directory is told. */
@@ -668,7 +670,15 @@ async function startLocked(
         `stopping: ${error.message}${advice}; a restart recovers from the journal`,
       );
       process.exitCode = 1;
+      // A part that cannot close on a failed disk (the history store's last write) must not keep
+      // the process alive: the journal is what a restart recovers from.
+      const deadline = setTimeout(() => {
+        mainLog.warn(`parts still closing ${FATAL_STOP_DEADLINE_MS} ms after the stop: exiting now`);
+        hooks.flushLog?.();
+        process.exit(1);
+      }, FATAL_STOP_DEADLINE_MS);
       void close().finally(() => {
+        clearTimeout(deadline);
         hooks.flushLog?.();
         process.exit(1);
       });
