@@ -20,8 +20,11 @@ import {
 import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 import { createTestDatabase, pgSkipReason, type TestDatabase } from '../fixtures/postgres.ts';
 import { dropPrefix, redisSkipReason, TEST_REDIS_URL, testPrefix } from '../fixtures/redis-server.ts';
+import { fileTimeLimit } from '../fixtures/time-limit.ts';
 import { WsTestClient } from '../fixtures/ws-client.ts';
 import { createTrader, type ZbClient } from '../fixtures/zb-client.ts';
+
+fileTimeLimit(import.meta.url);
 
 const skip = natsSkipReason() || (await pgSkipReason()) || (await redisSkipReason());
 /** How long a stepped-down engine may take to exit before the test fails (generous: a loaded machine). */
