@@ -15,11 +15,15 @@
  * the marks through valuation-path.ts): the quiet moves then cost the cross drift bound
  * (src/margin/cross-risk.ts) instead of the isolated index, and the crash its re-valuations.
  *
+ * The venue keeps issue 15's median mark (`markRule: 'median'`): this bench measures what a mark
+ * move costs the risk step, and moves the mark with lone trades, which issue 29's depth mark by
+ * design does not follow (src/margin/depth-mark.ts).
+ *
  * Deterministic: the accounts' sizes come from a seeded generator; every command's result is
  * checked, and the liquidation records are counted.
  */
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_VENUE } from '../src/config/default-venue.ts';
+import { MEDIAN_MARK_VENUE } from '../test/fixtures/median-venue.ts';
 import { BUY, SELL, type Command, type SequencedCommand, type Side } from '../src/domain/commands.ts';
 import { Engine } from '../src/engine/engine.ts';
 import { MARKET, sfc32, START_PRICE_TICKS } from './engine-stream.ts';
@@ -76,7 +80,7 @@ export interface RiskBenchFigures {
 
 /** An engine fed command by command, with sequence and time, that insists on OK. */
 class Feed {
-  readonly engine = new Engine(DEFAULT_VENUE);
+  readonly engine = new Engine(MEDIAN_MARK_VENUE);
   seq = 0;
   time = START_TIME_MS;
 
