@@ -36,11 +36,11 @@ import { createRequestHandler, startHttpServer, type RunningHttpServer } from '.
 import { signedRoutes } from './api/http/signed/index.ts';
 import { CONSOLE_HOME, CONSOLE_SCOPE, StaticSite, withStaticSite } from './api/http/static-site.ts';
 import type { VenuePort } from './api/http/types.ts';
-import { seedMarketData, type SeededMarketData } from './api/market-data/seed-market-data.ts';
+import { seedMarketData } from './api/market-data/seed-market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
-import { journalLocation, openJournal, openRateLimiter, type VenueRateLimiter } from './config/adapters.ts';
+import { journalLocation, openJournal, openRateLimiter } from './config/adapters.ts';
 import {
   ADMIN_TOKEN_FILE,
   DATA_UMASK,
@@ -68,7 +68,8 @@ import {
   type ServerOptions,
 } from './config/options.ts';
 import { StartRefusedError } from './config/start-refusal.ts';
-import { handleStopSignals } from './config/stop-signals.ts';
+import { exitAfterClose, handleStopSignals } from './config/stop-signals.ts';
+import { usableMarket, type PreparedParts } from './prepared-parts.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import type { Engine } from './engine/engine.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
@@ -92,7 +93,6 @@ import {
   openHistoryStore,
   readerLocation,
 } from './store/history-location.ts';
-import type { HistoryStore } from './store/history-store.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
 
@@ -160,19 +160,6 @@ export interface VenueHooks {
   readonly prepared?: PreparedParts;
 }
 
-/** The parts of a venue a hot standby opens while it stands by; the venue that takes them closes them. */
-export interface PreparedParts {
-  /** The history store, open for reads. */
-  readonly history: HistoryStore;
-  /** The rate limiter (connected to Redis with --limits-url), undefined with --rate-limits=false. */
-  readonly rateLimiter: VenueRateLimiter | undefined;
-  /**
-   * Market data and live klines of `startFrom`'s engine, seeded and fed up to its seq (on the
-   * wall clock only: under --clock=manual the venue's time is known only after recovery).
-   */
-  readonly market: SeededMarketData | undefined;
-}
-
 /**
  * Starts a venue with `options`; resolves once it is recovered and listening. Rejects with a
  * ListenError, before the data directory is touched, when an address is taken. `log` is the root
@@ -208,8 +195,6 @@ export async function startVenue(
 }
 
 /** A stop caused by the disk rather than a bug: a full one (its group 1 names which), or an I/O error. */
-/** How long a stop after a fatal error may take to close the parts before the process exits anyway. */
-const FATAL_STOP_DEADLINE_MS = 5_000;
 const DISK_FAILURE = /\b(ENOSPC|EDQUOT|EIO|EROFS)\b|(SQLITE_FULL|database or disk is full)/;
 
 /** What a second server on a data directory is told. */
@@ -317,10 +302,7 @@ async function startLocked(
       line: (text, figures) => recoveryLog.info({ ...figures }, text),
     });
     // Market data a standby seeded and kept current: it takes the replayed tail too.
-    const preparedMarket =
-      prepared?.market !== undefined && !rebuildHistory && options.clock === 'real'
-        ? prepared.market
-        : undefined;
+    const preparedMarket = usableMarket(prepared, rebuildHistory, options.clock);
     const { engine, snapshotSeq, replayed, lastTime } = await recover({
       genesis,
       journal,
@@ -670,17 +652,9 @@ async function startLocked(
         `stopping: ${error.message}${advice}; a restart recovers from the journal`,
       );
       process.exitCode = 1;
-      // A part that cannot close on a failed disk (the history store's last write) must not keep
-      // the process alive: the journal is what a restart recovers from.
-      const deadline = setTimeout(() => {
-        mainLog.warn(`parts still closing ${FATAL_STOP_DEADLINE_MS} ms after the stop: exiting now`);
-        hooks.flushLog?.();
-        process.exit(1);
-      }, FATAL_STOP_DEADLINE_MS);
-      void close().finally(() => {
-        clearTimeout(deadline);
-        hooks.flushLog?.();
-        process.exit(1);
+      exitAfterClose(close, {
+        late: (ms) => mainLog.warn(`parts still closing ${ms} ms after the stop: exiting now`),
+        flush: () => hooks.flushLog?.(),
       });
     };
     sequencer.onFatal(fatal);

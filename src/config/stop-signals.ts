@@ -60,3 +60,29 @@ export function handleStopSignals(
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => read(signal));
   return read;
 }
+
+/** How long a stop after a fatal error may take to close the parts before the process exits anyway (ms). */
+export const FATAL_STOP_DEADLINE_MS = 5_000;
+
+/**
+ * Ends the process with exit 1 once `close` settles, or after `deadlineMs` if it has not: a part
+ * that cannot close on a failed disk (the history store's last write) must not keep the process
+ * alive; the journal is what a restart recovers from. `late` is told the deadline passed; `flush`
+ * runs before either exit.
+ */
+export function exitAfterClose(
+  close: () => Promise<void>,
+  hooks: { readonly late: (ms: number) => void; readonly flush: () => void },
+  deadlineMs = FATAL_STOP_DEADLINE_MS,
+): void {
+  const deadline = setTimeout(() => {
+    hooks.late(deadlineMs);
+    hooks.flush();
+    process.exit(1);
+  }, deadlineMs);
+  void close().finally(() => {
+    clearTimeout(deadline);
+    hooks.flush();
+    process.exit(1);
+  });
+}

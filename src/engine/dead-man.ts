@@ -97,3 +97,10 @@ export class DeadManSwitch {
     }
   }
 }
+
+/** The earliest of timer deadlines (ms), or undefined when none is set: what the scheduler fires next. */
+export function earliest(deadlines: readonly (number | undefined)[]): number | undefined {
+  let next: number | undefined;
+  for (const t of deadlines) if (t !== undefined && (next === undefined || t < next)) next = t;
+  return next;
+}

@@ -28,17 +28,17 @@ import {
   type VenueSettings,
 } from '../domain/specs.ts';
 import { CommandContext, refused } from './command-context.ts';
-import { DeadManSwitch } from './dead-man.ts';
+import { DeadManSwitch, earliest } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
 import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
 import { Ledger } from './ledger.ts';
-import { LimitPrices } from './limit-prices.ts';
+import { checksLimits, LimitPrices } from './limit-prices.ts';
 import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
 import type { Order } from './order-book.ts';
 import { isRegistryCommand, Registry, type ApiKeyRecord, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
-import { Risk, riskHooks, type RiskView } from './risk.ts';
+import { markRuleOf, Risk, riskHooks, type RiskView } from './risk.ts';
 import { coinBooks, type CoinBooks } from './books.ts';
 import type { LiquidationRecord } from '../margin/liquidation.ts';
 import {
@@ -97,20 +97,6 @@ export interface OrderView {
   readonly clientOrderId: string;
   readonly acctType: Order['acctType'];
   readonly usePlatformCoin: boolean;
-}
-
-/** Whether a command may check a margin limit: a borrow, a transfer, a margin order (express). */
-function checksLimits(cmd: SequencedCommand): boolean {
-  switch (cmd.type) {
-    case 'Borrow':
-    case 'MarginTransfer':
-      return true;
-    case 'PlaceOrder':
-    case 'PlaceOrderBatch':
-      return cmd.acctType !== 0;
-    default:
-      return false;
-  }
 }
 
 export class Engine {
@@ -186,10 +172,8 @@ export class Engine {
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
-    const markRule = config.settings.markRule;
-    if (markRule !== undefined && markRule !== 'depth' && markRule !== 'median')
-      throw new Error(`invalid setting markRule ${String(markRule)}: 'depth' or 'median'`);
-    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching), markRule);
+    const rule = markRuleOf(config.settings);
+    this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching), rule);
   }
 
   // ───────────────────────────── commands ─────────────────────────────
@@ -289,8 +273,7 @@ export class Engine {
    */
   books(coin: string): CoinBooks | undefined {
     const c = this.#registry.coin(coin);
-    if (c === undefined) return undefined;
-    return coinBooks(this.#parts(), c);
+    return c === undefined ? undefined : coinBooks(this.#parts(), c);
   }
 
   coins(): CoinSpec[] {
@@ -426,10 +409,7 @@ export class Engine {
    * a running liquidation's retry (issue 29), or `undefined`. The scheduler fires timers then.
    */
   nextDeadline(): number | undefined {
-    let next = this.#deadMan.nextDeadline();
-    for (const t of [this.#margin.nextDeadline(), this.#risk.nextDeadline()])
-      if (t !== undefined && (next === undefined || t < next)) next = t;
-    return next;
+    return earliest([this.#deadMan.nextDeadline(), this.#margin.nextDeadline(), this.#risk.nextDeadline()]);
   }
 
   // ───────────────────────────── snapshots and checks ─────────────────────────────

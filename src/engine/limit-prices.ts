@@ -15,6 +15,7 @@
  * A coin without a mark on its path has no price (`valuate`: worth 0 held, a debt in it makes
  * the account unvaluable, so nothing is borrowed or transferred out beyond what needs no value).
  */
+import type { SequencedCommand } from '../domain/commands.ts';
 import type { PriceTicks } from '../domain/money.ts';
 import { ratio, unitPrice, unitPriceD, type Ratio } from '../margin/lines.ts';
 import type { ValuationPaths } from '../margin/valuation-path.ts';
@@ -85,5 +86,19 @@ export class LimitPrices {
     if (this.#paths === undefined || this.#paths.markets !== n)
       this.#paths = { paths: venuePaths(this.#registry), markets: n };
     return this.#paths.paths;
+  }
+}
+
+/** Whether a command may check a margin limit: a borrow, a transfer, a margin order (express). */
+export function checksLimits(cmd: SequencedCommand): boolean {
+  switch (cmd.type) {
+    case 'Borrow':
+    case 'MarginTransfer':
+      return true;
+    case 'PlaceOrder':
+    case 'PlaceOrderBatch':
+      return cmd.acctType !== 0;
+    default:
+      return false;
   }
 }

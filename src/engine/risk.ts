@@ -72,7 +72,7 @@ import {
 import type { LoanBook, RepaymentRecord } from '../margin/loans.ts';
 import { DepthMark, depthMarkSettings, depthTickLots, type DepthMarkSnapshot } from '../margin/depth-mark.ts';
 import { MarkPrice, StepTrades, type MarkPriceSnapshot } from '../margin/mark-price.ts';
-import type { MarkRule } from '../domain/specs.ts';
+import type { MarkRule, VenueSettings } from '../domain/specs.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
@@ -192,6 +192,15 @@ interface StartMarkMemo {
 
 /** A market's mark under either rule (`VenueSettings.markRule`). */
 type Mark = MarkPrice | DepthMark;
+
+/** The venue's mark rule (`VenueSettings.markRule`; absent: issue 15's median); throws on another value. */
+export function markRuleOf(settings: VenueSettings): MarkRule {
+  const rule = settings.markRule;
+  if (rule === undefined) return 'median';
+  if (rule !== 'depth' && rule !== 'median')
+    throw new Error(`invalid setting markRule ${String(rule)}: 'depth' or 'median'`);
+  return rule;
+}
 
 /** Trades of one market a deferred step may hold (more: the step is taken). */
 const MAX_DEFERRED_TRADES = 64;
