@@ -811,7 +811,8 @@ export class Margin implements MarginView {
    * account below its opening line (src/margin/order-loss.ts): the worst-case loss of `orders`
    * (one order, or a batch's, all on one side) against the market's mark, with the account's other
    * resting orders', valued at the marks after the order's express borrow of `borrow` units of
-   * `payCoin`. An order at or better than the mark adds no loss and is never refused here.
+   * `payCoin`. A spot order (`acctType` 0), or one at or better than the mark, adds no loss and
+   * is never refused here.
    * Changes nothing; `undefined`: allowed.
    */
   orderLossCheck(
@@ -824,6 +825,7 @@ export class Margin implements MarginView {
     payCoin: CoinState,
     borrow: CoinUnits,
   ): ApplyResult | undefined {
+    if (acctType === 0) return undefined; // a spot order lends nobody's money
     const prices = this.#prices;
     const mark = prices.mark(market);
     let units = 0n;

@@ -166,19 +166,16 @@ export class Matching {
     const borrow = this.#borrowFor(cmd, account, user, market, payCoin, cost);
     if (typeof borrow !== 'number') return borrow;
     // Issue 29: a margin order priced far from the mark is held to the opening line.
-    const far =
-      acctType === 0
-        ? undefined
-        : this.#margin.orderLossCheck(
-            account,
-            user,
-            market,
-            acctType,
-            cmd.side === BUY,
-            [cmd],
-            payCoin,
-            borrow,
-          );
+    const far = this.#margin.orderLossCheck(
+      account,
+      user,
+      market,
+      acctType,
+      cmd.side === BUY,
+      [cmd],
+      payCoin,
+      borrow,
+    );
     if (far !== undefined) return far;
     if (cmd.kind === 'postOnly' && this.#wouldTake(market, cmd.side, cmd.price))
       return refused('POST_ONLY_WOULD_TAKE');
@@ -256,19 +253,16 @@ export class Matching {
     const payCoin = cmd.side === BUY ? market.quote : market.base;
     const borrow = this.#borrowFor(cmd, account, user, market, payCoin, total);
     if (typeof borrow !== 'number') return borrow;
-    const far =
-      acctType === 0
-        ? undefined
-        : this.#margin.orderLossCheck(
-            account,
-            user,
-            market,
-            acctType,
-            cmd.side === BUY,
-            cmd.orders,
-            payCoin,
-            borrow,
-          );
+    const far = this.#margin.orderLossCheck(
+      account,
+      user,
+      market,
+      acctType,
+      cmd.side === BUY,
+      cmd.orders,
+      payCoin,
+      borrow,
+    );
     if (far !== undefined) return far;
     if (borrow > 0)
       account = this.#margin.expressBorrow(account, user.userId, market, acctType, payCoin, borrow);
