@@ -217,16 +217,23 @@ async function main(): Promise<void> {
   const processes: ChildProcess[] = [];
   let server: ServerProcess | undefined;
   try {
-    server = await startServer(join(root, 'data'), [
-      '--log-level=info',
-      '--log-format=json',
-      '--metrics=true',
-      '--write-history=true',
-      '--ip-requests-per-minute=65535',
-      '--key-requests-per-second=100000',
-      `--max-connections-per-ip=${SUBSCRIBERS + 256}`,
-      '--max-connections=20000',
-    ]);
+    server = await startServer(
+      join(root, 'data'),
+      [
+        '--log-level=info',
+        '--log-format=json',
+        '--metrics=true',
+        '--write-history=true',
+        '--ip-requests-per-minute=65535',
+        '--key-requests-per-second=100000',
+        `--max-connections-per-ip=${SUBSCRIBERS + 256}`,
+        '--max-connections=20000',
+      ],
+      {},
+      [],
+      // VENUE_BENCH_SERVER: another checkout's src/main.ts, for a before/after run of the same load.
+      process.env['VENUE_BENCH_SERVER'],
+    );
     const pid = server.child.pid as number;
     const url = new URL(server.base);
     await seedBooks(server);
