@@ -72,7 +72,7 @@ import { exitAfterClose, handleStopSignals } from './config/stop-signals.ts';
 import { usableMarket, type PreparedParts } from './prepared-parts.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import type { Engine } from './engine/engine.ts';
-import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
+import { decideDemo, startDemoMarket, traderKeyFile, type DemoMarket } from './demo/demo-market.ts';
 import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
 import { Health } from './observability/health.ts';
@@ -589,19 +589,19 @@ async function startLocked(
     let demo: DemoMarket | undefined;
     if (decision.run) {
       try {
-        demo = await startDemoMarket({
+        const running = (demo = await startDemoMarket({
           engine,
           submit: venue.submit,
           issueKey,
+          traderKey: traderKeyFile(paths.root, sealer),
           baseUrl: `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}`,
           log: (message) => demoLog.info(message),
-        });
+        }));
         demoLog.info(
           { accessKey: demo.trader.accessKey },
           `demo trader: sign in on the page with API key ${demo.trader.accessKey} and secret ` +
-            `${demo.trader.secretKey} (a new key at each start; bourse demo stop ends the demo)`,
+            `${demo.trader.secretKey} (${demo.trader.kept ? 'kept' : 'new'}: the same key at each start of this data directory; bourse demo stop ends the demo)`,
         );
-        const running = demo;
         fromNow((batch) => {
           if (batch.some((a) => a.command.type === 'StopDemo' && a.result.result === 'OK')) {
             void running.stop().then(() => demoLog.info('demo market stopped for good; its users stay'));

@@ -16,6 +16,9 @@ import type { VenueState } from '../sequencer/venue-ports.ts';
 import { Maker, Taker, type BotContext, type BotMarket } from './bots.ts';
 import { DemoClient, RequestBudget } from './demo-client.ts';
 import { PricePath, START_PRICES_USD, startingPrices } from './price-path.ts';
+import type { TraderKeyStore } from './trader-key.ts';
+
+export { traderKeyFile } from './trader-key.ts';
 
 /** The names of the demo's users: one maker per market, a few takers, and the human's account. */
 export const DEMO_TRADER = 'demo-trader';
@@ -47,6 +50,8 @@ export interface DemoVenue {
   submit(command: Command): Promise<ApplyResult>;
   /** New key material: the secret (for the bot or the human) and its sealed hash (for the journal). */
   issueKey(): { accessKey: string; secretKey: string; sealedSecret: string };
+  /** Where the human's key is kept across restarts (none: a new key at each start). */
+  readonly traderKey?: TraderKeyStore;
   /** `http://127.0.0.1:<port>`: the bots' requests go there. */
   readonly baseUrl: string;
   readonly log: (message: string) => void;
@@ -68,8 +73,14 @@ export function decideDemo(engine: VenueState, asked: DemoDecision): DemoDecisio
 }
 
 export interface DemoMarket {
-  /** The human's demo account and its API key for this run (the secret is shown only at start-up). */
-  readonly trader: { readonly name: string; readonly accessKey: string; readonly secretKey: string };
+  /** The human's demo account and its API key (the same at each start when kept; the secret is shown only at start-up). */
+  readonly trader: {
+    readonly name: string;
+    readonly accessKey: string;
+    readonly secretKey: string;
+    /** Whether it is the key of the last start, kept (traderKey). */
+    readonly kept: boolean;
+  };
   /** The bots' names. */
   readonly bots: readonly string[];
   /** Stops every bot and waits for their requests in flight. Idempotent. */
@@ -79,7 +90,8 @@ export interface DemoMarket {
 /**
  * Sets the demo up through journaled commands (on a fresh venue: StartDemo with the faucet, then
  * each user registered, marked as a demo user and funded once; on every start: fresh API keys for
- * them, the old ones deleted), then starts the bots. Throws if the venue refuses a step.
+ * the bots, the old ones deleted, and the trader's kept key used again when it still opens), then
+ * starts the bots. Throws if the venue refuses a step.
  */
 export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Promise<DemoMarket> {
   const { engine } = venue;
@@ -103,6 +115,7 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
     return coinsWorth(engine, prices, MAKER_FUNDS_USD, [maker.market.base, maker.market.quote]);
   };
   const keys = new Map<string, { accessKey: string; secretKey: string }>();
+  let kept = false;
   for (const name of [DEMO_TRADER, ...makers.map((m) => m.name), ...takers]) {
     let userId = engine.userId(name);
     if (userId === undefined)
@@ -113,8 +126,14 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
       if (engine.funds.deposit(depositId) !== undefined) continue;
       await must({ type: 'CreditDeposit', depositId, userId, coin, amount, remark: 'demo funds' });
     }
+    const same = name === DEMO_TRADER ? venue.traderKey?.kept(engine.apiKeysOf(userId)) : undefined;
     for (const old of engine.apiKeysOf(userId))
-      await must({ type: 'DeleteApiKey', accessKey: old.accessKey });
+      if (old.accessKey !== same?.accessKey) await must({ type: 'DeleteApiKey', accessKey: old.accessKey });
+    if (same !== undefined) {
+      keys.set(name, same);
+      kept = true;
+      continue;
+    }
     const key = venue.issueKey();
     await must({
       type: 'CreateApiKey',
@@ -125,6 +144,7 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
       ips: [],
     });
     keys.set(name, key);
+    if (name === DEMO_TRADER) venue.traderKey?.save(key);
   }
 
   const path = new PricePath(prices, seed);
@@ -165,7 +185,7 @@ export async function startDemoMarket(venue: DemoVenue, seed = Date.now()): Prom
     `demo market: ${makers.length} makers (one per market) and ${takers.length} takers trading through ${venue.baseUrl}`,
   );
   return {
-    trader: { name: DEMO_TRADER, ...trader },
+    trader: { name: DEMO_TRADER, accessKey: trader.accessKey, secretKey: trader.secretKey, kept },
     bots: [...makers.map((m) => m.name), ...takers],
     stop: () => runner.stop(),
   };

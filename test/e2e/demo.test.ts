@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -148,6 +148,53 @@ describe('the demo market', () => {
       const after = await bourse(server, dir, 'demo', 'status');
       assert.equal(after.body.stopped, true);
       assert.equal((after.body.users as string[]).length, demoUsers.size);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the demo trader's key is the same at each start of the same data directory, kept owner-only outside the journal", async () => {
+    const dir = dataDir();
+    const keyOf = async (server: ServerProcess): Promise<[string, string]> => {
+      await eventually('the demo starts', async () => /demo trader: /.test(server.output()));
+      const printed = /API key (\S+) and secret (\S+) \((\w+)/.exec(server.output());
+      assert.ok(printed, server.output());
+      const info = await new ZbClient(server.base, printed[1] as string, printed[2] as string).call(
+        'getAccountInfo',
+      );
+      assert.equal(info.code ?? 1000, 1000, JSON.stringify(info));
+      return [`${printed[1]} ${printed[2]}`, printed[3] as string];
+    };
+    let server = await startServer(dir, ['--demo']);
+    try {
+      const [first, firstKind] = await keyOf(server);
+      assert.equal(firstKind, 'new');
+      assert.equal(await server.stop(), 0);
+      const file = join(dir, 'demo-trader.key');
+      assert.equal(statSync(file).mode & 0o777, 0o600, 'the kept key is readable by the owner only');
+      const secret = first.split(' ')[1] as string;
+      assert.ok(readFileSync(file, 'utf8').includes(secret));
+      for (const name of readdirSync(join(dir, 'journal')))
+        assert.ok(
+          !readFileSync(join(dir, 'journal', name)).includes(secret),
+          `the secret is not in journal/${name}`,
+        );
+
+      server = await startServer(dir, ['--demo']);
+      const [second, secondKind] = await keyOf(server);
+      assert.deepEqual([second, secondKind], [first, 'kept'], 'the same key, said to be kept');
+      assert.equal(await server.stop(), 0);
+
+      // Without its kept secret the venue cannot hand the key out again: a new one, the old one deleted.
+      rmSync(file);
+      server = await startServer(dir, ['--demo']);
+      const [third, thirdKind] = await keyOf(server);
+      assert.equal(thirdKind, 'new');
+      assert.notEqual(third, first);
+      const old = await new ZbClient(server.base, ...(first.split(' ') as [string, string])).call(
+        'getAccountInfo',
+      );
+      assert.equal(old.code, 1003, 'the old key no longer opens');
     } finally {
       await server.stop();
     }
