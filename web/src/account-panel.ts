@@ -5,10 +5,22 @@
  * bills from the signed REST API, deposit addresses, withdrawal and the demo faucet. The margin
  * tab is margin-panel.ts's.
  */
-import { byId, dateTime, el, fixed, ORDER_STATUS, orderTypeName, type App, type Balance } from './app.ts';
+import {
+  byId,
+  dateTime,
+  el,
+  fixed,
+  ORDER_STATUS,
+  orderTypeName,
+  type App,
+  type Balance,
+  type OrderRecord,
+} from './app.ts';
 import { redraw } from './frame.ts';
-import { ApiError, getPublic, SignedApi, type Json } from './rest.ts';
+import { explain, type Context } from './messages.ts';
+import { ApiError, KEY_REFUSED, SignedApi, type Json } from './rest.ts';
 import { secretHash, signedSubscription } from './sign.ts';
+import { withdrawForm } from './withdraw-form.ts';
 
 const SESSION_KEY = 'bourse.session';
 /** The record's acctType (field 9): which account an order freezes and settles in. */
@@ -16,12 +28,6 @@ const ACCOUNT_NAME: Readonly<Record<number, string>> = { 0: 'spot', 1: 'isolated
 const PAGE_SIZE = '20';
 /** Order history is read again at most this often while orders finish (ms). */
 const HISTORY_REFRESH_MS = 1_000;
-
-/** A record of push_user_incr_record: [id, price, amount, filled, filledValue, type, time, status, fee, acctType, …]. */
-type OrderRecord = [string, number, number, number, number, number, number, number, ...unknown[]];
-
-const describe = (error: unknown): string =>
-  error instanceof ApiError ? `${error.message} (${error.code})` : String(error);
 
 function show(target: HTMLElement, text: string, kind: 'ok' | 'error' | 'address' | '' = ''): void {
   target.textContent = text;
@@ -42,6 +48,7 @@ export function accountPanel(app: App): void {
   const note = byId('signed-out-note');
   const tabs = byId('account-tabs');
   const openBody = byId('open-orders').querySelector('tbody') as HTMLElement;
+  const cancelAll = byId<HTMLButtonElement>('cancel-all');
   const historyBody = byId('order-history').querySelector('tbody') as HTMLElement;
   const balancesBody = byId('balances').querySelector('tbody') as HTMLElement;
   const billsBody = byId('bills').querySelector('tbody') as HTMLElement;
@@ -56,8 +63,19 @@ export function accountPanel(app: App): void {
     const info = await api.call('getAccountInfo');
     sessionStorage.setItem(SESSION_KEY, JSON.stringify({ accessKey: api.accessKey, keyHex: api.keyHex }));
     userName.textContent = String(info?.result?.base?.username ?? '');
+    api.onKeyRefused = () => app.keyRefused.set(app.keyRefused.value + 1);
     app.api.set(api);
   };
+  const signOut = (): void => {
+    sessionStorage.removeItem(SESSION_KEY);
+    app.api.set(undefined);
+  };
+  // The venue no longer knows the key (revoked, or a new venue on the same address): signed out, said why.
+  app.keyRefused.listen(() => {
+    if (app.api.value === undefined) return;
+    signOut();
+    app.notice(explain(new ApiError(KEY_REFUSED, 'refused'), 'session'), true);
+  });
   signInForm.addEventListener('submit', (event) => {
     event.preventDefault();
     const accessKey = byId<HTMLInputElement>('access-key').value.trim();
@@ -65,17 +83,17 @@ export function accountPanel(app: App): void {
     if (accessKey === '' || secret.value === '') return app.notice('Give the API key and its secret.');
     const api = new SignedApi(accessKey, secretHash(secret.value.trim()));
     secret.value = '';
-    signIn(api).catch((error: unknown) => app.notice(`Sign-in refused: ${describe(error)}`));
+    signIn(api).catch((error: unknown) => app.notice(`Sign-in refused. ${explain(error, 'sign-in')}`, true));
   });
-  byId('sign-out').addEventListener('click', () => {
-    sessionStorage.removeItem(SESSION_KEY);
-    app.api.set(undefined);
-  });
+  byId('sign-out').addEventListener('click', signOut);
   const saved = sessionStorage.getItem(SESSION_KEY);
   if (saved !== null) {
     try {
       const { accessKey, keyHex } = JSON.parse(saved) as { accessKey: string; keyHex: string };
-      signIn(new SignedApi(accessKey, keyHex)).catch(() => sessionStorage.removeItem(SESSION_KEY));
+      signIn(new SignedApi(accessKey, keyHex)).catch((error: unknown) => {
+        sessionStorage.removeItem(SESSION_KEY);
+        app.notice(explain(error, 'session'), true);
+      });
     } catch {
       sessionStorage.removeItem(SESSION_KEY);
     }
@@ -85,6 +103,8 @@ export function accountPanel(app: App): void {
   const renderOpen = (): void => {
     const m = app.market.value;
     const rows = [...open.values()].sort((a, b) => Number(b[0]) - Number(a[0]));
+    cancelAll.hidden = rows.length === 0;
+    cancelAll.textContent = `Cancel all ${rows.length} ${m.name.replace('_', '/').toUpperCase()}`;
     openBody.replaceChildren(
       ...rows.map((r) => {
         const tr = row(
@@ -123,9 +143,37 @@ export function accountPanel(app: App): void {
         ['id', id],
       ]);
     } catch (error) {
-      app.notice(`Cancel refused: ${describe(error)}`);
+      app.notice(`Cancel refused: ${explain(error)}`);
       button.removeAttribute('disabled');
     }
+  };
+
+  // Cancel-all: every open order of the market, one signed cancelOrder each (cancelAllOrdersAfter
+  // is the interface's dead-man timer, a minute later, not a cancel now).
+  cancelAll.addEventListener('click', () => void cancelAllOrders());
+  const cancelAllOrders = async (): Promise<void> => {
+    const api = app.api.value;
+    const m = app.market.value;
+    const ids = [...open.keys()];
+    if (api === undefined || ids.length === 0) return;
+    if (!confirm(`Cancel your ${ids.length} open ${m.name.replace('_', '/').toUpperCase()} order(s)?`))
+      return;
+    cancelAll.disabled = true;
+    const refused: string[] = [];
+    for (const id of ids) {
+      await api
+        .call('cancelOrder', [
+          ['currency', m.name],
+          ['id', id],
+        ])
+        .catch((error: unknown) => refused.push(`${id}: ${explain(error)}`));
+    }
+    cancelAll.disabled = false;
+    app.notice(
+      refused.length === 0
+        ? `${ids.length} order(s) cancelled.`
+        : `${ids.length - refused.length} of ${ids.length} cancelled; refused: ${refused.join('; ')}`,
+    );
   };
 
   const renderBalances = (): void => {
@@ -153,7 +201,9 @@ export function accountPanel(app: App): void {
       if (message.dataType === 'userRecord') {
         open.clear();
         for (const r of message.records as OrderRecord[]) open.set(r[0], r);
+        app.orderRecords.set({ snapshot: true, records: message.records as OrderRecord[] });
       } else {
+        app.orderRecords.set({ snapshot: false, records: [message.record as OrderRecord] });
         const r = message.record as OrderRecord;
         if (r[7] === 0 || r[7] === 3) open.set(r[0], r);
         else {
@@ -256,7 +306,7 @@ export function accountPanel(app: App): void {
         ),
       );
     } catch (error) {
-      historyBody.replaceChildren(row([`Order history: ${describe(error)}`]));
+      historyBody.replaceChildren(row([`Order history: ${explain(error)}`]));
     }
   };
 
@@ -284,7 +334,7 @@ export function accountPanel(app: App): void {
         ),
       );
     } catch (error) {
-      billsBody.replaceChildren(row([`Bills: ${describe(error)}`]));
+      billsBody.replaceChildren(row([`Bills: ${explain(error)}`]));
     }
   };
 
@@ -298,6 +348,7 @@ export function accountPanel(app: App): void {
     resultId: string,
     run: (api: SignedApi) => Promise<string>,
     kind: 'ok' | 'address' = 'ok',
+    context: Context = 'other',
   ): void => {
     const result = byId(resultId);
     byId<HTMLFormElement>(formId).addEventListener('submit', (event) => {
@@ -306,7 +357,7 @@ export function accountPanel(app: App): void {
       if (api === undefined) return;
       run(api).then(
         (text) => show(result, text, kind),
-        (error: unknown) => show(result, describe(error), 'error'),
+        (error: unknown) => show(result, explain(error, context), 'error'),
       );
     });
   };
@@ -335,35 +386,10 @@ export function accountPanel(app: App): void {
       return lines.join('\n') || 'No address.';
     },
     'address',
+    'deposit',
   );
 
-  const withdrawCoin = byId<HTMLSelectElement>('withdraw-coin');
-  const withdrawFee = byId<HTMLInputElement>('withdraw-fee');
-  const prefillFee = (): void => {
-    const coin = withdrawCoin.value;
-    void getPublic(`/api/getFeeInfo?currency=${coin}`)
-      .then((reply) => {
-        const chain = (reply?.result?.[coin.toUpperCase()] as Json[] | undefined)?.[0];
-        withdrawFee.value = chain === undefined ? '' : String(chain.fee);
-      })
-      .catch(() => undefined);
-  };
-  withdrawCoin.addEventListener('change', prefillFee);
-  prefillFee();
-  onSubmit('withdraw', 'withdraw-result', async (api) => {
-    const password = byId<HTMLInputElement>('withdraw-password');
-    const params: [string, string][] = [
-      ['currency', withdrawCoin.value],
-      ['amount', byId<HTMLInputElement>('withdraw-amount').value.trim()],
-      ['fees', withdrawFee.value.trim()],
-      ['receiveAddr', byId<HTMLInputElement>('withdraw-address').value.trim()],
-      ['safePwd', password.value],
-      ['itransfer', byId<HTMLInputElement>('withdraw-internal').checked ? '1' : '0'],
-    ];
-    password.value = '';
-    const reply = await api.call('withdraw', params);
-    return `Withdrawal ${String(reply.id)} submitted.`;
-  });
+  withdrawForm(app);
 
   // ── the demo faucet ──
   const faucet = app.venue?.demo?.faucet as Record<string, string> | undefined;

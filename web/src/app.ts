@@ -3,7 +3,10 @@
  * WebSocket feed, the signed-in key and the account's balances, each with listeners.
  */
 import type { Feed } from './feed.ts';
+import type { OrderRecord } from './fills.ts';
 import type { Json, SignedApi } from './rest.ts';
+
+export type { OrderRecord } from './fills.ts';
 
 /** A market as the page uses it: `/data/v1/markets` and `/data/v1/venueInfo` together. */
 export interface MarketInfo {
@@ -25,6 +28,12 @@ export interface MarketInfo {
 export interface Balance {
   readonly available: string;
   readonly frozen: string;
+}
+
+/** A message of the selected market's push_user_incr_record: the snapshot of open orders, or one change. */
+export interface OrderRecords {
+  readonly snapshot: boolean;
+  readonly records: readonly OrderRecord[];
 }
 
 type Listener<T> = (value: T) => void;
@@ -74,8 +83,12 @@ export interface App {
   readonly pickedPrice: Observable<string>;
   /** The selected market's latest trade (price text and whether the taker bought). */
   readonly lastTrade: Observable<{ readonly price: string; readonly buy: boolean } | undefined>;
-  /** Shows a short message at the top of the page. */
-  notice(text: string): void;
+  /** The signed-in account's order records of the selected market, as they arrive. */
+  readonly orderRecords: Observable<OrderRecords>;
+  /** The venue refused the signed-in key (1003, over REST or the feed): the account panel signs out. */
+  readonly keyRefused: Observable<number>;
+  /** Shows a short message at the top of the page (`sticky`: until the next one). */
+  notice(text: string, sticky?: boolean): void;
 }
 
 /** Number text at a scale, for display (amounts on the wire are JSON numbers at the market's scales). */

@@ -1,18 +1,19 @@
 /**
- * @module book-panel — the depth ladder of the selected market with cumulative sizes. At the
- * market's tick it is the live `<market>_depth` channel (50 levels a side); with a coarser merge
- * step it shows `/data/v1/depth?merge=` (the endpoint's merged levels, at most 5 a side), fetched
- * again when the book changes, at most every MERGED_REFRESH_MS. Click a level to use its price.
+ * @module book-panel — the depth ladder of the selected market, live from the `<market>_depth`
+ * channel (50 levels a side): price, amount and Total (price × amount, in the quote coin), a bar
+ * by the cumulative amount, and the depth chart beside it. A coarser merge step merges those
+ * levels on the page (bids rounded down to the step, asks up), so that a merged ladder shows as
+ * many levels as an unmerged one (the depth endpoint's merged depth has at most 5 a side).
+ * Click a level to use its price.
  */
 import { byId, el, fixed, setClass, setText, type App, type MarketInfo } from './app.ts';
+import { depthChart } from './depth-chart.ts';
 import { redraw } from './frame.ts';
-import { getPublic, type Json } from './rest.ts';
+import { mergeLevels, type Level } from './merge-levels.ts';
+import type { Json } from './rest.ts';
 
 /** Rows shown per side. */
 const ROWS = 12;
-const MERGED_REFRESH_MS = 400;
-
-type Level = [number, number];
 
 interface Row {
   readonly row: HTMLElement;
@@ -39,10 +40,10 @@ export function bookPanel(app: App): void {
   const mergeEl = byId<HTMLSelectElement>('merge');
   let asks: Level[] = [];
   let bids: Level[] = [];
-  let merge = '';
+  /** The merge step in ticks (1: unmerged). */
+  let stepTicks = 1;
   let unsubscribe: (() => void) | undefined;
-  let fetchTimer: ReturnType<typeof setTimeout> | undefined;
-  let fetchedAt = 0;
+  const depth = depthChart(byId<HTMLCanvasElement>('depth-chart'));
 
   const makeRows = (parent: HTMLElement): Row[] =>
     Array.from({ length: ROWS }, () => {
@@ -63,8 +64,8 @@ export function bookPanel(app: App): void {
 
   const fill = (rows: Row[], levels: Level[], m: MarketInfo, max: number, fromBottom: boolean): void => {
     // levels: best first. Asks are drawn best at the bottom, bids best at the top.
-    let total = 0;
-    const totals = levels.map(([, amount]) => (total += amount));
+    let sum = 0;
+    const cumulative = levels.map(([, amount]) => (sum += amount));
     for (let i = 0; i < ROWS; i++) {
       const r = rows[fromBottom ? ROWS - 1 - i : i] as Row;
       const level = levels[i];
@@ -77,16 +78,18 @@ export function bookPanel(app: App): void {
       }
       setText(r.price, fixed(level[0], m.priceScale));
       setText(r.amount, fixed(level[1], m.amountScale));
-      setText(r.total, fixed(totals[i], m.amountScale));
-      setWidth(r.bar, `${max > 0 ? Math.round(((totals[i] as number) / max) * 100) : 0}%`);
+      setText(r.total, fixed(level[0] * level[1], m.priceScale));
+      setWidth(r.bar, `${max > 0 ? Math.round(((cumulative[i] as number) / max) * 100) : 0}%`);
     }
   };
 
   const render = (): void => {
     const m = app.market.value;
     // The wire lists asks from the highest price down: the best ask is last.
-    const bestAsks = asks.slice(-ROWS).reverse();
-    const bestBids = bids.slice(0, ROWS);
+    const allAsks = asks.slice().reverse();
+    const bestAsks = mergeLevels(allAsks, stepTicks, m.priceScale, 'ask').slice(0, ROWS);
+    const bestBids = mergeLevels(bids, stepTicks, m.priceScale, 'bid').slice(0, ROWS);
+    depth.draw(bids, allAsks, m);
     const sum = (ls: Level[]): number => ls.reduce((s, [, a]) => s + a, 0);
     const max = Math.max(sum(bestAsks), sum(bestBids));
     fill(askRows, bestAsks, m, max, true);
@@ -99,25 +102,6 @@ export function bookPanel(app: App): void {
     setClass(spreadEl, `spread ${last === undefined ? '' : last.buy ? 'up' : 'down'}`);
   };
 
-  const fetchMerged = async (): Promise<void> => {
-    fetchTimer = undefined;
-    fetchedAt = performance.now();
-    const m = app.market.value;
-    const step = merge;
-    const depth = await getPublic(`/data/v1/depth?market=${m.name}&size=5&merge=${step}`).catch(
-      () => undefined,
-    );
-    if (depth?.asks === undefined || step !== merge || m !== app.market.value) return;
-    asks = depth.asks as Level[];
-    bids = depth.bids as Level[];
-    redraw(render);
-  };
-  const refreshMerged = (): void => {
-    if (fetchTimer !== undefined) return;
-    const wait = Math.max(0, fetchedAt + MERGED_REFRESH_MS - performance.now());
-    fetchTimer = setTimeout(() => void fetchMerged(), wait);
-  };
-
   const subscribe = (): void => {
     unsubscribe?.();
     const m = app.market.value;
@@ -125,10 +109,6 @@ export function bookPanel(app: App): void {
     bids = [];
     redraw(render);
     unsubscribe = app.feed.subscribe({ channel: `${m.wireId}_depth` }, (message: Json) => {
-      if (merge !== mergeEl.options[0]?.value) {
-        refreshMerged();
-        return;
-      }
       asks = message.asks as Level[];
       bids = message.bids as Level[];
       redraw(render);
@@ -138,19 +118,17 @@ export function bookPanel(app: App): void {
   app.market.listen((m) => {
     mergeEl.replaceChildren(
       ...[0, 1, 2, 3].map((k) => {
-        const step = powerOfTen(k - m.priceScale);
-        const option = el('option', '', step) as HTMLOptionElement;
-        option.value = step;
+        const option = el('option', '', powerOfTen(k - m.priceScale)) as HTMLOptionElement;
+        option.value = String(10 ** k);
         return option;
       }),
     );
-    merge = mergeEl.value;
+    stepTicks = 1;
     subscribe();
   }, true);
   mergeEl.addEventListener('change', () => {
-    merge = mergeEl.value;
-    if (merge === mergeEl.options[0]?.value) subscribe();
-    else void fetchMerged();
+    stepTicks = Number(mergeEl.value);
+    redraw(render);
   });
   app.lastTrade.listen(() => redraw(render));
 }

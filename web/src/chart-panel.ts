@@ -33,6 +33,14 @@ export const INTERVALS = [
   '1week',
 ] as const;
 
+/**
+ * Empty bars kept right of the newest candle: its time label is centred on it, and at the very
+ * edge the price scale cut it off ("17:" of 17:34; a week's one candle had no readable label).
+ */
+const RIGHT_OFFSET_BARS = 4;
+/** Intervals of a day and more label their candles with dates, not times of day. */
+const DAILY = new Set(['1day', '3day', '1week']);
+
 const UP = '#26a69a';
 const DOWN = '#ef5350';
 
@@ -45,7 +53,12 @@ export function chartPanel(app: App): void {
     layout: { background: { color: 'transparent' }, textColor: '#7d8794', attributionLogo: true },
     grid: { vertLines: { color: '#1c232c' }, horzLines: { color: '#1c232c' } },
     rightPriceScale: { borderColor: '#262d36' },
-    timeScale: { borderColor: '#262d36', timeVisible: true, secondsVisible: false },
+    timeScale: {
+      borderColor: '#262d36',
+      timeVisible: true,
+      secondsVisible: false,
+      rightOffset: RIGHT_OFFSET_BARS,
+    },
   });
   const candles = chart.addSeries(CandlestickSeries, {
     upColor: UP,
@@ -94,6 +107,9 @@ export function chartPanel(app: App): void {
       shown = rows.length;
       container.dataset['candles'] = String(shown);
       chart.timeScale().scrollToRealTime();
+      const range = chart.timeScale().getVisibleLogicalRange();
+      // Bars of room right of the newest candle (what the browser tests read).
+      container.dataset['rightSpace'] = range === null ? '' : (range.to - (shown - 1)).toFixed(1);
       return;
     }
     for (const r of rows) {
@@ -113,6 +129,9 @@ export function chartPanel(app: App): void {
     unsubscribe?.();
     const m = app.market.value;
     const { priceScale } = m;
+    const timeVisible = !DAILY.has(interval);
+    chart.applyOptions({ timeScale: { timeVisible } });
+    container.dataset['timeVisible'] = String(timeVisible);
     candles.applyOptions({
       priceFormat: { type: 'price', precision: priceScale, minMove: 10 ** -priceScale },
     });

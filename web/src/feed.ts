@@ -25,11 +25,15 @@ export class Feed {
   readonly #url: string;
   readonly #subscriptions = new Map<string, Subscription>();
   readonly #onStatus: (status: FeedStatus) => void;
-  readonly #onError: (message: string) => void;
+  readonly #onError: (message: string, code: number, channel: string) => void;
   #socket: WebSocket | undefined;
   #retryMs = 500;
 
-  constructor(url: string, onStatus: (status: FeedStatus) => void, onError: (message: string) => void) {
+  constructor(
+    url: string,
+    onStatus: (status: FeedStatus) => void,
+    onError: (message: string, code: number, channel: string) => void,
+  ) {
     this.#url = url;
     this.#onStatus = onStatus;
     this.#onError = onError;
@@ -79,8 +83,17 @@ export class Feed {
         return; // `pong` and other text
       }
       if (message?.success === false) {
+        const channel = String(message.channel ?? '');
+        // A refusal of a channel no longer subscribed (the removeChannel of a signed-out key) is no news.
+        if (
+          channel !== '' &&
+          ![...this.#subscriptions.values()].some((s) => s.request['channel'] === channel)
+        )
+          return;
         this.#onError(
-          `${String(message.channel ?? '')}: ${String(message.message)} (${String(message.code)})`,
+          `${channel}: ${String(message.message)} (${String(message.code)})`,
+          Number(message.code),
+          channel,
         );
         return;
       }

@@ -4,14 +4,15 @@
  */
 import './style.css';
 import { accountPanel } from './account-panel.ts';
-import { byId, Observable, type App, type Balance, type MarketInfo } from './app.ts';
+import { byId, Observable, type App, type Balance, type MarketInfo, type OrderRecords } from './app.ts';
 import { bookPanel } from './book-panel.ts';
 import { chartPanel } from './chart-panel.ts';
 import { Feed } from './feed.ts';
+import { fillsPanel } from './fills-panel.ts';
 import { marginPanel } from './margin-panel.ts';
 import { marketsPanel } from './markets-panel.ts';
 import { orderForm } from './order-form.ts';
-import { getPublic, type Json, type SignedApi } from './rest.ts';
+import { getPublic, KEY_REFUSED, type Json, type SignedApi } from './rest.ts';
 import { tradesPanel } from './trades-panel.ts';
 
 /** How often the sandbox clock badge is refreshed (ms). */
@@ -55,7 +56,11 @@ async function start(): Promise<void> {
           s === 'live' ? 'live' : s === 'connecting' ? 'connecting…' : 'offline: reconnecting';
         status.className = `badge ${s === 'live' ? 'live' : ''}`;
       },
-      (message) => app.notice(message),
+      (message, code, channel) => {
+        if (code === KEY_REFUSED && channel.startsWith('push_user'))
+          app.keyRefused.set(app.keyRefused.value + 1);
+        else app.notice(message);
+      },
     ),
     markets: infos,
     coins: Object.keys(fees?.result ?? {}).map((c) => c.toLowerCase()),
@@ -67,11 +72,13 @@ async function start(): Promise<void> {
     marginChanged: new Observable(0),
     pickedPrice: new Observable(''),
     lastTrade: new Observable<{ price: string; buy: boolean } | undefined>(undefined),
-    notice: (text) => {
+    keyRefused: new Observable(0),
+    orderRecords: new Observable<OrderRecords>({ snapshot: true, records: [] }),
+    notice: (text, sticky = false) => {
       notice.textContent = text;
       notice.hidden = false;
       if (noticeTimer !== undefined) clearTimeout(noticeTimer);
-      noticeTimer = setTimeout(() => (notice.hidden = true), 8_000);
+      noticeTimer = sticky ? undefined : setTimeout(() => (notice.hidden = true), 8_000);
     },
   };
 
@@ -81,6 +88,7 @@ async function start(): Promise<void> {
   tradesPanel(app);
   orderForm(app);
   accountPanel(app);
+  fillsPanel(app);
   marginPanel(app);
   sandboxClock(venue);
 }

@@ -1,12 +1,14 @@
 /**
- * @module order-form — limit, PostOnly and IOC orders for the selected market, by amount or by
- * total, with the available balance and the fee estimated from the market's rates (exact decimal
+ * @module order-form — limit, PostOnly and IOC orders for the selected market, by amount, by
+ * total (price × amount, in the quote coin) or by a share of the available balance (the slider),
+ * with the available balance and the fee estimated from the market's rates (exact decimal
  * arithmetic), in the spot account or a margin one (`acctType`, with `enableExpress` to borrow what
  * the order lacks). The order is a signed `order` call like any client's.
  */
 import { byId, type App, type MarketInfo } from './app.ts';
-import { decimalsOf, div, format, mul, parseDec, rescale, type Dec } from './decimal.ts';
-import { ApiError } from './rest.ts';
+import { div, format, mul, parseDec, rescale, type Dec } from './decimal.ts';
+import { explain } from './messages.ts';
+import { amountProblem, priceProblem } from './order-checks.ts';
 
 type Side = 'buy' | 'sell';
 type Kind = 'limit' | 'postOnly' | 'ioc';
@@ -34,6 +36,8 @@ export function orderForm(app: App): void {
   const price = byId<HTMLInputElement>('order-price');
   const amount = byId<HTMLInputElement>('order-amount');
   const total = byId<HTMLInputElement>('order-total');
+  const share = byId<HTMLInputElement>('order-share');
+  const shareText = byId('order-share-text');
   const available = byId('order-available');
   const fee = byId('order-fee');
   const submit = byId<HTMLButtonElement>('order-submit');
@@ -90,6 +94,7 @@ export function orderForm(app: App): void {
 
   const setSide = (next: Side): void => {
     side = next;
+    resetShare();
     buyTab.classList.toggle('active', side === 'buy');
     sellTab.classList.toggle('active', side === 'sell');
     submit.className = `submit ${side}`;
@@ -103,12 +108,46 @@ export function orderForm(app: App): void {
   type.addEventListener('change', update);
   account.addEventListener('change', update);
   price.addEventListener('input', update);
+  const resetShare = (): void => {
+    share.value = '0';
+    shareText.textContent = '0%';
+  };
   amount.addEventListener('input', () => {
     driver = 'amount';
+    resetShare();
     update();
   });
   total.addEventListener('input', () => {
     driver = 'total';
+    resetShare();
+    update();
+  });
+  // The slider: that share of the available balance, as the amount (a buy spends the quote coin
+  // at the price given; a sell, the base coin), rounded down to the market's amount scale.
+  share.addEventListener('input', () => {
+    shareText.textContent = `${share.value}%`;
+    const m = app.market.value;
+    const balance = parseDec(app.balances.value.get(side === 'buy' ? m.quote : m.base)?.available ?? '');
+    const p = parseDec(price.value);
+    const part = mul(balance ?? { units: 0n, scale: 0 }, { units: BigInt(share.value), scale: 2 });
+    const a =
+      side === 'sell'
+        ? rescale(part, m.amountScale, false)
+        : p === undefined
+          ? undefined
+          : div(part, p, m.amountScale);
+    if (balance === undefined || a === undefined) {
+      show(
+        balance === undefined
+          ? 'Sign in (spot account) to size the order by your balance.'
+          : 'Give the price first: the share of your balance buys an amount at that price.',
+        'error',
+      );
+      return;
+    }
+    show('');
+    amount.value = format(a);
+    driver = 'amount';
     update();
   });
 
@@ -137,10 +176,8 @@ export function orderForm(app: App): void {
     const api = app.api.value;
     const m = app.market.value;
     if (api === undefined) return show('Sign in with an API key to place orders.', 'error');
-    if (parseDec(price.value) === undefined || decimalsOf(price.value) > m.priceScale)
-      return show(`Price: a number with at most ${m.priceScale} decimals.`, 'error');
-    if (parseDec(amount.value) === undefined || decimalsOf(amount.value) > m.amountScale)
-      return show(`Amount: a number with at most ${m.amountScale} decimals.`, 'error');
+    const problem = priceProblem(price.value, m) ?? amountProblem(amount.value, m, side);
+    if (problem !== undefined) return show(problem, 'error');
     const params: [string, string][] = [
       ['currency', m.name],
       ['tradeType', side === 'buy' ? '1' : '0'],
@@ -159,7 +196,7 @@ export function orderForm(app: App): void {
       show(`Order ${String(reply.id)} placed.`, 'ok');
       if (account.value !== '0') app.marginChanged.set(app.marginChanged.value + 1);
     } catch (error) {
-      show(error instanceof ApiError ? `${error.message} (${error.code})` : String(error), 'error');
+      show(explain(error), 'error');
     } finally {
       submit.disabled = false;
     }

@@ -14,6 +14,9 @@ export async function getPublic(path: string): Promise<Json> {
   return response.json();
 }
 
+/** The code of a refused key: unknown, revoked, or signed with another secret. */
+export const KEY_REFUSED = 1003;
+
 /** A refusal: the reply's `code` and `message`. */
 export class ApiError extends Error {
   readonly code: number;
@@ -37,6 +40,8 @@ export function checked(reply: Json): Json {
 export class SignedApi {
   readonly accessKey: string;
   readonly #keyHex: string;
+  /** Called when the venue refuses the key itself (1003), before the call rejects. */
+  onKeyRefused: (error: ApiError) => void = () => undefined;
 
   /** `keyHex` is sha1hex(secret): the page never keeps the secret itself. */
   constructor(accessKey: string, keyHex: string) {
@@ -52,6 +57,11 @@ export class SignedApi {
   async call(method: string, params: readonly [string, string][] = []): Promise<Json> {
     const query = signedQuery(method, params, this.accessKey, this.#keyHex, Date.now());
     const response = await fetch(`/api/${method}?${query}`, { headers: { accept: 'application/json' } });
-    return checked(await response.json());
+    try {
+      return checked(await response.json());
+    } catch (error) {
+      if (error instanceof ApiError && error.code === KEY_REFUSED) this.onKeyRefused(error);
+      throw error;
+    }
   }
 }
