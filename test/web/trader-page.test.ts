@@ -6,10 +6,11 @@
  * the page out saying why; the trader's own fills with maker or taker, cancel-all, the amount
  * slider, the depth chart, as many levels merged as unmerged, "Total" as price × amount; the
  * margin tab's loans not in an inner scroll box; the 1-week chart's labels inside the chart; and
- * the 390 px phone layout. Screenshots go to test-output/browser/trader-*.png (docs/img has copies).
+ * the 390 px phone layout. Screenshots go to test-output/browser/trader-*.png (docs/img has copies:
+ * `npm run docs:screenshots` runs this file and copies them, DOCS_COPIES).
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -27,6 +28,16 @@ import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type PageGlobal = any;
+
+/** Screenshots copied to docs/img when BOURSE_DOCS_SCREENSHOTS=1 (npm run docs:screenshots). */
+const DOCS_COPIES: Readonly<Record<string, string>> = {
+  'trader-page.png': 'trading-page.png',
+  'trader-phone.png': 'trading-page-phone.png',
+  'trader-fills.png': 'trading-page-fills.png',
+  'trader-withdraw.png': 'trading-page-withdraw.png',
+  'trader-week.png': 'trading-page-week.png',
+};
+const DOCS_IMG = join(import.meta.dirname, '..', '..', 'docs', 'img');
 
 const TRC20 = `T${'1'.repeat(33)}`;
 const UNVERIFIED_TRC20 = `T${'2'.repeat(33)}`;
@@ -96,6 +107,9 @@ describe('the trading page a trader expects (issue 31)', { skip: browserSkip }, 
 
   after(async () => {
     await venue?.close();
+    if (process.env['BOURSE_DOCS_SCREENSHOTS'] === '1')
+      for (const [from, to] of Object.entries(DOCS_COPIES))
+        copyFileSync(join(SCREENSHOTS, from), join(DOCS_IMG, to));
   });
 
   test('a wrong secret says so, without the signing recipe', async () => {
@@ -268,6 +282,7 @@ describe('the trading page a trader expects (issue 31)', { skip: browserSkip }, 
     const maker = await seeText(page, '#fills tbody', /maker/);
     assert.match(maker, /buy\s+\d+\.\d{2}\s+0\.0010\s+[\d.]+\s+0\.000002 BTC\s+maker/);
     await page.locator('.account').screenshot({ path: join(SCREENSHOTS, 'trader-fills.png') });
+    await page.evaluate(() => (globalThis as PageGlobal).scrollTo(0, 0));
     await page.screenshot({ path: join(SCREENSHOTS, 'trader-page.png') });
   });
 
