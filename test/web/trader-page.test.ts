@@ -231,6 +231,11 @@ describe('the trading page a trader expects (issue 31)', { skip: browserSkip }, 
     const amount = Number(await page.inputValue('#order-amount'));
     const expected = Math.floor(((available * 0.25) / Number(price)) * 1e4) / 1e4;
     assert.ok(Math.abs(amount - expected) <= 0.0001, `${amount} ≈ ${expected}`);
+    // A margin account's balance is not the spot one: the slider says where it is.
+    await page.selectOption('#order-account', '1');
+    await page.fill('#order-share', '50');
+    assert.match(await seeText(page, '#order-result.error', /slider/), /margin tab/);
+    await page.selectOption('#order-account', '0');
 
     for (const p of [price, (Number(price) - 1).toFixed(2)]) {
       await page.fill('#order-price', p);

@@ -136,11 +136,13 @@ export function orderForm(app: App): void {
         : p === undefined
           ? undefined
           : div(part, p, m.amountScale);
-    if (balance === undefined || a === undefined) {
+    if (account.value !== '0' || balance === undefined || a === undefined) {
       show(
-        balance === undefined
-          ? 'Sign in (spot account) to size the order by your balance.'
-          : 'Give the price first: the share of your balance buys an amount at that price.',
+        account.value !== '0'
+          ? "The slider sizes spot orders: a margin account's balance is in the margin tab."
+          : balance === undefined
+            ? 'Sign in to size the order by your balance.'
+            : 'Give the price first: the share of your balance buys an amount at that price.',
         'error',
       );
       return;
