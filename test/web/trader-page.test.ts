@@ -128,6 +128,7 @@ describe('the trading page a trader expects (issue 31)', { skip: browserSkip }, 
   test('the withdraw form takes the network from the address and fills its fee: a TRC20 withdrawal is accepted', async () => {
     await signIn(tron.accessKey, tron.secret);
     await page.waitForSelector('#user-name:has-text("tron")');
+    assert.equal(await page.isVisible('#notice'), false, 'the refusal is gone once signed in');
     await tab('withdraw');
     await page.selectOption('#withdraw-coin', 'usdt');
     await until('the networks are listed', async () =>

@@ -64,6 +64,7 @@ export function accountPanel(app: App): void {
     sessionStorage.setItem(SESSION_KEY, JSON.stringify({ accessKey: api.accessKey, keyHex: api.keyHex }));
     userName.textContent = String(info?.result?.base?.username ?? '');
     api.onKeyRefused = () => app.keyRefused.set(app.keyRefused.value + 1);
+    app.notice(''); // a refusal said before (a wrong secret, a sign-out) no longer holds
     app.api.set(api);
   };
   const signOut = (): void => {

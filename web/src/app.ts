@@ -87,7 +87,7 @@ export interface App {
   readonly orderRecords: Observable<OrderRecords>;
   /** The venue refused the signed-in key (1003, over REST or the feed): the account panel signs out. */
   readonly keyRefused: Observable<number>;
-  /** Shows a short message at the top of the page (`sticky`: until the next one). */
+  /** Shows a short message at the top of the page (`sticky`: until the next one; `''` hides it). */
   notice(text: string, sticky?: boolean): void;
 }
 

@@ -76,7 +76,7 @@ async function start(): Promise<void> {
     orderRecords: new Observable<OrderRecords>({ snapshot: true, records: [] }),
     notice: (text, sticky = false) => {
       notice.textContent = text;
-      notice.hidden = false;
+      notice.hidden = text === '';
       if (noticeTimer !== undefined) clearTimeout(noticeTimer);
       noticeTimer = sticky ? undefined : setTimeout(() => (notice.hidden = true), 8_000);
     },
