@@ -80,7 +80,7 @@ import { createLogger, type Component } from './observability/logger.ts';
 import { VenueMetrics } from './observability/metrics.ts';
 import { withProbes } from './observability/probes.ts';
 import { progressReporter } from './observability/progress.ts';
-import type { Log } from './sequencer/ports.ts';
+import type { Log } from './domain/log.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { MAX_CLOCK_ADVANCE_MS, ManualClock } from './sequencer/manual-clock.ts';
 import { recover } from './sequencer/recovery.ts';

@@ -26,7 +26,7 @@ import { StartRefusedError } from '../config/start-refusal.ts';
 import type { VenueIdentity } from '../config/venue-identity.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { HistoryStore } from '../store/history-store.ts';
 import { followStateHashes, RemoteSubmit, type RemoteSubmitOptions } from './command-link.ts';
 import { StreamReplica } from './stream-replica.ts';

@@ -18,7 +18,7 @@ import type { ServerOptions } from '../config/options.ts';
 import { dataPaths } from '../config/data-dir.ts';
 import { seedMarketData, type SeededMarketData } from '../api/market-data/seed-market-data.ts';
 import type { PreparedParts } from '../prepared-parts.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { AppliedCommand, AppliedListener } from '../sequencer/sequencer.ts';
 import type { VenueState } from '../sequencer/venue-ports.ts';
 import { historyLocation, openHistoryStore, readerLocation } from '../store/history-location.ts';

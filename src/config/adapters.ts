@@ -14,7 +14,7 @@ import { MemoryRateLimiter } from '../api/auth/rate-limit.ts';
 import { RedisRateLimiter, redactRedisUrl } from '../api/auth/redis-rate-limit.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { JetStreamJournal, JournalContendedError } from '../journal/jetstream-journal.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import { writeAtomic } from './data-dir.ts';
 import { StartRefusedError } from './start-refusal.ts';
 import { describeJetStream, parseJournalUrl, type JetStreamLocation } from './journal-url.ts';

@@ -23,7 +23,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { logRefusal } from '../../observability/refusal-levels.ts';
-import type { Log } from '../../sequencer/ports.ts';
+import type { Log } from '../../domain/log.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
