@@ -40,7 +40,8 @@ import { seedMarketData } from './api/market-data/seed-market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
 import { ChainWatcher } from './chain/chain-watcher.ts';
 import { SimulatedChain } from './chain/simulated-chain.ts';
-import { journalLocation, openJournal, openRateLimiter } from './config/adapters.ts';
+import { openRateLimiter } from './api/auth/open-rate-limiter.ts';
+import { journalLocation, openJournal } from './config/adapters.ts';
 import {
   ADMIN_TOKEN_FILE,
   DATA_UMASK,

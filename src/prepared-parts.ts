@@ -5,7 +5,7 @@
  * closes them.
  */
 import type { SeededMarketData } from './api/market-data/seed-market-data.ts';
-import type { VenueRateLimiter } from './config/adapters.ts';
+import type { VenueRateLimiter } from './api/auth/open-rate-limiter.ts';
 import type { ClockMode } from './config/options.ts';
 import type { HistoryStore } from './store/history-store.ts';
 

@@ -7,8 +7,8 @@
  * file of that directory); `--limits-url` the shared limits (Redis); `--master-key-file` the key.
  * It holds no lock on the directory and writes nothing in it.
  */
-import { loadMasterKey } from '../api/auth/secret-sealing.ts';
-import { openRateLimiter } from '../config/adapters.ts';
+import { loadMasterKey } from '../config/master-key.ts';
+import { openRateLimiter } from '../api/auth/open-rate-limiter.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import { historyLocation, openHistoryStore, readerLocation } from '../store/history-location.ts';

@@ -12,7 +12,8 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Authenticator } from '../api/auth/authenticate.ts';
 import type { RateLimiter } from '../api/auth/rate-limit.ts';
-import { createSecretSealer, masterKeyId } from '../api/auth/secret-sealing.ts';
+import { createSecretSealer } from '../api/auth/secret-sealing.ts';
+import { masterKeyId } from '../config/master-key.ts';
 import { TrustedProxies } from '../api/http/client-ip.ts';
 import type { ConnectionLimits } from '../api/http/connection-guard.ts';
 import { publicRoutes } from '../api/http/public/public-routes.ts';

@@ -13,7 +13,7 @@
  * replica (a `bourse history` process lagging) leaves the trades in between out of the 24 h
  * window and the recent trades, as a venue started after it would.
  */
-import { openRateLimiter, type VenueRateLimiter } from '../config/adapters.ts';
+import { openRateLimiter, type VenueRateLimiter } from '../api/auth/open-rate-limiter.ts';
 import type { ServerOptions } from '../config/options.ts';
 import { dataPaths } from '../config/data-dir.ts';
 import { seedMarketData, type SeededMarketData } from '../api/market-data/seed-market-data.ts';

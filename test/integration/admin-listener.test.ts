@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
+import { writeMasterKeyFile } from '../../src/config/master-key.ts';
 import { ListenError } from '../../src/api/http/listen-probe.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
 import type { ServerOptions } from '../../src/config/options.ts';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inject } from 'light-my-request';
-import { TrustedProxies, trustedProxyProblem } from './client-ip.ts';
+import { trustedProxyProblem } from '../../config/trusted-proxy-entry.ts';
+import { TrustedProxies } from './client-ip.ts';
 import { createRequestHandler } from './server.ts';
 
 describe('TrustedProxies', () => {
