@@ -16,13 +16,11 @@
 import { mkdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
-import { adminRoutes } from './api/admin/admin-routes.ts';
 import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
+import { apiSettings, buildApi } from './api/assembly.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
-import { createSecretSealer, generateApiCredentials } from './api/auth/secret-sealing.ts';
-import { Authenticator } from './api/auth/authenticate.ts';
-import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
-import { TrustedProxies } from './api/http/client-ip.ts';
+import { createSecretSealer } from './api/auth/secret-sealing.ts';
+import { MemoryRateLimiter } from './api/auth/rate-limit.ts';
 import {
   ListenError,
   listenProblem,
@@ -30,11 +28,7 @@ import {
   type ListenRole,
   type ListenTarget,
 } from './api/http/listen-probe.ts';
-import { publicRoutes } from './api/http/public/public-routes.ts';
-import { venueInfoRoutes } from './api/http/public/venue-info.ts';
-import { createRequestHandler, startHttpServer, type RunningHttpServer } from './api/http/server.ts';
-import { signedRoutes } from './api/http/signed/index.ts';
-import { CONSOLE_HOME, CONSOLE_SCOPE, StaticSite, withStaticSite } from './api/http/static-site.ts';
+import { startHttpServer, type RunningHttpServer } from './api/http/server.ts';
 import type { VenuePort } from './api/http/types.ts';
 import { seedMarketData } from './api/market-data/seed-market-data.ts';
 import { WsGateway } from './api/ws/ws-server.ts';
@@ -96,12 +90,6 @@ import {
 } from './store/history-location.ts';
 import { HistoryWorker } from './store/history-worker.ts';
 import { HISTORY_BATCH_ENTRIES, HistoryWriter } from './store/history-writer.ts';
-
-/** The built trading page (Vite's output; `npm install` builds it, see web/). */
-export const WEB_DIST = join(import.meta.dirname, '..', 'web', 'dist');
-
-/** The limiter when limits are switched off (`--rate-limits=false`, for load tests). */
-const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () => ({ allowed: true }) };
 
 export interface RunningVenue {
   readonly sequencer: Sequencer;
@@ -384,52 +372,13 @@ async function startLocked(
     if (preparedMarket !== undefined && engine !== hooks.startFrom) {
       throw new Error('the prepared market data follow another engine than the one recovered');
     }
-    const { marketData, klines } = preparedMarket ?? (await seedMarketData(engine, history, now));
-    const venue: VenuePort = {
-      engine,
-      history,
-      now,
-      submit: (command) => sequencer.submit(command),
-    };
-    const trustedProxies = new TrustedProxies(options.trustedProxies);
-    const ws = new WsGateway(
-      {
-        engine,
-        marketData,
-        klines,
-        authenticator: new Authenticator(venue, sealer),
-        now,
-        wallClock: Date.now,
-        log: at('ws'),
-      },
-      { trustedProxies },
-    );
     const authLog = at('auth');
     const rateLimiter =
       prepared !== undefined ? prepared.rateLimiter : await openRateLimiter(options, authLog);
-    const metrics = options.metrics
-      ? new VenueMetrics({
-          engine,
-          sequencer,
-          journal,
-          history: follower,
-          ws,
-          ...(rateLimiter instanceof MemoryRateLimiter ? { rateLimiter } : {}),
-          ready: health.isReady,
-          openOrdersAtStart: startState.orders.map((o) => o[2]),
-        })
-      : undefined;
-    if (metrics !== undefined) {
-      fromNow(metrics.onApplied);
-      if (journal instanceof FileJournal) journal.onFlushed(metrics.onFlushed);
-    }
-    fromNow((batch) => marketData.apply(batch));
-    fromNow(klines.apply);
     if (follower instanceof HistoryFollower) {
       sequencer.subscribe(startState.lastSeq + 1, follower.enqueue);
       sequencer.addPressureSource(follower.overBound);
     }
-
     // Every coin and chain the engine knows (genesis and runtime changes) has its adapter.
     const chainLog = at('chain');
     const chain = SimulatedChain.open(engine.funds.config(), paths.chain, (message) =>
@@ -443,94 +392,82 @@ async function startLocked(
       carry: (funds) => chain.carry(funds),
       log: (message) => chainLog.warn(message),
     });
+    const venue: VenuePort = { engine, history, now, submit: (command) => sequencer.submit(command) };
+    const audit = new FileAuditLog(join(paths.root, AUDIT_FILE));
+    const { marketData, klines } = preparedMarket ?? (await seedMarketData(engine, history, now));
+    // Built on the market data just seeded, with no await between: it follows the next command.
+    const api = buildApi(
+      {
+        venue,
+        feed: sequencer,
+        marketData,
+        klines,
+        sealer,
+        rateLimiter,
+        clockMode: options.clock,
+        health,
+        log,
+        metrics: ({ ws }) => {
+          if (!options.metrics) return undefined;
+          const metrics = new VenueMetrics({
+            engine,
+            sequencer,
+            journal,
+            history: follower,
+            ws,
+            ...(rateLimiter instanceof MemoryRateLimiter ? { rateLimiter } : {}),
+            ready: health.isReady,
+            openOrdersAtStart: startState.orders.map((o) => o[2]),
+          });
+          fromNow(metrics.onApplied);
+          if (journal instanceof FileJournal) journal.onFlushed(metrics.onFlushed);
+          return metrics;
+        },
+        admin: {
+          token: adminToken,
+          instance,
+          audit,
+          views: {
+            walletHoldings: (coin) => chain.holdings(coin),
+            probes: {
+              ready: () => health.ready(),
+              lastSnapshot: () => {
+                if (sequencer.lastSnapshot !== undefined) return sequencer.lastSnapshot;
+                const newest = snapshots.list()[0];
+                if (newest === undefined) return undefined;
+                const at = statSync(newest.path, { throwIfNoEntry: false })?.mtimeMs;
+                return { seq: newest.lastSeq, at: at === undefined ? undefined : Math.round(at) };
+              },
+            },
+            limits: rateLimiter,
+          },
+          snapshot: () => sequencer.snapshot(),
+          funds: { chains: () => watcher.adapters(), simulator: chain, syncChains: () => watcher.sync() },
+          sandbox: {
+            clock: {
+              manual: manualClock !== undefined,
+              now,
+              advance: (ms) =>
+                (manualClock as ManualClock).advance(ms, {
+                  nextDeadline: () => engine.nextDeadline(),
+                  submit: venue.submit,
+                }),
+            },
+            maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
+          },
+        },
+      },
+      apiSettings(options),
+    );
+    const { ws, metrics } = api;
     fromNow(watcher.onApplied);
     // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
     await watcher.start();
-
-    const issueKey = (): { accessKey: string; secretKey: string; sealedSecret: string } => {
-      const c = generateApiCredentials();
-      return {
-        accessKey: c.accessKey,
-        secretKey: c.secret,
-        sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-      };
-    };
-    const routes = [
-      // The kline endpoint's per-IP spacing is a rate limit: on the wall clock, like the others.
-      ...publicRoutes({ venue: { ...venue, now: Date.now }, marketData }),
-      ...venueInfoRoutes({ engine, clock: { mode: options.clock, now } }),
-      ...signedRoutes({
-        venue,
-        sealer,
-        reqTimeWindowMs: options.reqTimeWindowMs,
-        rateLimiter: rateLimiter ?? UNLIMITED,
-        log: authLog,
-      }),
-    ];
-    const audit = new FileAuditLog(join(paths.root, AUDIT_FILE));
-    const admins = adminRoutes({
-      venue,
-      token: adminToken,
-      instance,
-      log: adminLog,
-      audit,
-      views: {
-        walletHoldings: (coin) => chain.holdings(coin),
-        volume24h: (market) => marketData.tickerFigures(market)?.vol,
-        probes: {
-          ready: () => health.ready(),
-          lastSnapshot: () => {
-            if (sequencer.lastSnapshot !== undefined) return sequencer.lastSnapshot;
-            const newest = snapshots.list()[0];
-            if (newest === undefined) return undefined;
-            const at = statSync(newest.path, { throwIfNoEntry: false })?.mtimeMs;
-            return { seq: newest.lastSeq, at: at === undefined ? undefined : Math.round(at) };
-          },
-        },
-        limits: rateLimiter,
-      },
-      snapshot: () => sequencer.snapshot(),
-      funds: { chains: () => watcher.adapters(), simulator: chain, syncChains: () => watcher.sync() },
-      keys: {
-        issue: issueKey,
-        renew: (accessKey) => {
-          const c = generateApiCredentials();
-          return { secretKey: c.secret, sealedSecret: sealer.seal(c.secretHash, accessKey) };
-        },
-        opens: (sealedSecret, accessKey) => sealer.unseal(sealedSecret, accessKey) !== undefined,
-      },
-      sandbox: {
-        clock: {
-          manual: manualClock !== undefined,
-          now,
-          advance: (ms) =>
-            (manualClock as ManualClock).advance(ms, {
-              nextDeadline: () => engine.nextDeadline(),
-              submit: venue.submit,
-            }),
-        },
-        maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
-      },
-    });
-    const site = StaticSite.load(WEB_DIST);
-    const handler = withProbes(
-      withStaticSite(
-        site,
-        createRequestHandler(routes, {
-          strictUserAgent: options.strictUserAgent,
-          log: at('http'),
-          slowRequestMs: options.slowRequestMs,
-          trustedProxies,
-        }),
-      ),
-      { health, detail: false, metrics: options.publicMetrics ? metrics : undefined, log: at('http') },
-    );
-    fromNow(ws.apply);
     const http = await startHttpServer({
       host: options.host,
       port: options.port,
-      handler,
-      trustedProxies,
+      handler: api.handler,
+      trustedProxies: api.trustedProxies,
       limits: {
         maxConnections: options.maxConnections,
         maxConnectionsPerIp: options.maxConnectionsPerIp,
@@ -541,22 +478,8 @@ async function startLocked(
     }).catch((error: unknown) => {
       throw new ListenError(listenProblem({ host: options.host, port: options.port }, PUBLIC_ROLE, error));
     });
-    ws.attach(http.server);
-    // The operator console (web/admin) is served at /admin on the admin listener only.
-    const consoleSite = StaticSite.load(WEB_DIST, CONSOLE_SCOPE);
-    // The CLI asks /admin/instance before every command (is this the server of listen.json?):
-    // at debug, so that the log shows the command, not the question.
-    const adminApi = createRequestHandler(admins, {
-      log: adminLog,
-      accessLog: true,
-      quietPaths: new Set(['/admin/instance']),
-    });
-    adminHandler = withProbes(withStaticSite(consoleSite, adminApi, CONSOLE_HOME), {
-      health,
-      detail: true,
-      metrics,
-      log: adminLog,
-    });
+    http.server.on('upgrade', api.upgrade);
+    adminHandler = api.admin as RequestListener;
     const publicAt = tcpEndpoint(http.host, http.port);
     writeListenFile(paths.root, {
       pid: process.pid,
@@ -571,15 +494,15 @@ async function startLocked(
       `listening on http://${http.host}:${http.port} (data in ${resolve(paths.root)})`,
     );
     at('http').info(
-      { built: site !== undefined },
-      site === undefined
+      { built: api.built.page },
+      !api.built.page
         ? `trading page: not built (run npm run build:web)`
         : `trading page: http://${http.host}:${http.port}/`,
     );
     if ('url' in adminAt) {
       adminLog.info(
-        { built: consoleSite !== undefined },
-        consoleSite === undefined
+        { built: api.built.console },
+        !api.built.console
           ? 'operator console: not built (run npm run build:web)'
           : `operator console: ${adminAt.url}/admin (sign in with the token in ${join(resolve(paths.root), ADMIN_TOKEN_FILE)})`,
       );
@@ -593,7 +516,7 @@ async function startLocked(
         demo = await startDemoMarket({
           engine,
           submit: venue.submit,
-          issueKey,
+          issueKey: api.keys.issue,
           baseUrl: `http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port}`,
           log: (message) => demoLog.info(message),
         });
@@ -620,7 +543,7 @@ async function startLocked(
         // First, so that a CLI started during the stop is told no server runs here.
         removeListenFile(paths.root, instance);
         await demo?.stop();
-        await ws.close();
+        await api.close();
         await http.close();
         await admin.close();
         await watcher.stop();

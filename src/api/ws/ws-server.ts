@@ -224,11 +224,13 @@ export class WsGateway {
   /** Takes each applied batch (an applied-feed listener, registered after the market data's). */
   readonly apply = (batch: readonly AppliedItem[]): void => this.#fanOut.apply(batch);
 
+  /** A node:http server's `upgrade` listener: WebSocket upgrades on the API's paths (others get 404). */
+  readonly upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void =>
+    this.#upgrade(request, socket, head);
+
   /** Serves WebSocket upgrades on `server`'s paths (other upgrade requests get 404). */
   attach(server: Server): void {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.#upgrade(request, socket, head),
-    );
+    server.on('upgrade', this.upgrade);
   }
 
   /** Closes every connection (1001, going away), cutting those that do not finish the handshake in time. */
