@@ -87,7 +87,7 @@ describe('the request handler with trusted proxies', () => {
 
 describe('signed routes behind a trusted proxy', () => {
   test('an IP-bound key and the per-IP limit see the client, not the proxy', async () => {
-    const { SignedApiHarness } = await import('./signed/test-venue.ts');
+    const { SignedApiHarness } = await import('../../../test/fixtures/signed-venue.ts');
     const { signedRoutes } = await import('./signed/index.ts');
     const { MemoryRateLimiter } = await import('../auth/rate-limit.ts');
     const h = new SignedApiHarness();
