@@ -160,3 +160,16 @@ export async function openJournal(
   writeJournalRecord(dataDir, location);
   return journal;
 }
+
+/** The venue's journal from its options: `--journal-url`, else the files of the data directory. */
+export function openVenueJournal(
+  options: { readonly journalUrl: string | undefined; readonly groupCommitMaxDelayMs: number },
+  paths: { readonly root: string; readonly journal: string },
+  log: Log,
+): Promise<VenueJournal> {
+  const location = journalLocation(options.journalUrl, paths.journal);
+  return openJournal(paths.root, paths.journal, location, {
+    maxBatchDelayMs: options.groupCommitMaxDelayMs,
+    log,
+  });
+}
