@@ -1,18 +1,133 @@
-// ESLint flat config: typescript-eslint's recommended rules plus the import-direction rule that keeps
-// the architecture's picture true (domain ← engine ← sequencer ← adapters; main.ts wires them).
+// ESLint flat config: typescript-eslint's recommended rules plus the import boundaries that keep the
+// architecture's picture true (domain ← engine ← sequencer ← adapters; main.ts wires them; the API
+// is assembled once in src/api/assembly.ts). Every file under src/ gets exactly one
+// no-restricted-imports rule (flat config would otherwise let the last one matching win): its
+// folder's boundary, plus, outside tests, "no test helper and no devDependency".
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const ADAPTERS = ['api', 'journal', 'store', 'cli', 'chain', 'web', 'demo', 'observability', 'cluster'];
-const layer = (dir, forbidden, message) => ({
-  files: [`src/${dir}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      { patterns: [{ group: forbidden.flatMap((f) => [`**/${f}/*`, `**/${f}/**`, `**/${f}.ts`]), message }] },
-    ],
+const TESTS = ['**/*.test.ts', '**/*.case.ts', '**/*.bench.ts'];
+const DEV_DEPENDENCIES = Object.keys(
+  JSON.parse(readFileSync(join(import.meta.dirname, 'package.json'), 'utf8')).devDependencies,
+);
+
+const folders = (names) => names.flatMap((f) => [`**/${f}/*`, `**/${f}/**`, `**/${f}.ts`]);
+const others = (self, extra = []) => [...ADAPTERS.filter((a) => a !== self), 'main', ...extra];
+
+/** What each folder of src/ may not import, and why. */
+const BOUNDARIES = {
+  domain: {
+    forbidden: ['engine', 'sequencer', 'main', 'config', ...ADAPTERS],
+    message: 'domain imports nothing of the system: it is the leaf.',
   },
+  engine: { forbidden: ['sequencer', 'main', 'config', ...ADAPTERS], message: 'engine imports only domain.' },
+  margin: {
+    forbidden: ['engine', 'sequencer', 'main', 'config', ...ADAPTERS],
+    message: 'margin is pure domain rules: it imports only domain, and the engine imports it.',
+  },
+  sequencer: {
+    forbidden: ['main', 'config', ...ADAPTERS],
+    message: 'sequencer imports domain and engine, and talks to adapters through ports.',
+  },
+  config: {
+    forbidden: others('config').filter((a) => a !== 'journal'),
+    message:
+      'config reads the settings and picks the journal; it imports no other adapter (the API opens its own parts: src/api/auth/open-rate-limiter.ts).',
+  },
+  journal: {
+    forbidden: others('journal', ['config']),
+    message: 'a journal adapter imports no other adapter.',
+  },
+  observability: {
+    forbidden: others('observability', ['config']),
+    message: 'observability imports no adapter: the parts it watches are given to it.',
+  },
+  chain: { forbidden: others('chain', ['config']), message: 'a chain adapter imports no other adapter.' },
+  store: {
+    forbidden: ['api', 'cli', 'cluster', 'journal', 'demo', 'web', 'chain', 'observability', 'main'],
+    message: 'the history store imports no other adapter.',
+  },
+  api: {
+    forbidden: ['cli', 'cluster', 'journal', 'demo', 'web', 'main'],
+    message:
+      'the API is built from ports (src/api/assembly.ts); the journal, the roles and the programs are not its to import.',
+  },
+  demo: {
+    forbidden: ['cli', 'cluster', 'journal', 'store', 'web', 'main'],
+    message: 'the demo is a client of the venue: it submits through ports and calls the API.',
+  },
+  cli: { forbidden: [], message: '' },
+  cluster: { forbidden: [], message: '' },
+};
+
+/** In src, outside tests: no test helper, no devDependency (a production install has none). */
+const PRODUCTION_ONLY = [
+  {
+    group: ['**/test/*', '**/test/**', '**/test-*.ts'],
+    message:
+      'src imports no test helper: harnesses live in test/fixtures/ and build the API with src/api/assembly.ts.',
+  },
+  {
+    group: DEV_DEPENDENCIES.map((d) => `${d}/**`),
+    message:
+      'a devDependency is for tests, benchmarks and tooling, not for src (npm ci --omit=dev leaves it out).',
+  },
+];
+const DEV_DEPENDENCY_PATHS = DEV_DEPENDENCIES.map((name) => ({
+  name,
+  message:
+    'a devDependency is for tests, benchmarks and tooling, not for src (npm ci --omit=dev leaves it out).',
+}));
+
+/**
+ * The gateways (HTTP, WebSocket, market data) and the other consumers of the venue read a
+ * read-only state and submit through a port (src/sequencer/venue-ports.ts): in a gateway process
+ * the state is a replica and the submit goes over the network. Tests build engines.
+ */
+const READS_VENUE_STATE = new Set(['api', 'chain', 'demo']);
+const ENGINE_CLASS = {
+  group: ['**/engine/engine.ts'],
+  importNames: ['Engine'],
+  message: 'adapters read VenueState and submit through SubmitPort (src/sequencer/venue-ports.ts).',
+};
+
+/** The inner layers hold in their tests too (less config, whose default venue tests use); an adapter's tests wire real parts. */
+const INNER = new Set(['domain', 'engine', 'margin', 'sequencer']);
+const boundary = (dir, tests = false) => {
+  const { forbidden, message } = BOUNDARIES[dir];
+  if (forbidden.length === 0 || (tests && !INNER.has(dir))) return [];
+  return [{ group: folders(tests ? forbidden.filter((f) => f !== 'config') : forbidden), message }];
+};
+const restrict = (files, ignores, patterns, paths = []) => ({
+  files,
+  ...(ignores.length === 0 ? {} : { ignores }),
+  rules: { 'no-restricted-imports': ['error', { paths, patterns }] },
 });
+
+const importRules = [
+  // Files at the root of src (main.ts, prepared-parts.ts): the composition root.
+  restrict(['src/*.ts'], TESTS, PRODUCTION_ONLY, DEV_DEPENDENCY_PATHS),
+  ...Object.keys(BOUNDARIES).flatMap((dir) => [
+    restrict(
+      [`src/${dir}/**/*.ts`],
+      TESTS,
+      [...boundary(dir), ...(READS_VENUE_STATE.has(dir) ? [ENGINE_CLASS] : []), ...PRODUCTION_ONLY],
+      DEV_DEPENDENCY_PATHS,
+    ),
+    ...(boundary(dir, true).length === 0
+      ? []
+      : [
+          restrict(
+            TESTS.map((t) => `src/${dir}/${t}`),
+            [],
+            boundary(dir, true),
+          ),
+        ]),
+  ]),
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'web/dist/**', 'test-output/**'] },
@@ -34,17 +149,18 @@ export default tseslint.config(
       ],
     },
   },
-  layer(
-    'domain',
-    ['engine', 'sequencer', 'main', ...ADAPTERS],
-    'domain imports nothing of the system: it is the leaf.',
-  ),
-  layer('engine', ['sequencer', 'main', ...ADAPTERS], 'engine imports only domain.'),
-  layer(
-    'margin',
-    ['engine', 'sequencer', 'main', ...ADAPTERS],
-    'margin is pure domain rules: it imports only domain, and the engine imports it.',
-  ),
+  ...importRules,
+  {
+    // Wire shapes (the interface's field names and number formats) live under src/api/ (e.g.
+    // src/api/wire/): a module named for the wire anywhere else is refused whatever it holds.
+    files: ['src/{domain,engine,margin,sequencer,journal,store,chain,observability,config}/**/*wire*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'Program', message: 'wire shapes live under src/api/ (src/api/wire/ for shared ones).' },
+      ],
+    },
+  },
   {
     files: ['web/**/*.ts'],
     rules: {
@@ -62,31 +178,4 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // The gateways (HTTP, WebSocket, market data) and the other consumers of the venue read a
-    // read-only state and submit through a port (src/sequencer/venue-ports.ts): in a gateway
-    // process the state is a replica and the submit goes over the network. Tests build engines.
-    files: ['src/api/**/*.ts', 'src/chain/**/*.ts', 'src/demo/**/*.ts'],
-    ignores: ['**/*.test.ts', '**/test-*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/engine/engine.ts'],
-              importNames: ['Engine'],
-              message:
-                'adapters read VenueState and submit through SubmitPort (src/sequencer/venue-ports.ts).',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  layer(
-    'sequencer',
-    ['main', ...ADAPTERS],
-    'sequencer imports domain and engine, and talks to adapters through ports.',
-  ),
 );

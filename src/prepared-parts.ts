@@ -1,12 +1,23 @@
 /**
- * @module prepared-parts — the parts of a venue a hot standby opens while it stands by
- * (src/cluster/ready-to-lead.ts) and hands to `startVenue` when it takes the lease, so that a
- * takeover is the lease, the fence and the journal's tail (issue 30); the venue that takes them
- * closes them.
+ * @module prepared-parts — what `startVenue` (src/main.ts) is given and gives: the parts of a venue a
+ * hot standby opens while it stands by (src/cluster/ready-to-lead.ts) and hands over when it takes
+ * the lease, so that a takeover is the lease, the fence and the journal's tail (issue 30; the venue
+ * that takes them closes them), the other hooks, and the running venue.
  */
+import type { RunningAdminServer } from './api/admin/admin-server.ts';
+import type { RunningHttpServer } from './api/http/server.ts';
 import type { SeededMarketData } from './api/market-data/seed-market-data.ts';
-import type { VenueRateLimiter } from './config/adapters.ts';
-import type { ClockMode } from './config/options.ts';
+import type { WsGateway } from './api/ws/ws-server.ts';
+import type { ChainWatcher } from './chain/chain-watcher.ts';
+import type { SimulatedChain } from './chain/simulated-chain.ts';
+import type { ClockMode, ServerOptions } from './config/options.ts';
+import type { DemoMarket } from './demo/demo-market.ts';
+import type { Health } from './observability/health.ts';
+import type { VenueMetrics } from './observability/metrics.ts';
+import type { Sequencer } from './sequencer/sequencer.ts';
+import type { VenueRateLimiter } from './api/auth/open-rate-limiter.ts';
+import type { Engine } from './engine/engine.ts';
+import type { AppliedCommand } from './sequencer/sequencer.ts';
 import type { HistoryStore } from './store/history-store.ts';
 
 /** What a standby opened before it leads (the module comment). */
@@ -32,4 +43,37 @@ export function usableMarket(
   clock: ClockMode,
 ): SeededMarketData | undefined {
   return prepared?.market !== undefined && !rebuildHistory && clock === 'real' ? prepared.market : undefined;
+}
+
+/** What `startVenue` (src/main.ts) may be given besides the options and the log. */
+export interface VenueHooks {
+  /** Writes the log's queued lines (called before a fatal exit). */
+  readonly flushLog?: () => void;
+  /** A hot standby's replica to start from (the `from-standby` boot mode, src/cluster/engine-role.ts). */
+  readonly startFrom?: Engine;
+  /** Also receives the commands replayed at start-up (the request ids a new leader must know). */
+  readonly onReplayed?: (batch: readonly AppliedCommand[]) => void;
+  /** What a hot standby opened before it took the lease, used instead of opening it now. */
+  readonly prepared?: PreparedParts;
+}
+
+/** A started venue (`startVenue`). */
+export interface RunningVenue {
+  readonly sequencer: Sequencer;
+  readonly http: RunningHttpServer;
+  /** The admin API's own listener (loopback TCP or a Unix socket). */
+  readonly admin: RunningAdminServer;
+  readonly ws: WsGateway;
+  readonly options: ServerOptions;
+  /** The simulated chain every coin moves on, and the watcher that reports it to the engine. */
+  readonly chain: SimulatedChain;
+  readonly watcher: ChainWatcher;
+  /** The demo market's bots, when they run (docs/sandbox.md). */
+  readonly demo: DemoMarket | undefined;
+  /** Liveness and readiness (`/health`, `/ready`). */
+  readonly health: Health;
+  /** The Prometheus metrics (`/metrics`), unless switched off with `--metrics=false`. */
+  readonly metrics: VenueMetrics | undefined;
+  /** Stops accepting requests, lets in-flight commands become durable, closes every file. */
+  close(): Promise<void>;
 }

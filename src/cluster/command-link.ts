@@ -27,7 +27,7 @@ import { createInbox, type Msg, type NatsConnection, type Subscription } from '@
 import type { Command } from '../domain/commands.ts';
 import type { ApplyResult } from '../engine/engine.ts';
 import { TAG_PATTERN } from '../journal/jetstream-journal.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import { SequencerStoppedError, type AppliedCommand } from '../sequencer/sequencer.ts';
 
 /** The subject commands travel on by default. */

@@ -12,7 +12,7 @@ import { roleUsage, type RoleName } from '../config/role-usage.ts';
 import { handleStopSignals } from '../config/stop-signals.ts';
 import { readVenueIdentity, type VenueIdentity } from '../config/venue-identity.ts';
 import { createLogger } from '../observability/logger.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { StreamReplica } from './stream-replica.ts';
 
 export interface FollowerSetup {

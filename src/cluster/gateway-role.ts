@@ -5,10 +5,12 @@
  * it has one, its newest snapshot is where the replica starts; `--journal-url` the stream;
  * `--history-url` the shared history store (PostgreSQL across machines; without it the SQLite
  * file of that directory); `--limits-url` the shared limits (Redis); `--master-key-file` the key.
- * It holds no lock on the directory and writes nothing in it.
+ * It holds no lock on the directory and writes nothing in it. Its API is the embedded server's
+ * (src/api/assembly.ts), under the same flags: the probes, the page, the slow-request log.
  */
-import { loadMasterKey } from '../api/auth/secret-sealing.ts';
-import { openRateLimiter } from '../config/adapters.ts';
+import { apiSettings } from '../api/assembly.ts';
+import { loadMasterKey } from '../config/master-key.ts';
+import { openRateLimiter } from '../api/auth/open-rate-limiter.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
 import { historyLocation, openHistoryStore, readerLocation } from '../store/history-location.ts';
@@ -41,8 +43,8 @@ async function main(): Promise<void> {
     rateLimiter,
     host: options.host,
     port: options.port,
-    trustedProxies: options.trustedProxies,
-    reqTimeWindowMs: options.reqTimeWindowMs,
+    settings: apiSettings(options),
+    readyMaxHistoryLag: options.readyMaxHistoryLag,
     limits: {
       maxConnections: options.maxConnections,
       maxConnectionsPerIp: options.maxConnectionsPerIp,

@@ -3,30 +3,30 @@
  * public HTTP API and the WebSocket API on a read replica of the engine fed by the journal's
  * stream, with commands forwarded to the leading engine over NATS (command-link.ts).
  *
- * The same routes and WebSocket gateway as the embedded server, given a VenueState (the replica),
- * a SubmitPort (RemoteSubmit) and an AppliedFeed (the replica): they cannot tell the difference.
+ * The same API as the embedded server, built by the same assembly (src/api/assembly.ts) under the
+ * same flags, given a VenueState (the replica), a SubmitPort (RemoteSubmit) and an AppliedFeed (the
+ * replica): it cannot tell the difference. `/ready` reads the replica (not failed) and the shared
+ * history store's checkpoint.
  * Reads of order history, trades and klines come from the shared history store (PostgreSQL in a
  * cluster; the `bourse history` role or the engine writes it). API secrets are opened with the
  * venue's master key, checked against the venue's identity (venue.json) before anything listens.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Authenticator } from '../api/auth/authenticate.ts';
+import { apiSettings, buildApi, type Api, type ApiSettings } from '../api/assembly.ts';
 import type { RateLimiter } from '../api/auth/rate-limit.ts';
-import { createSecretSealer, masterKeyId } from '../api/auth/secret-sealing.ts';
-import { TrustedProxies } from '../api/http/client-ip.ts';
+import { createSecretSealer } from '../api/auth/secret-sealing.ts';
 import type { ConnectionLimits } from '../api/http/connection-guard.ts';
-import { publicRoutes } from '../api/http/public/public-routes.ts';
-import { venueInfoRoutes } from '../api/http/public/venue-info.ts';
-import { createRequestHandler, startHttpServer, type RunningHttpServer } from '../api/http/server.ts';
-import { signedRoutes } from '../api/http/signed/index.ts';
-import type { VenuePort } from '../api/http/types.ts';
+import { startHttpServer, type RunningHttpServer } from '../api/http/server.ts';
 import { seedMarketData } from '../api/market-data/seed-market-data.ts';
-import { WsGateway } from '../api/ws/ws-server.ts';
+import { masterKeyId } from '../config/master-key.ts';
+import { DEFAULT_OPTIONS } from '../config/options.ts';
 import { StartRefusedError } from '../config/start-refusal.ts';
 import type { VenueIdentity } from '../config/venue-identity.ts';
+import type { Log } from '../domain/log.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
-import type { Log } from '../sequencer/ports.ts';
+import { Health } from '../observability/health.ts';
+import { HistoryCheckpointWatch } from '../store/history-checkpoint-watch.ts';
 import type { HistoryStore } from '../store/history-store.ts';
 import { followStateHashes, RemoteSubmit, type RemoteSubmitOptions } from './command-link.ts';
 import { StreamReplica } from './stream-replica.ts';
@@ -49,8 +49,10 @@ export interface GatewayOptions {
   readonly rateLimiter: RateLimiter | undefined;
   readonly host: string;
   readonly port: number;
-  readonly trustedProxies?: readonly string[];
-  readonly reqTimeWindowMs?: number;
+  /** The API's settings: the server's flags (`apiSettings(options)`); default the server's defaults. */
+  readonly settings?: ApiSettings;
+  /** `/ready` answers 503 while the history store is more commands than this behind the replica. */
+  readonly readyMaxHistoryLag?: number;
   /** The public listener's connection limits (the server's `--max-connections…` flags); defaults otherwise. */
   readonly limits?: Partial<ConnectionLimits>;
   readonly log: Log;
@@ -58,13 +60,12 @@ export interface GatewayOptions {
 
 export interface RunningGateway {
   readonly http: RunningHttpServer;
-  readonly ws: WsGateway;
+  readonly api: Api;
+  readonly health: Health;
   readonly replica: StreamReplica;
   readonly submit: RemoteSubmit;
   close(): Promise<void>;
 }
-
-const UNLIMITED: RateLimiter = { hitIp: () => ({ allowed: true }), hitKey: () => ({ allowed: true }) };
 
 /** Starts a gateway; resolves once its replica follows the stream and it listens. */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
@@ -77,6 +78,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const at = (component: string): Log => options.log.child({ component });
   const engine =
     options.snapshot === undefined ? new Engine(options.identity.genesis) : Engine.restore(options.snapshot);
+  const health = new Health({
+    maxHistoryLag: options.readyMaxHistoryLag ?? DEFAULT_OPTIONS.readyMaxHistoryLag,
+  });
+  health.recovering();
   const replica = await StreamReplica.open({
     servers: options.servers,
     engine,
@@ -85,6 +90,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ...(options.subject === undefined ? {} : { subject: options.subject }),
   });
   let nc: NatsConnection | undefined;
+  let historyWatch: HistoryCheckpointWatch | undefined;
   try {
     nc = await connect({
       servers: typeof options.servers === 'string' ? [options.servers] : [...options.servers],
@@ -95,59 +101,64 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // The engine's state hashes: a replica that differs stops (the role exits) rather than serve it.
     followStateHashes(nc, replica);
     const state = replica.state;
-    const sealer = createSecretSealer(options.masterKey);
-    const venue: VenuePort = {
-      engine: state,
-      history: options.history,
-      now: Date.now,
-      submit: submit.submit,
-    };
+    const venue = { engine: state, history: options.history, now: Date.now, submit: submit.submit };
+    // Built from the replica as it stands: they follow it from the next record on.
     const { marketData, klines } = await seedMarketData(state, options.history, Date.now);
-    const trustedProxies = new TrustedProxies(options.trustedProxies ?? []);
-    const ws = new WsGateway(
+    const api = buildApi(
       {
-        engine: state,
+        venue,
+        feed: replica,
         marketData,
         klines,
-        authenticator: new Authenticator(venue, sealer),
-        now: Date.now,
-        log: at('ws'),
+        sealer: createSecretSealer(options.masterKey),
+        rateLimiter: options.rateLimiter,
+        health,
+        log: options.log,
       },
-      { trustedProxies },
+      options.settings ?? apiSettings(DEFAULT_OPTIONS),
     );
-    // Built from the replica as it stands: they follow it from the next record on.
-    const from = replica.appliedSeq + 1;
-    replica.subscribe(from, (batch) => marketData.apply(batch));
-    replica.subscribe(from, klines.apply);
-    replica.subscribe(from, ws.apply);
-    const routes = [
-      ...publicRoutes({ venue, marketData }),
-      ...venueInfoRoutes({ engine: state, clock: { mode: 'real', now: Date.now } }),
-      ...signedRoutes({
-        venue,
-        sealer,
-        rateLimiter: options.rateLimiter ?? UNLIMITED,
-        log: at('auth'),
-        ...(options.reqTimeWindowMs === undefined ? {} : { reqTimeWindowMs: options.reqTimeWindowMs }),
-      }),
-    ];
+    historyWatch = new HistoryCheckpointWatch(
+      options.history,
+      await options.history.checkpoint(),
+      at('history'),
+    );
     const http = await startHttpServer({
       host: options.host,
       port: options.port,
-      handler: createRequestHandler(routes, { strictUserAgent: false, log: at('http'), trustedProxies }),
-      trustedProxies,
+      handler: api.handler,
+      trustedProxies: api.trustedProxies,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
     });
-    ws.attach(http.server);
+    http.server.on('upgrade', api.upgrade);
+    // A gateway journals nothing: its "journal" is the replica, durable up to what it applied.
+    health.running({
+      engine: state,
+      journal: {
+        get durableSeq() {
+          return replica.appliedSeq;
+        },
+        failure: null,
+      },
+      sequencer: {
+        get failure() {
+          return replica.failure;
+        },
+      },
+      history: historyWatch,
+    });
     const connection = nc;
+    const watch = historyWatch;
     const close = async (): Promise<void> => {
-      await ws.close();
+      health.stopping();
+      await api.close();
       await http.close();
+      await watch.close();
       await connection.close();
       await replica.close();
     };
-    return { http, ws, replica, submit, close };
+    return { http, api, health, replica, submit, close };
   } catch (error) {
+    await historyWatch?.close();
     await nc?.close();
     await replica.close();
     throw error;

@@ -18,7 +18,7 @@ import type { VenueIdentity } from '../config/venue-identity.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { HistoryStore } from '../store/history-store.ts';
 import {
   describeHistoryLocation,

@@ -13,12 +13,12 @@
  * replica (a `bourse history` process lagging) leaves the trades in between out of the 24 h
  * window and the recent trades, as a venue started after it would.
  */
-import { openRateLimiter, type VenueRateLimiter } from '../config/adapters.ts';
+import { openRateLimiter, type VenueRateLimiter } from '../api/auth/open-rate-limiter.ts';
 import type { ServerOptions } from '../config/options.ts';
 import { dataPaths } from '../config/data-dir.ts';
 import { seedMarketData, type SeededMarketData } from '../api/market-data/seed-market-data.ts';
 import type { PreparedParts } from '../prepared-parts.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { AppliedCommand, AppliedListener } from '../sequencer/sequencer.ts';
 import type { VenueState } from '../sequencer/venue-ports.ts';
 import { historyLocation, openHistoryStore, readerLocation } from '../store/history-location.ts';

@@ -20,7 +20,7 @@ import { readVenueIdentity } from '../config/venue-identity.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { SnapshotStore } from '../journal/snapshot-store.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import { HistoryFollower } from '../store/history-follower.ts';
 import { historyLocation, openHistoryStore } from '../store/history-location.ts';
 import { followStateHashes, type JournaledAnswers } from './command-link.ts';

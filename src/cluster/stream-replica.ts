@@ -24,7 +24,7 @@ import {
   lastJournalSeq,
 } from '../journal/jetstream-journal.ts';
 import { decodeCommand } from '../sequencer/command-codec.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { AppliedCommand, AppliedListener } from '../sequencer/sequencer.ts';
 import { FeedPositionError, type AppliedFeed, type VenueState } from '../sequencer/venue-ports.ts';
 

@@ -1,8 +1,7 @@
 /**
- * @module adapters — which adapter the venue uses for each scale-out port, from its options:
- * the journal (files in the data directory, or a JetStream stream with `--journal-url`) and the
- * rate limits (in memory, or Redis with `--limits-url`). The history store's choice is
- * store/history-location.ts. main.ts calls these; docs/scale-out.md describes the settings.
+ * @module adapters — which journal the venue uses, from its options: files in the data directory,
+ * or a JetStream stream with `--journal-url`. The history store's choice is
+ * store/history-location.ts, the rate limits' src/api/auth/open-rate-limiter.ts. main.ts calls these; docs/scale-out.md describes the settings.
  *
  * A data directory records which journal it uses (`journal.json`): its snapshots and the rest of
  * its state belong to that journal, so a venue started with another one is refused instead of
@@ -10,15 +9,12 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { MemoryRateLimiter } from '../api/auth/rate-limit.ts';
-import { RedisRateLimiter, redactRedisUrl } from '../api/auth/redis-rate-limit.ts';
 import { FileJournal } from '../journal/file-journal.ts';
 import { JetStreamJournal, JournalContendedError } from '../journal/jetstream-journal.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import { writeAtomic } from './data-dir.ts';
 import { StartRefusedError } from './start-refusal.ts';
 import { describeJetStream, parseJournalUrl, type JetStreamLocation } from './journal-url.ts';
-import type { ServerOptions } from './options.ts';
 
 // ───────────────────────────── the journal ─────────────────────────────
 
@@ -165,66 +161,15 @@ export async function openJournal(
   return journal;
 }
 
-// ───────────────────────────── rate limits ─────────────────────────────
-
-/**
- * The venue's limiter, closed with the venue. Only the in-memory one knows its locks for the
- * metrics (`bourse_rate_limit_locked_ips`); Redis's are in Redis, shared by every gateway.
- */
-export type VenueRateLimiter = MemoryRateLimiter | RedisRateLimiter;
-
-/**
- * `--limits-url` split into Redis's own URL and the key prefix its `?prefix=` names (several
- * venues, or test runs, on one Redis); without it the limiter's default, `bourse:limits:`.
- */
-export function limitsLocation(limitsUrl: string): { readonly url: string; readonly prefix?: string } {
-  const u = new URL(limitsUrl);
-  const prefix = u.searchParams.get('prefix');
-  if (prefix === null) return { url: limitsUrl };
-  if (prefix === '') throw new StartRefusedError(`--limits-url: ?prefix= names no prefix`);
-  u.searchParams.delete('prefix');
-  return { url: u.toString(), prefix };
-}
-
-/**
- * The rate limiter the options ask for: none with `--rate-limits=false`, Redis with
- * `--limits-url`, else in memory. Locks are logged (warn) by the gateway that set them; a spell
- * of deciding without Redis is logged when it starts (error) and ends (info).
- */
-export async function openRateLimiter(
-  options: Pick<ServerOptions, 'rateLimits' | 'limitsUrl' | 'ipRequestsPerMinute' | 'keyRequestsPerSecond'>,
+/** The venue's journal from its options: `--journal-url`, else the files of the data directory. */
+export function openVenueJournal(
+  options: { readonly journalUrl: string | undefined; readonly groupCommitMaxDelayMs: number },
+  paths: { readonly root: string; readonly journal: string },
   log: Log,
-): Promise<VenueRateLimiter | undefined> {
-  if (!options.rateLimits) return undefined;
-  const settings = {
-    ipRequestsPerMinute: options.ipRequestsPerMinute,
-    keyRequestsPerSecond: options.keyRequestsPerSecond,
-    onLock: (ip: string, until: number, perMinute: number) =>
-      log.warn(
-        { ip, until: new Date(until).toISOString() },
-        `rate limit: IP ${ip} made more than ${perMinute} trade-API requests in a minute and is locked until ${new Date(until).toISOString()}`,
-      ),
-  };
-  if (options.limitsUrl === undefined) {
-    return new MemoryRateLimiter(settings);
-  }
-  const { url, prefix } = limitsLocation(options.limitsUrl);
-  const where = redactRedisUrl(options.limitsUrl);
-  const redis = await RedisRateLimiter.open({
-    ...settings,
-    url,
-    ...(prefix === undefined ? {} : { prefix }),
-    onDegraded: (problem) => {
-      if (problem === undefined) log.info({ limits: where }, `rate limits: Redis at ${where} answers again`);
-      else
-        log.error(
-          { limits: where, problem },
-          `rate limits: Redis at ${where} failed (${problem}); this gateway counts on its own until it answers`,
-        );
-    },
-  }).catch((error: unknown) => {
-    throw new StartRefusedError((error as Error).message);
+): Promise<VenueJournal> {
+  const location = journalLocation(options.journalUrl, paths.journal);
+  return openJournal(paths.root, paths.journal, location, {
+    maxBatchDelayMs: options.groupCommitMaxDelayMs,
+    log,
   });
-  log.info({ limits: where }, `rate limits: in Redis at ${where}, shared by every gateway`);
-  return redis;
 }

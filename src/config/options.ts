@@ -3,7 +3,7 @@
  * variables and then by command-line flags, validated (every problem reported at once), frozen.
  */
 import { resolve } from 'node:path';
-import { trustedProxyProblem } from '../api/http/client-ip.ts';
+import { trustedProxyProblem } from './trusted-proxy-entry.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { journalUrlProblem } from './journal-url.ts';
 

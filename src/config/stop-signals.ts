@@ -86,3 +86,21 @@ export function exitAfterClose(
     process.exit(1);
   });
 }
+
+/** How often a server started by npm checks that npm still runs (ms). */
+const PARENT_CHECK_MS = 1_000;
+
+/**
+ * Under `npm start` the process a manager signals is npm (the script execs node, so npm's SIGTERM
+ * reaches this process). If npm dies without passing a signal on (SIGKILL), `stop` is asked, rather
+ * than run on as an orphan that nothing manages. Nothing is watched outside npm.
+ */
+export function stopWithNpm(stop: (why: string, fields: Readonly<Record<string, unknown>>) => void): void {
+  if (process.env['npm_lifecycle_event'] === undefined) return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    stop(`npm (pid ${parent}), which started this server, is gone`, {});
+  }, PARENT_CHECK_MS).unref();
+}

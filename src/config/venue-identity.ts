@@ -8,12 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import {
-  loadMasterKey,
-  masterKeyId,
-  MASTER_KEY_ENV,
-  writeMasterKeyFile,
-} from '../api/auth/secret-sealing.ts';
+import { loadMasterKey, masterKeyId, MASTER_KEY_ENV, writeMasterKeyFile } from './master-key.ts';
 import type { VenueConfig } from '../domain/specs.ts';
 import { ensureGenesis, FILE_MODE, GENESIS_FILE, writeAtomic } from './data-dir.ts';
 import { StartRefusedError } from './start-refusal.ts';

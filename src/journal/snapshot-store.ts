@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { Log } from '../domain/log.ts';
 
 export const SNAPSHOT_FORMAT = 'bourse-snapshot';
 /** Layout version in each header; a change of layout bumps it. */
@@ -65,6 +66,22 @@ export class SnapshotStore {
   /** Temp files this store is writing right now: not leftovers, never pruned. */
   readonly #writing = new Set<string>();
   #tempCounter = 0;
+
+  /** A venue's store at `dir`: problems logged at warn, and the leftovers of a snapshot cut short removed (and said). */
+  static openForVenue(dir: string, log: Log): SnapshotStore {
+    const store = new SnapshotStore(dir, { onProblem: (p) => log.warn(p) });
+    for (const file of store.removeLeftovers())
+      log.info({ path: file }, `removed ${file}, left by a snapshot cut short`);
+    return store;
+  }
+
+  /** The newest snapshot's seq and file time (ms), for the operator's views; undefined without one. */
+  newest(): { seq: number; at: number | undefined } | undefined {
+    const newest = this.list()[0];
+    if (newest === undefined) return undefined;
+    const mtime = fs.statSync(newest.path, { throwIfNoEntry: false })?.mtimeMs;
+    return { seq: newest.lastSeq, at: mtime === undefined ? undefined : Math.round(mtime) };
+  }
 
   constructor(dir: string, options: SnapshotStoreOptions = {}) {
     this.dir = dir;

@@ -10,7 +10,7 @@
 import { Writable } from 'node:stream';
 import { inspect } from 'node:util';
 import pino, { type DestinationStream } from 'pino';
-import type { Log, LogLevel } from '../sequencer/ports.ts';
+import type { Log, LogLevel } from '../domain/log.ts';
 
 /** `auto`: `pretty` when standard output is a terminal, `json` otherwise. */
 export type LogFormat = 'json' | 'pretty' | 'auto';

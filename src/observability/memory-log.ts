@@ -3,7 +3,7 @@
  * was logged (and a silent one for tests that do not care).
  */
 import { Writable } from 'node:stream';
-import type { Log, LogLevel } from '../sequencer/ports.ts';
+import type { Log, LogLevel } from '../domain/log.ts';
 import { createLogger } from './logger.ts';
 
 export interface MemoryLog {

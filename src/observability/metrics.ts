@@ -324,3 +324,22 @@ function counter(registers: Registry[], name: string, help: string, read: () => 
     },
   });
 }
+
+type FlushReport = Parameters<VenueMetrics['onFlushed']>[0];
+
+/**
+ * The venue's metrics, counting from the next command of `feed` on (the sequencer), and each
+ * flush of `journal` when it reports them (the file journal does).
+ */
+export function followedMetrics(
+  sources: MetricsSources,
+  feed: { readonly appliedSeq: number; subscribe(from: number, listener: VenueMetrics['onApplied']): void },
+  journal: object,
+): VenueMetrics {
+  const metrics = new VenueMetrics(sources);
+  feed.subscribe(feed.appliedSeq + 1, metrics.onApplied);
+  if ('onFlushed' in journal && typeof journal.onFlushed === 'function') {
+    (journal.onFlushed as (listener: (report: FlushReport) => void) => void)(metrics.onFlushed);
+  }
+  return metrics;
+}

@@ -6,7 +6,7 @@
  * "Health and readiness").
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { Health } from './health.ts';
 import type { VenueMetrics } from './metrics.ts';
 

@@ -3,6 +3,7 @@
  * rebuild): a line redrawn in place on a terminal (done / total, rate, ETA), periodic plain lines
  * otherwise (a log, a pipe), so that a file or a log collector is not flooded with redraws.
  */
+import type { Log } from '../domain/log.ts';
 
 /** Least time between two redraws on a terminal (ms). */
 const TTY_REDRAW_MS = 100;
@@ -82,4 +83,14 @@ export function progressReporter(options: ProgressOptions): (done: number, total
     }
     finished = complete;
   };
+}
+
+/** The start-up replay's progress: redrawn on a terminal, else lines at info on `log`. */
+export function replayReporter(log: Log): (done: number, total: number) => void {
+  return progressReporter({
+    label: 'replay',
+    unit: 'commands',
+    tty: process.stderr.isTTY === true ? process.stderr : undefined,
+    line: (text, figures) => log.info({ ...figures }, text),
+  });
 }

@@ -7,7 +7,7 @@
  * where they begin (the limiter, the sequencer), and each request refused meanwhile at `debug`.
  */
 import type { ResultName } from '../domain/result-codes.ts';
-import type { Log, LogLevel } from '../sequencer/ports.ts';
+import type { Log, LogLevel } from '../domain/log.ts';
 
 const LEVELS: Partial<Record<ResultName, LogLevel>> = {
   AUTH_FAILED: 'warn',

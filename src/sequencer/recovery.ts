@@ -6,7 +6,8 @@ import type { VenueConfig } from '../domain/specs.ts';
 import { Engine } from '../engine/engine.ts';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import { decodeCommand } from './command-codec.ts';
-import type { JournalPort, JournalRecord, Log, SnapshotPort } from './ports.ts';
+import type { JournalPort, JournalRecord, SnapshotPort } from './ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { AppliedCommand } from './sequencer.ts';
 
 /** How many replayed commands are handed to `onReplayed` at a time. */

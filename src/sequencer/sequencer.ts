@@ -9,7 +9,8 @@
 import type { Command, SequencedCommand } from '../domain/commands.ts';
 import type { ApplyResult, Engine } from '../engine/engine.ts';
 import { encodeCommand } from './command-codec.ts';
-import type { Clock, JournalPort, Log, SnapshotPort } from './ports.ts';
+import type { Clock, JournalPort, SnapshotPort } from './ports.ts';
+import type { Log } from '../domain/log.ts';
 import { FeedPositionError, type AppliedFeed, type SubmitPort } from './venue-ports.ts';
 
 /** Commands appended but not yet applied, beyond which new commands are refused as BUSY. */

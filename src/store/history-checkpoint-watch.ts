@@ -9,7 +9,7 @@
  * answers 503 past `--ready-max-history-lag`), while trading goes on; the history process catches
  * up from its checkpoint when it comes back.
  */
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { HistoryStore } from './history-store.ts';
 
 /** How far the history store is written, and whether its writer failed for good. */

@@ -21,7 +21,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
-import type { Log } from '../sequencer/ports.ts';
+import type { Log } from '../domain/log.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import { HISTORY_GATHER_ENTRIES, HISTORY_GATHER_MS } from './history-writer.ts';
 import type { HistoryLocation } from './history-location.ts';

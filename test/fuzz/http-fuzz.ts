@@ -25,7 +25,7 @@ import { parseParams } from '../../src/api/http/params.ts';
 import { publicRoutes } from '../../src/api/http/public/public-routes.ts';
 import { createRequestHandler } from '../../src/api/http/server.ts';
 import { signedRoutes, SIGNED_ENDPOINTS } from '../../src/api/http/signed/index.ts';
-import { TestVenue } from '../../src/api/http/signed/test-venue.ts';
+import { TestVenue } from '../fixtures/signed-venue.ts';
 import type { RequestParam } from '../../src/api/http/types.ts';
 import { MarketData } from '../../src/api/market-data/market-data.ts';
 import { ChainWatcher } from '../../src/chain/chain-watcher.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AUDIT_FILE } from '../../src/api/admin/audit-log.ts';
-import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
+import { writeMasterKeyFile } from '../../src/config/master-key.ts';
 import type { ServerOptions } from '../../src/config/options.ts';
 import { BUY, SELL } from '../../src/domain/commands.ts';
 import { startVenue, type RunningVenue } from '../../src/main.ts';

@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
+import { writeMasterKeyFile } from '../../src/config/master-key.ts';
 import { readListenFile } from '../../src/config/listen-file.ts';
 import { DEFAULT_OPTIONS } from '../../src/config/options.ts';
 import { startVenue } from '../../src/main.ts';

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
+import { writeMasterKeyFile } from '../../src/config/master-key.ts';
 import { offlineCommands } from '../../src/cli/offline.ts';
 import { GENESIS_FILE } from '../../src/config/data-dir.ts';
 import type { ServerOptions } from '../../src/config/options.ts';

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeMasterKeyFile } from '../../src/api/auth/secret-sealing.ts';
+import { writeMasterKeyFile } from '../../src/config/master-key.ts';
 import { readGenesis } from '../../src/config/data-dir.ts';
 import { joinAddress, type ChainSpec } from '../../src/domain/chains.ts';
 import type { Command, RequestWithdrawal } from '../../src/domain/commands.ts';

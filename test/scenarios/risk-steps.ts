@@ -17,7 +17,7 @@
  *     insurance usdt: 30.006875                        the insurance fund's balance
  */
 import { formatUnits, parseDecimal } from '../../src/domain/money.ts';
-import { formatRiskRate } from '../../src/margin/wire.ts';
+import { formatRiskRate } from '../../src/api/wire/margin-wire.ts';
 import type { MarginPort, MarginStep } from './margin-steps.ts';
 
 const expect = (check: (port: MarginPort) => void): MarginStep => ({ kind: 'marginExpect', check });

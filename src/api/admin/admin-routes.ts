@@ -8,7 +8,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
-import type { Log } from '../../sequencer/ports.ts';
+import type { Log } from '../../domain/log.ts';
 import {
   param,
   type ApiReply,

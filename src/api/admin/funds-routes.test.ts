@@ -4,7 +4,7 @@ import { ChainWatcher } from '../../chain/chain-watcher.ts';
 import { SimulatedChain } from '../../chain/simulated-chain.ts';
 import { DEFAULT_FUNDS } from '../../config/default-venue.ts';
 import { verifyFundPassword } from '../auth/fund-password.ts';
-import { TestVenue } from '../http/signed/test-venue.ts';
+import { TestVenue } from '../../../test/fixtures/signed-venue.ts';
 import type { ApiRequest, Route } from '../http/types.ts';
 import { fundsAdminRoutes } from './funds-routes.ts';
 

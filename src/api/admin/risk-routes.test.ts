@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { callRoute, liquidatedVenue } from '../../../test/fixtures/liquidation-venue.ts';
-import { TestVenue } from '../http/signed/test-venue.ts';
+import { TestVenue } from '../../../test/fixtures/signed-venue.ts';
 import { READ_ONLY_PATHS } from './admin-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
 import { viewsRoutes } from './views-routes.ts';

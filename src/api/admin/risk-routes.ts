@@ -2,7 +2,7 @@
  * @module risk-routes — the operator's view of the risk side (issue 15, used by `bourse liquidations`
  * and `bourse insurance`): the liquidation records, and the insurance fund per coin with what fed
  * it and what it paid. Read-only, under the admin token. Records are the engine's (the same shape
- * as the user's bills carry, src/margin/liquidation-wire.ts) plus the owner's name. A bad parameter,
+ * as the user's bills carry, src/api/wire/liquidation-wire.ts) plus the owner's name. A bad parameter,
  * an unknown user, market, coin or record is refused (3004/3005/3003) with a message naming it.
  */
 import { formatBigUnitsTrim } from '../../domain/money.ts';

@@ -13,7 +13,7 @@ import { BUY, SELL, type Command } from '../../domain/commands.ts';
 import { parseDecimal } from '../../domain/money.ts';
 import { limitOrder as order } from '../../../test/fixtures/engine-driver.ts';
 import { callRoute } from '../../../test/fixtures/liquidation-venue.ts';
-import { TestVenue } from '../http/signed/test-venue.ts';
+import { TestVenue } from '../../../test/fixtures/signed-venue.ts';
 import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 import { viewsRoutes } from './views-routes.ts';
 

@@ -10,7 +10,7 @@ import { BUY } from '../../domain/commands.ts';
 import { formatBigUnitsTrim, formatUnitsTrim } from '../../domain/money.ts';
 import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
 import type { CoinBooks } from '../../engine/books.ts';
-import type { Log } from '../../sequencer/ports.ts';
+import type { Log } from '../../domain/log.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
 import { param } from '../http/types.ts';

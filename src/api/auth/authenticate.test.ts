@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RESULTS } from '../../domain/result-codes.ts';
-import { SignedApiHarness, type Credentials } from '../http/signed/test-venue.ts';
+import { SignedApiHarness, type Credentials } from '../../../test/fixtures/signed-venue.ts';
 import { normalizeIp } from './authenticate.ts';
 import { secretHash } from './signature.ts';
 

@@ -7,12 +7,11 @@ import { after, describe, test } from 'node:test';
 import { ACCESS_KEY } from '../../domain/commands.ts';
 import {
   MASTER_KEY_ENV,
-  createSecretSealer,
-  generateApiCredentials,
   generateMasterKeyHex,
   loadMasterKey,
   writeMasterKeyFile,
-} from './secret-sealing.ts';
+} from '../../config/master-key.ts';
+import { createSecretSealer, generateApiCredentials } from './secret-sealing.ts';
 import { secretHash } from './signature.ts';
 
 const HASH = secretHash('f0e1d2c3-aaaa-bbbb-cccc-ddddeeeeffff');

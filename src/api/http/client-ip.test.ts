@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inject } from 'light-my-request';
-import { TrustedProxies, trustedProxyProblem } from './client-ip.ts';
+import { trustedProxyProblem } from '../../config/trusted-proxy-entry.ts';
+import { TrustedProxies } from './client-ip.ts';
 import { createRequestHandler } from './server.ts';
 
 describe('TrustedProxies', () => {
@@ -86,7 +87,7 @@ describe('the request handler with trusted proxies', () => {
 
 describe('signed routes behind a trusted proxy', () => {
   test('an IP-bound key and the per-IP limit see the client, not the proxy', async () => {
-    const { SignedApiHarness } = await import('./signed/test-venue.ts');
+    const { SignedApiHarness } = await import('../../../test/fixtures/signed-venue.ts');
     const { signedRoutes } = await import('./signed/index.ts');
     const { MemoryRateLimiter } = await import('../auth/rate-limit.ts');
     const h = new SignedApiHarness();

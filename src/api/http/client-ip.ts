@@ -4,6 +4,7 @@
  * address and proxies"). Rate limits, IP-bound keys and the logs all use this one answer.
  */
 import { BlockList, isIP } from 'node:net';
+import { trustedProxyProblem } from '../../config/trusted-proxy-entry.ts';
 
 /** At most this many X-Forwarded-For hops are read (from the right); a longer chain is cut. */
 const MAX_FORWARDED_HOPS = 32;
@@ -11,22 +12,6 @@ const MAX_FORWARDED_HOPS = 32;
 /** An address as the server compares it: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) as plain IPv4. */
 export function plainAddress(address: string): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
-}
-
-/**
- * Parses one `--trusted-proxies` entry: an address (`10.0.0.1`, `::1`) or a CIDR range
- * (`10.0.0.0/8`, `fd00::/8`). Returns the problem in words, or undefined when it is valid.
- */
-export function trustedProxyProblem(entry: string): string | undefined {
-  const slash = entry.indexOf('/');
-  const address = slash === -1 ? entry : entry.slice(0, slash);
-  const family = isIP(address);
-  if (family === 0) return `'${entry}' is not an IP address or CIDR range`;
-  if (slash === -1) return undefined;
-  const bits = entry.slice(slash + 1);
-  const max = family === 4 ? 32 : 128;
-  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `'${entry}': the prefix must be 0 to ${max}`;
-  return undefined;
 }
 
 /**

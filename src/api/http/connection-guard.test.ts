@@ -3,10 +3,10 @@ import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { WebSocket } from 'ws';
-import { WsHarness } from '../ws/test-gateway.ts';
+import { WsHarness } from '../../../test/fixtures/ws-harness.ts';
 import { TrustedProxies } from './client-ip.ts';
 import { connectionGroup, DEFAULT_CONNECTION_LIMITS } from './connection-guard.ts';
-import { TestVenue, BROWSER_UA } from './public/test-venue.ts';
+import { TestVenue, BROWSER_UA } from '../../../test/fixtures/public-venue.ts';
 import { startHttpServer, type HttpServerOptions, type RunningHttpServer } from './server.ts';
 import { untilTrue } from '../../../test/fixtures/until.ts';
 

@@ -42,7 +42,7 @@ import {
   serverTimeouts,
   type ConnectionLimits,
 } from './connection-guard.ts';
-import type { Log } from '../../sequencer/ports.ts';
+import type { Log } from '../../domain/log.ts';
 import { SequencerStoppedError } from '../../sequencer/sequencer.ts';
 import { parseParams } from './params.ts';
 import { resultBody } from './reply.ts';

@@ -23,6 +23,9 @@ import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { resultBody } from './reply.ts';
 
+/** The built trading page and operator console (Vite's output; `npm install` builds it, see web/). */
+export const WEB_DIST = join(import.meta.dirname, '..', '..', '..', 'web', 'dist');
+
 /** Content types by file extension; a file of another kind is served as bytes. */
 export const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

@@ -10,7 +10,7 @@ import { formatUnits, unitsToNumber } from '../../domain/money.ts';
 import type { CoinSpec, MarketSpec } from '../../domain/specs.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { coinBalanceRecord } from '../http/signed/account.ts';
-import { formatRiskRate } from '../../margin/wire.ts';
+import { formatRiskRate } from '../wire/margin-wire.ts';
 import { crossAssetsResult, crossRisk } from '../http/signed/margin-views.ts';
 import { orderRecord } from '../http/signed/order-record.ts';
 

@@ -10,7 +10,7 @@ import { BUY, SELL, type Command } from '../../domain/commands.ts';
 import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
 import { openLong, tradeAt, USDT } from '../../../test/fixtures/liquidation-venue.ts';
 import { WsTestClient, signedSubscription, type Message } from '../../../test/fixtures/ws-client.ts';
-import { nextTick, WsHarness } from './test-gateway.ts';
+import { nextTick, WsHarness } from '../../../test/fixtures/ws-harness.ts';
 import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 
 const h = new WsHarness({}, MEDIAN_MARK_VENUE);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { WsTestClient } from '../../../test/fixtures/ws-client.ts';
-import { nextTick, WsHarness } from './test-gateway.ts';
+import { nextTick, WsHarness } from '../../../test/fixtures/ws-harness.ts';
 
 // A Unix socket: its kernel buffers are ~200 KB, where loopback TCP's grow to megabytes, so a
 // client that stops reading backs the server up within a few hundred ticks.

@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { hmacMd5Hex, secretHash } from '../auth/signature.ts';
 import { MAX_DEPTH_SIZE } from '../market-data/market-data.ts';
 import { WsTestClient, signedSubscription } from '../../../test/fixtures/ws-client.ts';
-import { nextTick, WsHarness } from './test-gateway.ts';
+import { nextTick, WsHarness } from '../../../test/fixtures/ws-harness.ts';
 
 const h = new WsHarness();
 let base = '';

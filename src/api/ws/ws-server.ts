@@ -23,7 +23,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { logRefusal } from '../../observability/refusal-levels.ts';
-import type { Log } from '../../sequencer/ports.ts';
+import type { Log } from '../../domain/log.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
@@ -224,11 +224,13 @@ export class WsGateway {
   /** Takes each applied batch (an applied-feed listener, registered after the market data's). */
   readonly apply = (batch: readonly AppliedItem[]): void => this.#fanOut.apply(batch);
 
+  /** A node:http server's `upgrade` listener: WebSocket upgrades on the API's paths (others get 404). */
+  readonly upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void =>
+    this.#upgrade(request, socket, head);
+
   /** Serves WebSocket upgrades on `server`'s paths (other upgrade requests get 404). */
   attach(server: Server): void {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
-      this.#upgrade(request, socket, head),
-    );
+    server.on('upgrade', this.upgrade);
   }
 
   /** Closes every connection (1001, going away), cutting those that do not finish the handshake in time. */

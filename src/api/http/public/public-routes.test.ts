@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
 import { KLINE_INTERVALS } from '../../../store/history-store.ts';
 import { MarketData } from '../../market-data/market-data.ts';
-import { T0, TestVenue } from './test-venue.ts';
+import { T0, TestVenue } from '../../../../test/fixtures/public-venue.ts';
 
 const venues: TestVenue[] = [];
 afterEach(async () => {

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Command } from '../../../domain/commands.ts';
 import { hashFundPassword } from '../../auth/fund-password.ts';
-import { ALL_PERMISSIONS, SignedApiHarness, T0, type Credentials } from './test-venue.ts';
+import {
+  ALL_PERMISSIONS,
+  SignedApiHarness,
+  T0,
+  type Credentials,
+} from '../../../../test/fixtures/signed-venue.ts';
 
 type Json = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { Authenticator } from '../../auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from '../../auth/rate-limit.ts';
 import type { SecretSealer } from '../../auth/secret-sealing.ts';
 import { SILENT_LOG } from '../../../observability/memory-log.ts';
-import type { Log } from '../../../sequencer/ports.ts';
+import type { Log } from '../../../domain/log.ts';
 import type { Route, VenuePort } from '../types.ts';
 import { ACCOUNT_ENDPOINTS } from './account.ts';
 import { ADDRESS_ENDPOINTS } from './addresses.ts';

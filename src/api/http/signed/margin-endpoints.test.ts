@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { hashFundPassword } from '../../auth/fund-password.ts';
 import { MARGIN_ENDPOINTS } from './margin.ts';
-import { ALL_PERMISSIONS, SignedApiHarness, type Credentials } from './test-venue.ts';
+import {
+  ALL_PERMISSIONS,
+  SignedApiHarness,
+  type Credentials,
+} from '../../../../test/fixtures/signed-venue.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SignedApiHarness, type Credentials } from './test-venue.ts';
+import { SignedApiHarness, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
 
 type Json = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { BUY, SELL } from '../../../domain/commands.ts';
 import { limitOrder } from '../../../../test/fixtures/engine-driver.ts';
 import { USDT } from '../../../../test/fixtures/liquidation-venue.ts';
-import { SignedApiHarness, type Credentials } from './test-venue.ts';
+import { SignedApiHarness, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
 
 type Json = Record<string, unknown>;
 

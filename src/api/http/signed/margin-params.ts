@@ -29,7 +29,7 @@ import {
   parseRatePercent,
   type LendingSettings,
 } from '../../../margin/settings.ts';
-import { parseMarginMarketName } from '../../../margin/wire.ts';
+import { parseMarginMarketName } from '../../wire/margin-wire.ts';
 import { echo } from '../../auth/authenticate.ts';
 import type { ApiRequest } from '../types.ts';
 import { choiceParam, fundsCoinParam, optional, PLAIN_INTEGER, refuse, required } from './wire.ts';

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { BUY } from '../../../domain/commands.ts';
 import { limitOrder } from '../../../../test/fixtures/engine-driver.ts';
 import { gap, longVenue, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
-import { SignedApiHarness, type Credentials } from './test-venue.ts';
+import { SignedApiHarness, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
 import { MEDIAN_MARK_VENUE } from '../../../../test/fixtures/median-venue.ts';
 
 type Json = Record<string, unknown>;

@@ -4,7 +4,7 @@
  * (getLoanRecords, getFinanceRecords) and repayments (getRepayments, getCrossRepayRecords). They
  * read the engine's margin view (`engine.margin`; open loan records) and the history store (closed
  * records and every repayment, issue 29) and answer field for field as the reference
- * (src/margin/wire.ts builds every shape; docs/margin.md gives the meanings). Lists page with
+ * (src/api/wire/margin-wire.ts builds every shape; docs/margin.md gives the meanings). Lists page with
  * `pageIndex` (from 1) and `pageSize` (1..100, default 10), newest first; an empty page is `[]`.
  *
  * Values in USD, BTC and CNY: a coin is valued at the last price of its `<coin>_usdt` market (USDT
@@ -31,9 +31,9 @@ import {
   type Converter,
   type CrossAssetsWire,
   type CrossRisk,
-} from '../../../margin/wire.ts';
+} from '../../wire/margin-wire.ts';
 import type { LiquidationRecord } from '../../../margin/liquidation.ts';
-import { liquidationWire, type LiquidationWire } from '../../../margin/liquidation-wire.ts';
+import { liquidationWire, type LiquidationWire } from '../../wire/liquidation-wire.ts';
 import type { MarginBillRow } from '../../../store/history-store.ts';
 import type { ApiReply } from '../types.ts';
 import {

@@ -6,7 +6,7 @@ import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import { PERMISSION_FLAGS, type Authenticator, type Permission } from '../../auth/authenticate.ts';
 import type { RateLimiter } from '../../auth/rate-limit.ts';
 import { logRefusal } from '../../../observability/refusal-levels.ts';
-import type { Log } from '../../../sequencer/ports.ts';
+import type { Log } from '../../../domain/log.ts';
 import { SequencerStoppedError } from '../../../sequencer/sequencer.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../types.ts';
 import { Refusal, errorReply } from './wire.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RESULTS } from '../../../domain/result-codes.ts';
 import { SIGNED_ENDPOINTS } from './index.ts';
-import { SignedApiHarness, T0, type Credentials } from './test-venue.ts';
+import { SignedApiHarness, T0, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 /**
- * @module wire — the margin answers' shapes, field for field with the reference's types (strings
+ * @module margin-wire — the margin answers' shapes, field for field with the reference's types (strings
  * vs numbers), mapped from the margin domain's plain values, and the parsing of a margin
  * `marketName` in every form clients send. Only the HTTP layer uses this module.
  *
@@ -12,13 +12,13 @@
  *   "-" without debt; daily rates as a fraction ("0.0005") with `rateOfDayShow` in percent.
  * - getCrossAssets: JSON numbers (exact text of the units, nearest double), keys uppercase.
  */
-import { formatUnits, formatUnitsTrim, type RatePpm } from '../domain/money.ts';
-import { splitMarketName } from '../domain/specs.ts';
-import type { LoanOffer } from './lending-book.ts';
-import type { CoinPosition, Ratio, UnwindPrice } from './lines.ts';
-import { LOAN_STATUS, type LoanRecord, type LoanStatus, type RepaymentRecord } from './loans.ts';
-import { refuse, type Outcome, type Units } from './movement.ts';
-import { BP, type MarginSettings } from './settings.ts';
+import { formatUnits, formatUnitsTrim, type RatePpm } from '../../domain/money.ts';
+import { splitMarketName } from '../../domain/specs.ts';
+import type { LoanOffer } from '../../margin/lending-book.ts';
+import type { CoinPosition, Ratio, UnwindPrice } from '../../margin/lines.ts';
+import { LOAN_STATUS, type LoanRecord, type LoanStatus, type RepaymentRecord } from '../../margin/loans.ts';
+import { refuse, type Outcome, type Units } from '../../margin/movement.ts';
+import { BP, type MarginSettings } from '../../margin/settings.ts';
 
 // ---------------------------------------------------------------------------------------------
 // marketName

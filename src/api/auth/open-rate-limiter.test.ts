@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { limitsLocation } from './adapters.ts';
-import { StartRefusedError } from './start-refusal.ts';
+import { limitsLocation } from './open-rate-limiter.ts';
+import { StartRefusedError } from '../../config/start-refusal.ts';
 
 test('--limits-url: ?prefix= names the key prefix and is not passed to Redis', () => {
   assert.deepEqual(limitsLocation('redis://127.0.0.1:6379/2'), { url: 'redis://127.0.0.1:6379/2' });

@@ -4,10 +4,10 @@
  * shape for both. Amounts are decimal text with the coin's decimals, prices with the market's
  * price scale, the risk rate with 4 decimals rounded down, times in ms.
  */
-import { formatUnits } from '../domain/money.ts';
-import type { LiquidationRecord } from './liquidation.ts';
-import type { Units } from './movement.ts';
-import { formatRiskRate, leverKey, type CoinView } from './wire.ts';
+import { formatUnits } from '../../domain/money.ts';
+import type { LiquidationRecord } from '../../margin/liquidation.ts';
+import type { Units } from '../../margin/movement.ts';
+import { formatRiskRate, leverKey, type CoinView } from './margin-wire.ts';
 
 /** The market a record's account trades in, with its coins' decimals. */
 export interface LiquidationMarketView {

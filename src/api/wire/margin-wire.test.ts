@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LendingBook } from './lending-book.ts';
+import { LendingBook } from '../../margin/lending-book.ts';
 import {
   borrowLimit,
   ratio,
@@ -10,10 +10,10 @@ import {
   unwindPrice,
   valuateIsolated,
   type CoinPosition,
-} from './lines.ts';
-import { LOAN_STATUS, LoanBook } from './loans.ts';
-import { isolated, spot } from './movement.ts';
-import { DEFAULT_MARGIN_SETTINGS, defaultLendingSettings } from './settings.ts';
+} from '../../margin/lines.ts';
+import { LOAN_STATUS, LoanBook } from '../../margin/loans.ts';
+import { isolated, spot } from '../../margin/movement.ts';
+import { DEFAULT_MARGIN_SETTINGS, defaultLendingSettings } from '../../margin/settings.ts';
 import {
   crossAssets,
   formatRatio,
@@ -25,7 +25,7 @@ import {
   parseMarginMarketName,
   repaymentItem,
   type Converter,
-} from './wire.ts';
+} from './margin-wire.ts';
 
 // The reference's samples (zb-api-facts §7.1, §7.4, §8).
 const LEVER_SAMPLE = JSON.parse(
