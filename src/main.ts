@@ -76,6 +76,7 @@ import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market
 import { RESULTS } from './domain/result-codes.ts';
 import { FileJournal } from './journal/file-journal.ts';
 import { Health } from './observability/health.ts';
+import { boundHeapGrowth } from './observability/heap-growth.ts';
 import { createLogger, type Component } from './observability/logger.ts';
 import { VenueMetrics } from './observability/metrics.ts';
 import { withProbes } from './observability/probes.ts';
@@ -170,6 +171,7 @@ export async function startVenue(
   log: Log,
   hooks: VenueHooks = {},
 ): Promise<RunningVenue> {
+  boundHeapGrowth();
   await refuseBusyAddresses(options);
   const paths = dataPaths(options.dataDir);
   // Everything this process creates in the data directory is the owner's only.
