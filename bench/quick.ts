@@ -29,6 +29,7 @@ export const QUICK_BENCHES: readonly QuickBench[] = [
   { name: 'limits', file: 'rate-limit.bench.ts', limitSeconds: 60 },
   { name: 'http', file: 'http.bench.ts', limitSeconds: 120 },
   { name: 'ws', file: 'ws.bench.ts', limitSeconds: 120 },
+  { name: 'fan-out', file: 'fan-out.bench.ts', limitSeconds: 60 },
   { name: 'venue', file: 'venue.bench.ts', limitSeconds: 180 },
   { name: 'cluster', file: 'cluster.bench.ts', limitSeconds: 180 },
   { name: 'cluster-failover', file: 'cluster-failover.bench.ts', limitSeconds: 180 },

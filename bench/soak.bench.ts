@@ -88,6 +88,10 @@ export interface SoakSample {
   readonly heapUsedMiB: number;
   readonly heapTotalMiB: number;
   readonly externalMiB: number;
+  /** Resident memory by kind of mapping (/proc/<pid>/smaps; see `residentByKind`). */
+  readonly v8PagesMiB: number;
+  readonly mallocMiB: number;
+  readonly otherMiB: number;
   /** The history thread's heap (its engine replica), in use and committed. */
   readonly threadHeapUsedMiB: number;
   readonly threadHeapTotalMiB: number;
@@ -108,6 +112,31 @@ function memoryOf(pid: number): { rss: number; anon: number; file: number } {
     anon: kib('RssAnon') / 1024,
     file: (kib('RssFile') + kib('RssShmem')) / 1024,
   };
+}
+
+/**
+ * The server's resident memory by kind of mapping, MiB, from /proc/<pid>/smaps: `v8Pages`, the
+ * anonymous 256 KiB mappings V8 allocates its heap pages as (every isolate's, and those V8 keeps
+ * after a GC for reuse, which the heap figures do not count); `malloc`, glibc's main heap
+ * (`[heap]`) and its thread arenas (anonymous mappings at 64 MiB boundaries: SQLite's page
+ * caches, Buffers, sockets); `other`, the rest (the node binary, libraries, stacks, code).
+ */
+export function residentByKind(smaps: string): { v8Pages: number; malloc: number; other: number } {
+  const kib = { v8Pages: 0, malloc: 0, other: 0 };
+  let kind: keyof typeof kib = 'other';
+  for (const line of smaps.split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (m !== null) {
+      const start = Number.parseInt(m[1] as string, 16);
+      const size = Number.parseInt(m[2] as string, 16) - start;
+      const name = (m[4] as string).trim();
+      const arena = name === '' && start % (64 * 2 ** 20) === 0 && (m[3] as string).startsWith('rw');
+      kind = name === '' && size === 256 * 1024 ? 'v8Pages' : name === '[heap]' || arena ? 'malloc' : 'other';
+      continue;
+    }
+    if (line.startsWith('Rss:')) kib[kind] += Number(line.split(/\s+/)[1]);
+  }
+  return { v8Pages: kib.v8Pages / 1024, malloc: kib.malloc / 1024, other: kib.other / 1024 };
 }
 
 /**
@@ -203,6 +232,7 @@ async function main(): Promise<void> {
       orders.send({ type: 'replies', reset: true });
       const { p50, p99 } = await replies;
       const memory = memoryOf(pid);
+      const kinds = residentByKind(readFileSync(`/proc/${pid}/smaps`, 'utf8'));
       const heap = await heapOf(server.adminBase);
       const sample: SoakSample = {
         minute: round((performance.now() - started) / 60_000, 2),
@@ -212,6 +242,9 @@ async function main(): Promise<void> {
         heapUsedMiB: round(heap.used),
         heapTotalMiB: round(heap.total),
         externalMiB: round(heap.external),
+        v8PagesMiB: round(kinds.v8Pages),
+        mallocMiB: round(kinds.malloc),
+        otherMiB: round(kinds.other),
         threadHeapUsedMiB: round(heap.threadUsed),
         threadHeapTotalMiB: round(heap.threadTotal),
         orderP50Ms: round(p50),
@@ -224,7 +257,9 @@ async function main(): Promise<void> {
       loads.push(loadavg()[0] as number);
       console.log(
         `${sample.minute.toFixed(2)} min: RSS ${sample.rssMiB} MiB (anon ${sample.anonMiB}, file ${sample.fileMiB}), ` +
-          `heap ${sample.heapUsedMiB} of ${sample.heapTotalMiB} MiB, history thread's ${sample.threadHeapUsedMiB} of ${sample.threadHeapTotalMiB}, external ${sample.externalMiB}; ${sample.ordersPerSecond} orders/s, reply p50 ${sample.orderP50Ms} / p99 ${sample.orderP99Ms} ms` +
+          `heap ${sample.heapUsedMiB} of ${sample.heapTotalMiB} MiB, history thread's ${sample.threadHeapUsedMiB} of ${sample.threadHeapTotalMiB}, external ${sample.externalMiB}; ` +
+          `resident: V8 pages ${sample.v8PagesMiB}, malloc ${sample.mallocMiB}, other ${sample.otherMiB}; ` +
+          `${sample.ordersPerSecond} orders/s, reply p50 ${sample.orderP50Ms} / p99 ${sample.orderP99Ms} ms` +
           `${sample.failed > 0 ? `, ${sample.failed} batches refused` : ''}; load ${(loadavg()[0] as number).toFixed(1)}`,
       );
     }
@@ -237,12 +272,15 @@ async function main(): Promise<void> {
     // What grows outside both JavaScript heaps (native memory: SQLite caches, Buffers, malloc).
     const outsideHeaps = (x: SoakSample): number => x.rssMiB - x.heapTotalMiB - x.threadHeapTotalMiB;
     const outsideSlope = slope(settled.map((x) => [x.minute, outsideHeaps(x)]));
+    const v8PagesSlope = slope(settled.map((x) => [x.minute, x.v8PagesMiB]));
+    const mallocSlope = slope(settled.map((x) => [x.minute, x.mallocMiB]));
     const flat = Math.abs(rssSlope) <= s.toleranceMiBPerMin;
     const p99s = settled.map((x) => x.orderP99Ms);
     console.log(
       `RSS slope after ${s.warmupMinutes} min of warm-up: ${round(rssSlope, 3)} MiB/min over ${settled.length} samples ` +
         `(${flat ? 'flat' : 'NOT flat'}: tolerance ±${s.toleranceMiBPerMin}); heap ${round(heapSlope, 3)} MiB/min; ` +
         `outside both JavaScript heaps ${round(outsideSlope, 3)} MiB/min (${round(outsideHeaps(settled[0] as SoakSample))} → ${round(outsideHeaps(samples.at(-1) as SoakSample))} MiB); ` +
+        `resident V8 pages ${round(v8PagesSlope, 3)} MiB/min, malloc ${round(mallocSlope, 3)} MiB/min; ` +
         `RSS ${round(before.rss)} MiB before the load, ${samples.at(-1)?.rssMiB} at the end, ${round(idle.rss)} idle 2 s later`,
     );
     finish('soak', {
@@ -256,6 +294,8 @@ async function main(): Promise<void> {
       rssSlopeMiBPerMin: round(rssSlope, 3),
       heapSlopeMiBPerMin: round(heapSlope, 3),
       outsideHeapsSlopeMiBPerMin: round(outsideSlope, 3),
+      v8PagesSlopeMiBPerMin: round(v8PagesSlope, 3),
+      mallocSlopeMiBPerMin: round(mallocSlope, 3),
       flat,
       rssBeforeMiB: round(before.rss),
       rssEndMiB: samples.at(-1)?.rssMiB,

@@ -33,6 +33,7 @@ import { runDemo } from './demo/run-demo.ts';
 import type { Command } from './domain/commands.ts';
 import type { Log } from './domain/log.ts';
 import type { ApplyResult } from './engine/engine.ts';
+import { boundHeapGrowth } from './observability/heap-growth.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
 import { fatalStop } from './observability/fatal-stop.ts';
 import { Health } from './observability/health.ts';
@@ -61,6 +62,7 @@ export async function startVenue(
   log: Log,
   hooks: VenueHooks = {},
 ): Promise<RunningVenue> {
+  boundHeapGrowth();
   await refuseBusyAddresses(options);
   const at = (component: Component): Log => log.child({ component });
   const paths = dataPaths(options.dataDir);

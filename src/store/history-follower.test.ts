@@ -10,6 +10,7 @@ import { memoryLog, SILENT_LOG } from '../observability/memory-log.ts';
 import { encodeCommand } from '../sequencer/command-codec.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import { HistoryFollower } from './history-follower.ts';
+import { HISTORY_THREAD_LIMITS } from './history-thread-limits.ts';
 import type { HistoryEntry } from './history-store.ts';
 import { SqliteHistoryStore } from './sqlite-history-store.ts';
 import { TradingStream, type EngineRecorder } from './trading-stream.ts';
@@ -100,6 +101,11 @@ describe('HistoryFollower', () => {
     await follower.drain();
     assert.equal(follower.behind, 0);
     assert.equal(follower.writtenSeq, rec.seq);
+    // Its young generation bounded (bench:soak: V8's default of 128 MiB made the RSS step for minutes).
+    assert.equal(
+      follower.threadLimits.maxYoungGenerationSizeMb,
+      HISTORY_THREAD_LIMITS.maxYoungGenerationSizeMb,
+    );
     await follower.close();
     assert.equal(fatal, undefined);
     assert.deepEqual(logs.messages(), []);

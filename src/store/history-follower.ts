@@ -19,12 +19,13 @@
  * fatal to the follower: the history would otherwise silently stop, so `onFatal` listeners are
  * told, and the venue stops so that a restart brings the history up to date from the journal.
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { EngineSnapshot } from '../engine/snapshot.ts';
 import type { Log } from '../domain/log.ts';
 import type { AppliedCommand } from '../sequencer/sequencer.ts';
 import { HISTORY_GATHER_ENTRIES, HISTORY_GATHER_MS } from './history-writer.ts';
 import type { HistoryLocation } from './history-location.ts';
+import { HISTORY_THREAD_LIMITS } from './history-thread-limits.ts';
 
 /** What the follower's thread starts from. */
 export interface FollowerStart {
@@ -99,6 +100,7 @@ export class HistoryFollower {
     this.#writtenSeq = start.snapshot.lastSeq;
     this.#worker = new Worker(new URL('./history-follower-thread.ts', import.meta.url), {
       workerData: start,
+      resourceLimits: HISTORY_THREAD_LIMITS,
     });
     this.#worker.unref();
     this.#worker.on('message', (reply: FollowerReply) => this.#onReply(reply));
@@ -133,6 +135,11 @@ export class HistoryFollower {
     if (this.#closing !== undefined || this.#failure !== undefined) return undefined;
     const s = await this.#worker.getHeapStatistics().catch(() => undefined);
     return s === undefined ? undefined : { used: s.used_heap_size, total: s.total_heap_size };
+  }
+
+  /** The heap bounds the thread runs with (history-thread-limits.ts; V8's defaults fill the rest). */
+  get threadLimits(): ResourceLimits {
+    return this.#worker.resourceLimits ?? {};
   }
 
   /** True while too many commands wait to be written (a sequencer pressure source). */

@@ -17,6 +17,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ApplyBatchResult, HistoryEntry } from './history-store.ts';
 import type { HistoryLocation } from './history-location.ts';
+import { HISTORY_THREAD_LIMITS } from './history-thread-limits.ts';
 
 /** What the main thread sends: a batch to apply, or a request to close. */
 export type HistoryWorkerRequest =
@@ -73,6 +74,7 @@ export class HistoryWorker {
   #start(): Worker {
     const worker = new Worker(new URL('./history-worker-thread.ts', import.meta.url), {
       workerData: this.#location,
+      resourceLimits: HISTORY_THREAD_LIMITS,
     });
     worker.on('message', (reply: HistoryWorkerReply) => {
       const pending = this.#pending.get(reply.id);

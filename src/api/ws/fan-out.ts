@@ -78,10 +78,60 @@ export const DEFAULT_MIN_FLUSH_INTERVAL_MS = 5;
 /** Connections written to per event-loop turn (about 1 ms of socket writes on the benchmark VM). */
 export const WRITE_SLICE_CONNECTIONS = 128;
 
+/**
+ * The frames a connection gets in the current tick: a node of the tick's trie of frame runs (a
+ * run: one topic's messages, `first` to `end` in the tick's frames), shared by every connection
+ * that got the same runs in the same order. Connections with the same subscriptions walk the same
+ * path, so a tick costs a pointer step per subscriber and topic, and one joined buffer per path,
+ * whatever the number of connections (bench/fan-out.bench.ts).
+ */
+export class QueuedFrames {
+  readonly parent: QueuedFrames | undefined;
+  readonly first: number;
+  readonly end: number;
+  /** Frames from the root to here. */
+  readonly count: number;
+  readonly #next = new Map<number, QueuedFrames>();
+  #bytes: Buffer | undefined;
+
+  constructor(parent: QueuedFrames | undefined, first: number, end: number) {
+    this.parent = parent;
+    this.first = first;
+    this.end = end;
+    this.count = (parent?.count ?? 0) + end - first;
+  }
+
+  /** This path followed by the run `first`…`end` (runs of one tick never overlap: `first` names it). */
+  followedBy(first: number, end: number): QueuedFrames {
+    let next = this.#next.get(first);
+    if (next === undefined) this.#next.set(first, (next = new QueuedFrames(this, first, end)));
+    return next;
+  }
+
+  /** The path's frames joined (built once per tick for all the connections on it). */
+  bytes(frames: readonly Buffer[]): Buffer {
+    if (this.#bytes !== undefined) return this.#bytes;
+    const runs: QueuedFrames[] = [this];
+    for (let at = this.parent; at?.parent !== undefined; at = at.parent) runs.push(at);
+    const first = runs.length === 1 ? (runs[0] as QueuedFrames) : undefined;
+    if (first !== undefined && first.end - first.first === 1) {
+      this.#bytes = frames[first.first] as Buffer;
+    } else {
+      const parts: Buffer[] = [];
+      for (let r = runs.length - 1; r >= 0; r--) {
+        const run = runs[r] as QueuedFrames;
+        for (let i = run.first; i < run.end; i++) parts.push(frames[i] as Buffer);
+      }
+      this.#bytes = Buffer.concat(parts);
+    }
+    return this.#bytes;
+  }
+}
+
 /** A connection, as the fan-out sees it. */
 export interface Sink {
-  /** The tick's frames queued for it, as indices into the tick's frames (the fan-out empties it). */
-  readonly outbox: number[];
+  /** The tick's frames queued for it (the fan-out sets it, and clears it once written). */
+  queued: QueuedFrames | undefined;
   /** Writes one tick's frames, joined. */
   write(bytes: Buffer): void;
   /** The fan-out ended `subscription` (its API key was deleted): tell the client `message`. */
@@ -415,9 +465,13 @@ export class FanOut {
   readonly #dirtyMarkets = new Set<MarketChanges>();
   readonly #dirtyUsers = new Set<UserChanges>();
   readonly #awaiting = new Set<Topic>();
-  readonly #outgoing: Sink[] = [];
-  /** The current tick's frames; outboxes index into it. */
+  /** The connections written to in the current tick (the first `#outgoingCount`; kept, not shrunk, between ticks). */
+  readonly #outgoing: (Sink | undefined)[] = [];
+  #outgoingCount = 0;
+  /** The current tick's frames; queued runs index into it. */
   readonly #frames: Buffer[] = [];
+  /** The root of the current tick's queued paths (no frames). */
+  #queuedRoot = new QueuedFrames(undefined, 0, 0);
   /** Topic of each subscription. */
   readonly #topicOf = new Map<Subscription, Topic>();
   #scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
@@ -427,7 +481,6 @@ export class FanOut {
   #flushBusy = 0;
   /** The next connection of `#outgoing` to write to, while a flush's writes are in progress. */
   #writeAt = 0;
-  readonly #joined = new Map<string, Buffer>();
   #closed = false;
   /** The margin accounts of users who watch their margin pushes, for changes of their risk state. */
   readonly #risk: RiskWatch;
@@ -612,33 +665,23 @@ export class FanOut {
   /**
    * One write per connection, WRITE_SLICE_CONNECTIONS connections per event-loop turn, so that
    * requests and journal completions run between slices instead of waiting for a thousand
-   * writes. Connections with the same subscriptions get the same frames in the same order:
-   * those joined bytes are built once and written to each of them.
+   * writes. Connections with the same subscriptions get the same frames in the same order (the
+   * same QueuedFrames path): those joined bytes are built once and written to each of them.
    */
   readonly #writeSlice = (): void => {
     const started = performance.now();
     const outgoing = this.#outgoing;
     const frames = this.#frames;
-    const end = Math.min(outgoing.length, this.#writeAt + WRITE_SLICE_CONNECTIONS);
+    const count = this.#outgoingCount;
+    const end = Math.min(count, this.#writeAt + WRITE_SLICE_CONNECTIONS);
     for (let i = this.#writeAt; i < end; i++) {
       const sink = outgoing[i] as Sink;
-      const box = sink.outbox;
-      let bytes: Buffer;
-      if (box.length === 1) {
-        bytes = frames[box[0] as number] as Buffer;
-      } else {
-        const key = box.join(',');
-        let cached = this.#joined.get(key);
-        if (cached === undefined) {
-          cached = Buffer.concat(box.map((index) => frames[index] as Buffer));
-          this.#joined.set(key, cached);
-        }
-        bytes = cached;
-      }
-      this.framesWritten += box.length;
-      box.length = 0;
+      outgoing[i] = undefined;
+      const queued = sink.queued as QueuedFrames;
+      sink.queued = undefined;
+      this.framesWritten += queued.count;
       try {
-        sink.write(bytes);
+        sink.write(queued.bytes(frames));
       } catch (error) {
         this.#log(`ws: write failed: ${(error as Error).stack ?? String(error)}`);
       }
@@ -646,13 +689,13 @@ export class FanOut {
     this.#writeAt = end;
     const ended = performance.now();
     this.#flushBusy += ended - started;
-    if (end < outgoing.length) {
+    if (end < count) {
       this.#scheduled = setImmediate(this.#writeSlice);
       return;
     }
-    outgoing.length = 0;
+    this.#outgoingCount = 0;
     frames.length = 0;
-    this.#joined.clear();
+    this.#queuedRoot = new QueuedFrames(undefined, 0, 0);
     this.#writeAt = 0;
     this.#scheduled = undefined;
     // Under load the next flush waits at least as long as this one worked (at most half the time
@@ -675,14 +718,20 @@ export class FanOut {
     const first = this.#frames.length;
     for (const message of messages) this.#frames.push(textFrame(message));
     const end = this.#frames.length;
-    const outgoing = this.#outgoing;
-    for (const subscription of receivers) {
-      const box = subscription.sink.outbox;
-      if (box.length === 0 && end > first) outgoing.push(subscription.sink);
-      for (let i = first; i < end; i++) box.push(i);
-      if (snapshot) topic.ready.add(subscription);
+    if (end > first) {
+      const outgoing = this.#outgoing;
+      const root = this.#queuedRoot;
+      for (const subscription of receivers) {
+        const sink = subscription.sink;
+        const queued = sink.queued;
+        if (queued === undefined) outgoing[this.#outgoingCount++] = sink;
+        sink.queued = (queued ?? root).followedBy(first, end);
+      }
     }
-    if (snapshot) topic.pending.clear();
+    if (snapshot) {
+      for (const subscription of receivers) topic.ready.add(subscription);
+      topic.pending.clear();
+    }
   }
 
   #topic(channel: Channel, grant: Grant | undefined): Topic {

@@ -29,7 +29,7 @@ import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
 import type { AppliedItem, MarketData } from '../market-data/market-data.ts';
 import { parseChannel, shown, WireMarkets, type Channel } from './channels.ts';
-import { FanOut, type Sink, type Subscription } from './fan-out.ts';
+import { FanOut, type QueuedFrames, type Sink, type Subscription } from './fan-out.ts';
 import { authorize } from './private-auth.ts';
 
 /** The paths: `/websocket` for every channel, `/websocket/<base>` as ccxt connects for quick depth. */
@@ -78,7 +78,7 @@ class Connection implements Sink {
   readonly ws: WebSocket;
   readonly socket: Duplex;
   readonly ip: string;
-  readonly outbox: number[] = [];
+  queued: QueuedFrames | undefined = undefined;
   readonly subscriptions = new Map<string, Subscription>();
   #tokens: number;
   #refilledAt: number;
