@@ -24,7 +24,7 @@ import {
 } from '../domain/events.ts';
 import { formatUnitsTrim, safeMul, type CoinUnits, type Lots, type PriceTicks } from '../domain/money.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult, CancelledOrder, OrderView } from './engine.ts';
+import type { ApplyResult, CancelledOrder, OrderView } from './results.ts';
 import type { Ledger, LedgerAccount } from './ledger.ts';
 import type { Margin } from './margin.ts';
 import { Order, OrderIndex } from './order-book.ts';
