@@ -22,6 +22,7 @@ interface QuickBench {
 export const QUICK_BENCHES: readonly QuickBench[] = [
   { name: 'engine', file: 'engine.bench.ts', node: ['--expose-gc'], limitSeconds: 120 },
   { name: 'engine-ab', file: 'engine-ab.bench.ts', node: ['--expose-gc'], limitSeconds: 120 },
+  { name: 'engine-alloc', file: 'engine-alloc.bench.ts', limitSeconds: 120 },
   { name: 'risk', file: 'liquidation-index.bench.ts', limitSeconds: 60 },
   { name: 'metrics', file: 'metrics.bench.ts', limitSeconds: 60 },
   { name: 'journal', file: 'journal.bench.ts', limitSeconds: 120 },

@@ -1,7 +1,7 @@
 /** @module command-context — what every engine module shares about the command being applied: its time and the events it emits. */
 import type { EngineEvent } from '../domain/events.ts';
 import type { ResultName } from '../domain/result-codes.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 
 /**
  * One object for the engine's lifetime, reset by the dispatcher before each command (no

@@ -7,7 +7,7 @@ import type { CancelAllOrdersAfter } from '../domain/commands.ts';
 import type { CancelReason } from '../domain/events.ts';
 import type { VenueSettings } from '../domain/specs.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 
 /** What the switch needs: whether users and markets exist, and a way to cancel a user's orders in a market. */
 export interface DeadManPort {

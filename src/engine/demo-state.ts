@@ -18,7 +18,7 @@ import {
 import type { EngineEvent } from '../domain/events.ts';
 import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import type { ResultName } from '../domain/result-codes.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 import type { LedgerCoin } from './funds.ts';
 
 const DEMO_TYPES: ReadonlySet<string> = new Set(DEMO_COMMAND_TYPES);

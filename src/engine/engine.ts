@@ -14,10 +14,8 @@
  * broken invariant: the caller must stop taking commands and recover from snapshot + journal.
  */
 import { createHash } from 'node:crypto';
-import { BUY, SELL, type SequencedCommand, type Side, type UserStatus } from '../domain/commands.ts';
-import type { EngineEvent, OrderStatus } from '../domain/events.ts';
+import { BUY, SELL, type SequencedCommand, type UserStatus } from '../domain/commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
-import type { ResultName } from '../domain/result-codes.ts';
 import { validateCoinFunds } from '../domain/chains.ts';
 import {
   validateCoin,
@@ -35,7 +33,6 @@ import { Ledger } from './ledger.ts';
 import { checksLimits, LimitPrices } from './limit-prices.ts';
 import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
-import type { Order } from './order-book.ts';
 import { isRegistryCommand, Registry, type ApiKeyRecord, type User } from './registry.ts';
 import { Settlement } from './settlement.ts';
 import { markRuleOf, Risk, riskHooks, type RiskView } from './risk.ts';
@@ -50,54 +47,11 @@ import {
 } from './snapshot.ts';
 import { isVenueChangeCommand, VenueChanges } from './venue-changes.ts';
 import { assertEngineInvariants } from './invariants.ts';
+import type { ApplyResult, OrderView } from './results.ts';
 
 export { MAX_BATCH_ORDERS } from './matching.ts';
 export type { ApiKeyRecord } from './registry.ts';
-
-/** What one command did. `events` is empty when the command was refused. */
-export interface ApplyResult {
-  readonly result: ResultName;
-  /** Detail for a refusal: which parameter or limit. */
-  readonly message?: string;
-  readonly events: EngineEvent[];
-  readonly orderId?: number;
-  readonly orderIds?: number[];
-  readonly userId?: number;
-  /** The command repeated a business id already applied: nothing changed. */
-  readonly duplicate?: boolean;
-  /** The order a cancel acted on, in its final state, for the cancelOrder reply. */
-  readonly order?: CancelledOrder;
-  readonly deadline?: number;
-  /** The withdrawal a RequestWithdrawal created. */
-  readonly withdrawalId?: string;
-  /** The lending offer a PlaceLoanOffer or FundLendingPool made. */
-  readonly offerId?: number;
-  /** The loan records a Borrow made (one per offer it took from). */
-  readonly loanIds?: number[];
-}
-
-/** What a cancel answers about the order it cancelled (the order itself: it no longer changes). */
-export type CancelledOrder = Readonly<Pick<Order, 'id' | 'price' | 'amount' | 'filled' | 'filledValue'>>;
-
-/** A read-only view of an order the engine holds. */
-export interface OrderView {
-  readonly id: number;
-  readonly userId: number;
-  readonly market: string;
-  readonly side: Side;
-  readonly kind: Order['kind'];
-  readonly price: PriceTicks;
-  readonly amount: Lots;
-  readonly filled: Lots;
-  readonly filledValue: CoinUnits;
-  readonly fees: CoinUnits;
-  readonly platformFees: CoinUnits;
-  readonly status: OrderStatus;
-  readonly time: number;
-  readonly clientOrderId: string;
-  readonly acctType: Order['acctType'];
-  readonly usePlatformCoin: boolean;
-}
+export type { ApplyResult, CancelledOrder, OrderView } from './results.ts';
 
 export class Engine {
   readonly #settings: VenueSettings;

@@ -9,7 +9,7 @@
  */
 import type { CoinUnits } from '../domain/money.ts';
 import { refused } from './command-context.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 
 /** The venue's net holdings of a coin from outside, by source (the engine wires both). */
 export interface OutsideHoldings {

@@ -44,7 +44,7 @@ import type { BillType, DepositUpdated, EngineEvent, WithdrawalUpdated } from '.
 import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import { UNVERIFIED_ADDRESS_TEXT, type ResultName } from '../domain/result-codes.ts';
 import { checkCoinName, type CoinSpec } from '../domain/specs.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 
 const MAX_REFERENCE_LENGTH = 128;

@@ -73,7 +73,7 @@ import {
   type MarginSettings,
 } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { LimitPrices } from './limit-prices.ts';

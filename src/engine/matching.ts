@@ -24,7 +24,7 @@ import {
 } from '../domain/events.ts';
 import { formatUnitsTrim, safeMul, type CoinUnits, type Lots, type PriceTicks } from '../domain/money.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult, CancelledOrder, OrderView } from './engine.ts';
+import type { ApplyResult, CancelledOrder, OrderView } from './results.ts';
 import type { Ledger, LedgerAccount } from './ledger.ts';
 import type { Margin } from './margin.ts';
 import { Order, OrderIndex } from './order-book.ts';
@@ -48,6 +48,22 @@ export class Matching {
   /** `${userId}:${market}:${clientOrderId}` → the latest order id with it. */
   readonly #clientIds = new Map<string, number>();
   #nextOrderId = 1;
+  /** What `#submit` takes, one object filled in by each caller: no allocation per order. */
+  readonly #submission: Submission = {
+    account: undefined,
+    user: undefined,
+    market: undefined,
+    side: BUY,
+    kind: 'limit',
+    price: 0,
+    amount: 0,
+    cost: 0,
+    acctType: 0,
+    clientOrderId: '',
+    prefrozen: false,
+  };
+  /** The one-order list a single order's loss check takes, reused: no array per order. */
+  readonly #oneOrder: [Pick<PlaceOrder, 'price' | 'amount'>] = [{ price: 0, amount: 0 }];
   // Scratch of `#orderContext` (a returned pair was an allocation on every placement).
   #ctxUser: User | undefined;
   #ctxMarket: MarketState | undefined;
@@ -107,11 +123,9 @@ export class Matching {
     if (!Number.isSafeInteger(amount) || amount <= 0)
       return refused('INVALID_AMOUNT', 'amount must be positive');
     if (amount < market.spec.minAmount) {
-      const lots = (n: Lots): string =>
-        `${formatUnitsTrim(n, market.spec.amountScale)} ${market.base.spec.name}`;
       return refused(
         'BELOW_MIN_AMOUNT',
-        `amount ${lots(amount)} is below the market's minimum amount of ${lots(market.spec.minAmount)}`,
+        `amount ${lotsText(market, amount)} is below the market's minimum amount of ${lotsText(market, market.spec.minAmount)}`,
       );
     }
     const lotsValue = safeMul(price, amount);
@@ -166,13 +180,15 @@ export class Matching {
     const borrow = this.#borrowFor(cmd, account, user, market, payCoin, cost);
     if (typeof borrow !== 'number') return borrow;
     // Issue 29: a margin order priced far from the mark is held to the opening line.
+    const one = this.#oneOrder;
+    one[0] = cmd;
     const far = this.#margin.orderLossCheck(
       account,
       user,
       market,
       acctType,
       cmd.side === BUY,
-      [cmd],
+      one,
       payCoin,
       borrow,
     );
@@ -181,18 +197,19 @@ export class Matching {
       return refused('POST_ONLY_WOULD_TAKE');
     if (borrow > 0)
       account = this.#margin.expressBorrow(account, user.userId, market, acctType, payCoin, borrow);
-    const order = this.#submit(
-      account as LedgerAccount,
-      user,
-      market,
-      cmd.side,
-      cmd.kind,
-      cmd.price,
-      cmd.amount,
-      cost,
-      cmd.acctType,
-      cmd.clientOrderId,
-    );
+    const s = this.#submission;
+    s.account = account;
+    s.user = user;
+    s.market = market;
+    s.side = cmd.side;
+    s.kind = cmd.kind;
+    s.price = cmd.price;
+    s.amount = cmd.amount;
+    s.cost = cost;
+    s.acctType = cmd.acctType;
+    s.clientOrderId = cmd.clientOrderId;
+    s.prefrozen = false;
+    const order = this.#submit(s);
     this.#margin.autoRepay();
     return { result: 'OK', events: this.#ctx.events, orderId: order.id };
   }
@@ -271,23 +288,21 @@ export class Matching {
     const acct = account as LedgerAccount;
     this.#ledger.change(acct, payCoin, -total, total, 'freeze', String(this.#nextOrderId));
     const orderIds: number[] = [];
+    const s = this.#submission;
     for (let i = 0; i < cmd.orders.length; i++) {
       const o = cmd.orders[i] as PlaceOrderBatch['orders'][number];
-      orderIds.push(
-        this.#submit(
-          acct,
-          user,
-          market,
-          cmd.side,
-          'limit',
-          o.price,
-          o.amount,
-          costs[i] as number,
-          acctType,
-          '',
-          true,
-        ).id,
-      );
+      s.account = acct;
+      s.user = user;
+      s.market = market;
+      s.side = cmd.side;
+      s.kind = 'limit';
+      s.price = o.price;
+      s.amount = o.amount;
+      s.cost = costs[i] as number;
+      s.acctType = acctType;
+      s.clientOrderId = '';
+      s.prefrozen = true;
+      orderIds.push(this.#submit(s).id);
     }
     this.#margin.autoRepay();
     return { result: 'OK', events: this.#ctx.events, orderIds };
@@ -298,20 +313,16 @@ export class Matching {
     return best !== undefined && (side === BUY ? price >= best.price : price <= best.price);
   }
 
-  /** Creates the order, freezes its cost in `account`, matches it and rests or cancels what remains. */
-  #submit(
-    account: LedgerAccount,
-    user: User,
-    market: MarketState,
-    side: Side,
-    kind: Order['kind'],
-    price: PriceTicks,
-    amount: Lots,
-    cost: CoinUnits,
-    acctType: Order['acctType'],
-    clientOrderId: string,
-    prefrozen = false,
-  ): Order {
+  /**
+   * Creates the order `s` describes, freezes its cost in its account (unless `prefrozen`), matches
+   * it and rests or cancels what remains. Reads `s` before anything else, so the caller may fill
+   * the same object in again for its next order.
+   */
+  #submit(s: Submission): Order {
+    const account = s.account as LedgerAccount;
+    const user = s.user as User;
+    const market = s.market as MarketState;
+    const { side, kind, price, amount, cost, acctType, clientOrderId, prefrozen } = s;
     const ctx = this.#ctx;
     const time = ctx.time;
     const order = new Order(
@@ -530,7 +541,19 @@ export class Matching {
     const cost = side === BUY ? price * lots * market.quoteUnitsPerTickLot : lots * market.baseUnitsPerLot;
     this.#settlement.liquidationTaker = true;
     try {
-      return this.#submit(account, user, market, side, 'ioc', price, lots, cost, 1, '', false).filled;
+      const s = this.#submission;
+      s.account = account;
+      s.user = user;
+      s.market = market;
+      s.side = side;
+      s.kind = 'ioc';
+      s.price = price;
+      s.amount = lots;
+      s.cost = cost;
+      s.acctType = 1;
+      s.clientOrderId = '';
+      s.prefrozen = false;
+      return this.#submit(s).filled;
     } finally {
       this.#settlement.liquidationTaker = false;
     }
@@ -668,6 +691,35 @@ export class Matching {
 }
 
 /** Units of a coin as the API shows amounts: decimal text and the coin's name ("0.5 btc"). */
+/**
+ * One order for `Matching.#submit` (issue 32: it took 11 positional arguments ending in a bare
+ * boolean). Matching keeps one and fills it in per order, so no object is made per call.
+ */
+interface Submission {
+  /** The account it pays from and settles in (a margin account, or the user's spot account). */
+  account: LedgerAccount | undefined;
+  user: User | undefined;
+  market: MarketState | undefined;
+  side: Side;
+  kind: Order['kind'];
+  price: PriceTicks;
+  amount: Lots;
+  /** What it freezes in the coin it pays with. */
+  cost: CoinUnits;
+  acctType: Order['acctType'];
+  clientOrderId: string;
+  /** Its cost is already frozen (a batch freezes the whole batch first). */
+  prefrozen: boolean;
+}
+
+/**
+ * An amount of lots as text in the base coin. A module function, not a closure in `#orderCost`:
+ * a closure there over `market` made V8 allocate a context on every order (59 B a command).
+ */
+function lotsText(market: MarketState, lots: Lots): string {
+  return `${formatUnitsTrim(lots, market.spec.amountScale)} ${market.base.spec.name}`;
+}
+
 function coinText(coin: CoinState, units: CoinUnits): string {
   return `${formatUnitsTrim(units, coin.spec.unitDecimal)} ${coin.spec.name}`;
 }

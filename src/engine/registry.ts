@@ -31,7 +31,7 @@ import type { CoinUnits, PriceTicks } from '../domain/money.ts';
 import type { DepthMark } from '../margin/depth-mark.ts';
 import type { StepTrades } from '../margin/mark-price.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 import { spot, type Ledger, type LedgerAccount } from './ledger.ts';
 import { OrderBook, OwnerOrders } from './order-book.ts';
 

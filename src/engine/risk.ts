@@ -76,7 +76,7 @@ import type { MarkRule, VenueSettings } from '../domain/specs.ts';
 import { accountKey, type AccountRef, type Effects } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 import type { Margin } from './margin.ts';
 import type { Matching } from './matching.ts';
 import {

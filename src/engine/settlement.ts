@@ -32,6 +32,15 @@ export class Settlement {
   readonly #settings: VenueSettings;
   #nextTradeId = 1;
   /** What the latest `#chargeFee` charged, and in which coin (a returned pair was two allocations per fill). */
+  /**
+   * The price legs of a platform-coin fee, filled in per fee (`#priceLegs`) rather than made:
+   * `convertFeeToZb` reads them and keeps nothing.
+   */
+  readonly #legA: Leg = newLeg();
+  readonly #legB: Leg = newLeg();
+  readonly #noLegs: readonly PriceLeg[] = [];
+  readonly #oneLeg: readonly PriceLeg[] = [this.#legA];
+  readonly #twoLegs: readonly PriceLeg[] = [this.#legA, this.#legB];
   #feeAmount: CoinUnits = 0;
   #feeCoin = '';
 
@@ -213,44 +222,38 @@ export class Settlement {
    * coin; one leg through a market between them; else two legs through the first coin X (in
    * market order) with markets from→X and X→to both priced. `undefined` when there is no path.
    */
-  #priceLegs(from: CoinState, to: CoinState): PriceLeg[] | undefined {
-    if (from === to) return [];
-    const direct = this.#leg(from, to);
-    if (direct !== undefined) return [direct];
+  #priceLegs(from: CoinState, to: CoinState): readonly PriceLeg[] | undefined {
+    if (from === to) return this.#noLegs;
+    if (this.#leg(from, to, this.#legA)) return this.#oneLeg;
     for (const m of this.#registry.marketStates()) {
       const via = m.base === from ? m.quote : m.quote === from ? m.base : undefined;
       if (via === undefined || via === to) continue;
-      const first = this.#leg(from, via);
-      const second = first && this.#leg(via, to);
-      if (first !== undefined && second !== undefined) return [first, second];
+      if (this.#leg(from, via, this.#legA) && this.#leg(via, to, this.#legB)) return this.#twoLegs;
     }
     return undefined;
   }
 
-  #leg(from: CoinState, to: CoinState): PriceLeg | undefined {
+  /** Fills `into` with the leg from `from` to `to` through a priced market; false when there is none. */
+  #leg(from: CoinState, to: CoinState, into: Leg): boolean {
     const forward = this.#registry.market(`${from.spec.name}_${to.spec.name}`);
-    if (forward !== undefined && forward.lastPrice > 0) {
-      return {
-        multiply: true,
-        priceTicks: forward.lastPrice,
-        priceScale: forward.spec.priceScale,
-        fromDecimal: from.spec.unitDecimal,
-        toDecimal: to.spec.unitDecimal,
-      };
-    }
-    const backward = this.#registry.market(`${to.spec.name}_${from.spec.name}`);
-    if (backward !== undefined && backward.lastPrice > 0) {
-      return {
-        multiply: false,
-        priceTicks: backward.lastPrice,
-        priceScale: backward.spec.priceScale,
-        fromDecimal: from.spec.unitDecimal,
-        toDecimal: to.spec.unitDecimal,
-      };
-    }
-    return undefined;
+    const market =
+      forward !== undefined && forward.lastPrice > 0
+        ? forward
+        : this.#registry.market(`${to.spec.name}_${from.spec.name}`);
+    if (market === undefined || !(market.lastPrice > 0)) return false;
+    into.multiply = market === forward;
+    into.priceTicks = market.lastPrice;
+    into.priceScale = market.spec.priceScale;
+    into.fromDecimal = from.spec.unitDecimal;
+    into.toDecimal = to.spec.unitDecimal;
+    return true;
   }
 }
+
+/** A price leg Settlement fills in again for each fee. */
+type Leg = { -readonly [K in keyof PriceLeg]: PriceLeg[K] };
+
+const newLeg = (): Leg => ({ multiply: false, priceTicks: 0, priceScale: 0, fromDecimal: 0, toDecimal: 0 });
 
 /** Adds one fill to an order's totals and makes it the order's latest trade. */
 function recordFill(

@@ -26,7 +26,7 @@ import {
 import type { CancelReason } from '../domain/events.ts';
 import { checkCoinName, validateCoin, validateMarket, type CoinSpec } from '../domain/specs.ts';
 import { refused, type CommandContext } from './command-context.ts';
-import type { ApplyResult } from './engine.ts';
+import type { ApplyResult } from './results.ts';
 import type { Funds } from './funds.ts';
 import type { Registry, User } from './registry.ts';
 
