@@ -12,7 +12,7 @@ import type {
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
-import { isAttackView, spikeAttack, type AttackStep } from './limit-attacks.ts';
+import { isAttackView, restingAttack, spikeAttack, type AttackStep } from './limit-attacks.ts';
 import { fastWalk } from './fast-walks.ts';
 import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
@@ -108,8 +108,8 @@ export interface GeneratorOptions {
   readonly shocks?: boolean;
   /**
    * With `shocks`: attacks on the margin limits (issue 29, limit-attacks.ts) — single small prints
-   * far from the market and an accomplice's wash trades, then borrowing and moving out what the
-   * limits show. Default false, which keeps the streams of the other options as they were.
+   * far from the market, an accomplice's wash trades, and a large order resting on the losing side
+   * of the mark, then borrowing and moving out what the limits show. Default false, which keeps the streams of the other options as they were.
    */
   readonly attacks?: boolean;
   /** With `shocks`: issue 29's fast walks too (fast-walks.ts). */
@@ -217,7 +217,7 @@ const MARGIN_WEIGHTS = {
 /** Leveraged positions and price shocks, added only with `shocks: true`. */
 const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
 /** Attacks on the margin limits (limit-attacks.ts), added only with `attacks: true`. */
-const ATTACK_WEIGHTS = { spike: 12 };
+const ATTACK_WEIGHTS = { spike: 12, resting: 6 };
 /** Issue 29's fast walks (fast-walks.ts), added only with `walks: true`. */
 const WALK_WEIGHTS = { walk: 8 };
 type Kind =
@@ -276,7 +276,7 @@ export class CommandGenerator {
       ...WEIGHTS,
       ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
       ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
-      ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0 }),
+      ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0, resting: 0 }),
       ...(this.#shocks && options.walks === true ? WALK_WEIGHTS : { walk: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
@@ -456,7 +456,8 @@ export class CommandGenerator {
         return (this.#burst.shift() as Scheduled).cmd;
       }
       case 'spike':
-        return this.#spike(view);
+      case 'resting':
+        return this.#spike(view, kind);
       case 'marginIn':
       case 'marginOut':
       case 'fundPool':
@@ -484,16 +485,19 @@ export class CommandGenerator {
     return undefined;
   }
 
-  /** A spike or wash-trade attack by the first rich user no leveraged position uses. */
-  #spike(view: GeneratorView): Command {
+  /** A spike, wash-trade or resting-order attack by the first rich user no leveraged position uses. */
+  #spike(view: GeneratorView, kind: 'spike' | 'resting'): Command {
     const attacker = leverUsers(this.#users).length + 1;
     if (attacker > this.#users - 1) return this.#order(view, 'limit');
     const accomplice = this.#rng.int(1, attacker - 1);
     const m = this.#market();
     const share = this.#rng.int(400, 4_000);
     const equity = (coin: string): number => Math.floor((RICH[coin] as number) / share);
+    const fundingId = `attack${++this.#fundingSerial}`;
     this.#attack.push(
-      ...spikeAttack(this.#rng, m, attacker, accomplice, equity, `attack${++this.#fundingSerial}`),
+      ...(kind === 'spike'
+        ? spikeAttack(this.#rng, m, attacker, accomplice, equity, fundingId)
+        : restingAttack(this.#rng, m, attacker, equity, fundingId)),
     );
     return this.#attackStep(view)?.cmd ?? this.#order(view, 'limit');
   }

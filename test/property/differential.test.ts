@@ -134,6 +134,8 @@ describe('engine vs naive reference under attacks on the margin limits', () => {
     }
     t.diagnostic(riskSummary(total));
     assert.ok(total.openingLineChecks > 100, `only ${total.openingLineChecks} checked`);
+    // Issue 29: borrows and transfers out after an order rested on the losing side of the mark.
+    assert.ok(total.restingLossChecks > 10, `only ${total.restingLossChecks} with a resting loss`);
     for (const result of ['OVER_BORROW_LIMIT', 'OVER_TRANSFER_LIMIT'])
       assert.ok((total.results[result] ?? 0) > 0, `no command ended ${result}`);
     assert.ok(
