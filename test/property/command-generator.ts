@@ -13,7 +13,7 @@ import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
 import { isAttackView, restingAttack, spikeAttack, type AttackStep } from './limit-attacks.ts';
-import { fastWalk } from './fast-walks.ts';
+import { bandWalk, fastWalk } from './fast-walks.ts';
 import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
@@ -114,6 +114,12 @@ export interface GeneratorOptions {
   readonly attacks?: boolean;
   /** With `shocks`: issue 29's fast walks too (fast-walks.ts). */
   readonly walks?: boolean;
+  /**
+   * With `shocks`: band walks (fast-walks.ts `bandWalk`) as the only leveraged positions and price
+   * moves — no other leveraged positions, shocks or walks dilute the band walks' accounts — so that
+   * their liquidations close in one command and band-check.ts applies. Default false.
+   */
+  readonly bandWalks?: boolean;
 }
 
 interface MarketPlan {
@@ -220,12 +226,15 @@ const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
 const ATTACK_WEIGHTS = { spike: 12, resting: 6 };
 /** Issue 29's fast walks (fast-walks.ts), added only with `walks: true`. */
 const WALK_WEIGHTS = { walk: 8 };
+/** Band walks (fast-walks.ts `bandWalk`), added only with `bandWalks: true`, instead of the other moves. */
+const BAND_WEIGHTS = { leverage: 0, shock: 0, walk: 0, bandWalk: 12 };
 type Kind =
   | keyof typeof WEIGHTS
   | keyof typeof MARGIN_WEIGHTS
   | keyof typeof SHOCK_WEIGHTS
   | keyof typeof ATTACK_WEIGHTS
-  | keyof typeof WALK_WEIGHTS;
+  | keyof typeof WALK_WEIGHTS
+  | keyof typeof BAND_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -278,6 +287,7 @@ export class CommandGenerator {
       ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
       ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0, resting: 0 }),
       ...(this.#shocks && options.walks === true ? WALK_WEIGHTS : { walk: 0 }),
+      ...(this.#shocks && options.bandWalks === true ? BAND_WEIGHTS : { bandWalk: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -443,6 +453,23 @@ export class CommandGenerator {
       case 'walk':
         this.#burst.push(...fastWalk(rng, this.#market(), this.#users));
         return (this.#burst.shift() as Scheduled).cmd;
+      case 'bandWalk': {
+        // Smaller positions than the other leveraged ones: each step's resting order holds twice one.
+        const share = rng.int(2_000, 8_000);
+        const equity = (coin: string): number => Math.floor((RICH[coin] as number) / share);
+        const m = this.#market();
+        const best = (side: Side): number | undefined => {
+          const o = isAttackView(view) ? view.book(m.name, side)[0] : undefined;
+          return o === undefined ? undefined : Number(o.price);
+        };
+        this.#burst.push(
+          ...bandWalk(rng, m, this.#users, equity, `band${++this.#fundingSerial}`, {
+            bid: best(1),
+            ask: best(0),
+          }),
+        );
+        return (this.#burst.shift() as Scheduled).cmd;
+      }
       case 'leverage':
       case 'shock': {
         const m = this.#market();
