@@ -17,7 +17,6 @@
  * interest rides on FireTimers (`fire`, `nextDeadline`). Every refusal changes nothing.
  */
 import {
-  BUY,
   CROSS_ACCOUNT,
   ISOLATED_ACCOUNT,
   type AcctType,
@@ -78,6 +77,7 @@ import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
 import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { LimitPrices } from './limit-prices.ts';
 import { carriesLoss, unitsValue, orderLoss, sum } from '../margin/order-loss.ts';
+import { lessRestingLoss, restingLoss, UNVALUED } from './resting-loss.ts';
 import type { CoinState, MarketState, Registry, User } from './registry.ts';
 
 const MARGIN_TYPES: ReadonlySet<string> = new Set(MARGIN_COMMAND_TYPES);
@@ -388,7 +388,7 @@ export class Margin implements MarginView {
     const account = ledger.account(target.key);
     const available = account?.available(i) ?? 0;
     const check = checkTransferOut(
-      this.#valuation(target, account),
+      this.#limitValuation(target, account),
       target.settings,
       this.#priced(target, coin),
       available,
@@ -467,6 +467,22 @@ export class Margin implements MarginView {
   }
 
   /**
+   * The valuation every limit reads: `#valuation` with its assets less the worst-case loss of the
+   * account's resting orders against the marks (src/engine/resting-loss.ts).
+   */
+  #limitValuation(target: Target, account: LedgerAccount | undefined): Valuation | undefined {
+    const v = this.#valuation(target, account);
+    if (v === undefined || account === undefined) return v;
+    return lessRestingLoss(v, this.#restingLoss(target, account));
+  }
+
+  /** The resting orders' worst-case loss of a margin account (src/engine/resting-loss.ts). */
+  #restingLoss(target: Target, account: LedgerAccount): Ratio | typeof UNVALUED {
+    const user = this.#registry.user(account.userId) as User;
+    return restingLoss(this.#prices, this.#registry, user, account, target.market);
+  }
+
+  /**
    * The coin priced for a limit. A coin without a price gets an infinite price (nothing can be
    * borrowed or, while a debt is owed, taken out of it beyond what needs no valuation).
    */
@@ -533,7 +549,7 @@ export class Margin implements MarginView {
     for (const c of checks) if (!c.ok) return fail(c);
     const account = this.#ledger.account(target.key);
     const limit = checkBorrowLimit(
-      this.#valuation(target, account),
+      this.#limitValuation(target, account),
       target.settings,
       this.#priced(target, coin),
       cmd.amount,
@@ -786,9 +802,11 @@ export class Margin implements MarginView {
     if (!open.ok) return fail(open);
     const amount = Math.max(short, open.settings.minAmount);
     // Far inside the limit (the usual case) the doubles decide; near it, or unsure, the exact rule.
-    if (!this.#surelyWithinLimit(target, account, coin, amount)) {
+    const loss = account === undefined ? ratio(0) : this.#restingLoss(target, account);
+    if (loss === UNVALUED || loss.num > 0n || !this.#surelyWithinLimit(target, account, coin, amount)) {
+      const v = this.#valuation(target, account);
       const limit = checkBorrowLimit(
-        this.#valuation(target, account),
+        v === undefined ? undefined : lessRestingLoss(v, loss),
         target.settings,
         this.#priced(target, coin),
         amount,
@@ -847,20 +865,15 @@ export class Margin implements MarginView {
         `the order could hand its counterparty ${show(units)} beyond the mark, which the account cannot be valued to carry`,
       );
     let loss = unitsValue(units, quotePrice);
-    if (account !== undefined)
-      for (const o of user.openOrders) {
-        if (o.marginAccount !== account) continue;
-        const m = this.#registry.market(o.market) as MarketState;
-        const u = orderLoss(o.side === BUY, o.price, prices.mark(m), o.remaining, m.quoteUnitsPerTickLot);
-        if (u === 0n) continue;
-        const p = this.#priceOf(target, m.quote);
-        if (p === undefined)
-          return refused(
-            'OVER_ORDER_LIMIT',
-            `a resting order in ${m.spec.name} cannot be valued against the mark`,
-          );
-        loss = sum(loss, unitsValue(u, p));
-      }
+    if (account !== undefined) {
+      const resting = restingLoss(prices, this.#registry, user, account, target.market);
+      if (resting === UNVALUED)
+        return refused(
+          'OVER_ORDER_LIMIT',
+          'a resting order of the account cannot be valued against the mark',
+        );
+      loss = sum(loss, resting);
+    }
     const borrowed = borrow > 0 ? unitsValue(BigInt(borrow), payPrice as Ratio) : ratio(0);
     if (carriesLoss(v, target.settings, borrowed, loss)) return undefined;
     // A loss needs a mark (`orderLoss`).
@@ -956,6 +969,9 @@ export class Margin implements MarginView {
     if (isRefusal(target)) return undefined;
     const account = this.#ledger.account(target.key);
     const v = this.#valuation(target, account);
+    // The limits shown are the limits applied: with the resting orders' loss counted.
+    const lv =
+      v === undefined || account === undefined ? v : lessRestingLoss(v, this.#restingLoss(target, account));
     const coins =
       target.market !== undefined ? [target.market.base, target.market.quote] : this.#registry.coinStates();
     const views: MarginCoinView[] = [];
@@ -972,11 +988,11 @@ export class Margin implements MarginView {
         frozen,
         borrowed,
         interest,
-        borrowLimit: v === undefined || price === undefined ? 0 : borrowLimit(v, target.settings, price),
+        borrowLimit: lv === undefined || price === undefined ? 0 : borrowLimit(lv, target.settings, price),
         transferOutLimit:
-          v === undefined
+          lv === undefined
             ? 0
-            : transferOutLimit(v, target.settings, available, price ?? { num: 0n, den: 1n }),
+            : transferOutLimit(lv, target.settings, available, price ?? { num: 0n, den: 1n }),
       });
     }
     return {

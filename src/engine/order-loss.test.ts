@@ -120,6 +120,77 @@ describe('issue 29: margin orders priced far from the mark', () => {
     });
   }
 
+  for (const acctType of [1, 2] as const) {
+    const kind = acctType === 1 ? 'isolated' : 'cross';
+    const market = acctType === 1 ? 'btc_usdt' : '';
+    /** The limits shown in `coin` (fCanLoanIn, couldTransferOut… / canTransferOut). */
+    const limits = (d: EngineDriver, alice: number, coin = 'usdt'): [number, number] => {
+      const c = d.engine.margin.account(alice, acctType, market)?.coins.find((x) => x.coin === coin);
+      return [c?.borrowLimit ?? -1, c?.transferOutLimit ?? -1];
+    };
+    const borrow = (alice: number, usdt: number): Command => ({
+      type: 'Borrow',
+      userId: alice,
+      acctType,
+      market,
+      coin: 'usdt',
+      amount: usdt * USDT,
+      rollOver: false,
+    });
+    const transferOut = (alice: number, units: number): Command => ({
+      type: 'MarginTransfer',
+      userId: alice,
+      direction: 'out',
+      acctType,
+      market,
+      coin: 'usdt',
+      amount: units,
+    });
+    /** Refused with `result` and a message matching `text`, with nothing changed. */
+    const refusedWith = (d: EngineDriver, cmd: Command, result: string, text: RegExp): void => {
+      const before = state(d);
+      const r = d.apply(cmd);
+      assert.equal(r.result, result, JSON.stringify(r));
+      assert.match(r.message ?? '', text);
+      assert.equal(state(d), before);
+    };
+
+    test(`${kind}: an order resting far from the mark, placed while nothing was owed, counts against a later borrow, transfer out and express borrow`, () => {
+      const { d, alice } = venue(acctType);
+      // Owing nothing, Alice may price her own 0.2 btc as she likes: a sell at 1,000 rests, and
+      // its fill would hand 0.2 × (30,000 − 1,000) = 5,800 usdt beyond the mark to its buyer.
+      ok(d, limitOrder(alice, SELL, P(1_000), 2_000, { acctType }));
+      // Her limits count that loss as gone: 4 × (6,000 − 5,800) = 800 usdt, not 4 × 6,000 = 24,000
+      // (shown in btc: 800 ÷ 30,000 = 0.02666666 btc).
+      assert.deepEqual(limits(d, alice, 'btc'), [2_666_666, 0]);
+      refusedWith(d, borrow(alice, 4_800), 'OVER_BORROW_LIMIT', /over the limit of 800$/);
+      // An order's express borrow (at the mark: no loss of its own) is held to the same limit.
+      refusedWith(
+        d,
+        limitOrder(alice, BUY, P(30_000), 1_000, { acctType, express: true }),
+        'OVER_BORROW_LIMIT',
+        /over the limit of 800$/,
+      );
+      ok(d, borrow(alice, 800));
+      // 6,800 held, 5,800 of it promised away beyond the mark: 1,000 < 1.25 × 800.016…, nothing may leave.
+      assert.deepEqual(limits(d, alice), [0, 0]);
+      refusedWith(d, transferOut(alice, 1), 'OVER_TRANSFER_LIMIT', /over the limit of 0 usdt/);
+      // Without the resting order the limits are the account's own again.
+      const [order] = d.engine.openOrders(alice);
+      ok(d, {
+        type: 'CancelOrder',
+        userId: alice,
+        market: 'btc_usdt',
+        orderId: order?.id ?? 0,
+        clientOrderId: '',
+      });
+      // 4 × 6,800 − 5 × 800.016… usdt; all 800 usdt held may leave (the btc covers the debt).
+      assert.deepEqual(limits(d, alice), [23_199_916_670, 800 * USDT]);
+      ok(d, transferOut(alice, 1));
+      d.engine.assertInvariants();
+    });
+  }
+
   test('a margin account without debt may price its own money as it likes; a spot order is never held', () => {
     const { d, alice, mallory } = venue(1);
     ok(d, limitOrder(alice, SELL, P(1_000), 1_000, { acctType: 1 }));

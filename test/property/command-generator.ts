@@ -12,8 +12,8 @@ import type {
 import type { ChainSpec, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
 import { seededUint32 } from '../../src/store/trading-stream.ts';
-import { isAttackView, spikeAttack, type AttackStep } from './limit-attacks.ts';
-import { fastWalk } from './fast-walks.ts';
+import { isAttackView, restingAttack, spikeAttack, type AttackStep } from './limit-attacks.ts';
+import { bandWalk, fastWalk } from './fast-walks.ts';
 import { leverUsers, leveragedPosition, priceShock, type Scheduled } from './price-shocks.ts';
 
 /** Seeded choices over `seededUint32`: the same seed gives the same stream on every machine. */
@@ -108,12 +108,18 @@ export interface GeneratorOptions {
   readonly shocks?: boolean;
   /**
    * With `shocks`: attacks on the margin limits (issue 29, limit-attacks.ts) — single small prints
-   * far from the market and an accomplice's wash trades, then borrowing and moving out what the
-   * limits show. Default false, which keeps the streams of the other options as they were.
+   * far from the market, an accomplice's wash trades, and a large order resting on the losing side
+   * of the mark, then borrowing and moving out what the limits show. Default false, which keeps the streams of the other options as they were.
    */
   readonly attacks?: boolean;
   /** With `shocks`: issue 29's fast walks too (fast-walks.ts). */
   readonly walks?: boolean;
+  /**
+   * With `shocks`: band walks (fast-walks.ts `bandWalk`) as the only leveraged positions and price
+   * moves — no other leveraged positions, shocks or walks dilute the band walks' accounts — so that
+   * their liquidations close in one command and band-check.ts applies. Default false.
+   */
+  readonly bandWalks?: boolean;
 }
 
 interface MarketPlan {
@@ -217,15 +223,18 @@ const MARGIN_WEIGHTS = {
 /** Leveraged positions and price shocks, added only with `shocks: true`. */
 const SHOCK_WEIGHTS = { leverage: 40, shock: 14 };
 /** Attacks on the margin limits (limit-attacks.ts), added only with `attacks: true`. */
-const ATTACK_WEIGHTS = { spike: 12 };
+const ATTACK_WEIGHTS = { spike: 12, resting: 6 };
 /** Issue 29's fast walks (fast-walks.ts), added only with `walks: true`. */
 const WALK_WEIGHTS = { walk: 8 };
+/** Band walks (fast-walks.ts `bandWalk`), added only with `bandWalks: true`, instead of the other moves. */
+const BAND_WEIGHTS = { leverage: 0, shock: 0, walk: 0, bandWalk: 12 };
 type Kind =
   | keyof typeof WEIGHTS
   | keyof typeof MARGIN_WEIGHTS
   | keyof typeof SHOCK_WEIGHTS
   | keyof typeof ATTACK_WEIGHTS
-  | keyof typeof WALK_WEIGHTS;
+  | keyof typeof WALK_WEIGHTS
+  | keyof typeof BAND_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -276,8 +285,9 @@ export class CommandGenerator {
       ...WEIGHTS,
       ...(this.#margin ? MARGIN_WEIGHTS : NO_MARGIN),
       ...(this.#shocks ? SHOCK_WEIGHTS : { leverage: 0, shock: 0 }),
-      ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0 }),
+      ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0, resting: 0 }),
       ...(this.#shocks && options.walks === true ? WALK_WEIGHTS : { walk: 0 }),
+      ...(this.#shocks && options.bandWalks === true ? BAND_WEIGHTS : { bandWalk: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -443,6 +453,23 @@ export class CommandGenerator {
       case 'walk':
         this.#burst.push(...fastWalk(rng, this.#market(), this.#users));
         return (this.#burst.shift() as Scheduled).cmd;
+      case 'bandWalk': {
+        // Smaller positions than the other leveraged ones: each step's resting order holds twice one.
+        const share = rng.int(2_000, 8_000);
+        const equity = (coin: string): number => Math.floor((RICH[coin] as number) / share);
+        const m = this.#market();
+        const best = (side: Side): number | undefined => {
+          const o = isAttackView(view) ? view.book(m.name, side)[0] : undefined;
+          return o === undefined ? undefined : Number(o.price);
+        };
+        this.#burst.push(
+          ...bandWalk(rng, m, this.#users, equity, `band${++this.#fundingSerial}`, {
+            bid: best(1),
+            ask: best(0),
+          }),
+        );
+        return (this.#burst.shift() as Scheduled).cmd;
+      }
       case 'leverage':
       case 'shock': {
         const m = this.#market();
@@ -456,7 +483,8 @@ export class CommandGenerator {
         return (this.#burst.shift() as Scheduled).cmd;
       }
       case 'spike':
-        return this.#spike(view);
+      case 'resting':
+        return this.#spike(view, kind);
       case 'marginIn':
       case 'marginOut':
       case 'fundPool':
@@ -484,16 +512,19 @@ export class CommandGenerator {
     return undefined;
   }
 
-  /** A spike or wash-trade attack by the first rich user no leveraged position uses. */
-  #spike(view: GeneratorView): Command {
+  /** A spike, wash-trade or resting-order attack by the first rich user no leveraged position uses. */
+  #spike(view: GeneratorView, kind: 'spike' | 'resting'): Command {
     const attacker = leverUsers(this.#users).length + 1;
     if (attacker > this.#users - 1) return this.#order(view, 'limit');
     const accomplice = this.#rng.int(1, attacker - 1);
     const m = this.#market();
     const share = this.#rng.int(400, 4_000);
     const equity = (coin: string): number => Math.floor((RICH[coin] as number) / share);
+    const fundingId = `attack${++this.#fundingSerial}`;
     this.#attack.push(
-      ...spikeAttack(this.#rng, m, attacker, accomplice, equity, `attack${++this.#fundingSerial}`),
+      ...(kind === 'spike'
+        ? spikeAttack(this.#rng, m, attacker, accomplice, equity, fundingId)
+        : restingAttack(this.#rng, m, attacker, equity, fundingId)),
     );
     return this.#attackStep(view)?.cmd ?? this.#order(view, 'limit');
   }

@@ -46,6 +46,8 @@ export interface DifferentialStats {
   minCrossRiskRateBp: number;
   /** Issue 29: accepted borrows and transfers out checked at their opening line (limit-check.ts). */
   openingLineChecks: number;
+  /** Of those, the ones whose account had resting orders losing against the mark (resting-loss.ts). */
+  restingLossChecks: number;
 }
 
 /**
@@ -321,6 +323,15 @@ function compareState(engine: Engine, naive: NaiveEngine, where: string): void {
         `${where}: margin account ${acct} ${coin} (available, frozen, borrowed, interest)`,
       );
     }
+    // The limits shown (fCanLoanIn, couldTransferOut…, canTransferOut): the reference's, which count
+    // the resting orders' loss beyond the mark as the engine must (issue 29).
+    for (const c of view?.coins ?? []) {
+      assert.deepEqual(
+        [c.borrowLimit, c.transferOutLimit],
+        [naive.margin.borrowLimit(acct, c.coin), naive.margin.transferLimit(acct, c.coin) ?? 0n].map(Number),
+        `${where}: margin account ${acct} ${c.coin} limits shown (borrow, transfer out)`,
+      );
+    }
   }
   compareRisk(engine, naive, where);
   for (const coin of naive.coinNames()) {
@@ -442,6 +453,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
     if (r.coins.some((c) => c.badDebt > 0)) stats.badDebts++;
   }
   stats.openingLineChecks = openingLine.checked;
+  stats.restingLossChecks = openingLine.withRestingLoss;
   stats.bandChecked = band.checked;
   const hash = engine.stateHash();
   assert.equal(
@@ -467,6 +479,7 @@ export function addStats(total: DifferentialStats, run: DifferentialStats): void
   total.notices += run.notices;
   total.minCrossRiskRateBp = Math.min(total.minCrossRiskRateBp, run.minCrossRiskRateBp);
   total.openingLineChecks += run.openingLineChecks;
+  total.restingLossChecks += run.restingLossChecks;
   for (const [from, into] of [
     [run.results, total.results],
     [run.commandTypes, total.commandTypes],
@@ -499,6 +512,7 @@ export function emptyStats(): DifferentialStats {
     notices: 0,
     minCrossRiskRateBp: Infinity,
     openingLineChecks: 0,
+    restingLossChecks: 0,
   };
 }
 
@@ -508,6 +522,6 @@ export function riskSummary(s: DifferentialStats): string {
   return (
     `${s.commands} commands: ${s.liquidations} liquidations, ${s.insuranceCovers} with insurance cover, ` +
     `${s.badDebts} with bad debt (${s.bandChecked} closed at once after a move of at most 2 %, none with bad debt), ${s.cascades} commands beginning two or more; ${s.notices} notice flags seen at ${s.checks} checks; lowest cross risk rate ${cross}; ` +
-    `${s.openingLineChecks} borrows and transfers out checked at the opening line`
+    `${s.openingLineChecks} borrows and transfers out checked at the opening line (${s.restingLossChecks} with resting orders' loss counted)`
   );
 }

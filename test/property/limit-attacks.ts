@@ -16,10 +16,15 @@
  * than its transfer limit (refused) and one of the limit — each amount read off the reference's
  * state when the step is sent (`make`). Its cross account only tries the refused amounts (cross
  * accounts must stay clear of their liquidation line: see `GeneratorOptions.shocks`).
+ * - **Resting** (`restingAttack`): while its isolated account owes nothing (so no order is held
+ *   at placement), the attacker rests a large margin order on the losing side of the mark: a buy
+ *   one tick under the best ask, or a sell one tick over the best bid (a fill there would hand the
+ *   counterparty what lies between its price and the mark); then the same limit attempts — which
+ *   must count that order's loss (src/engine/resting-loss.ts).
  * `limit-check.ts` then checks that no accepted borrow or transfer left an account below its
- * opening line at the marks the limits read.
+ * opening line at the marks the limits read, after its resting orders' worst fills.
  */
-import type { Command, PlaceOrder, Side } from '../../src/domain/commands.ts';
+import { BUY, SELL, type Command, type PlaceOrder, type Side } from '../../src/domain/commands.ts';
 import type { Scheduled, ShockMarket, ShockRng } from './price-shocks.ts';
 
 /** What the attack reads of the reference when a step is sent. */
@@ -84,7 +89,6 @@ export function spikeAttack(
   const rounds = rng.chance(50) ? 1 : rng.int(2, 6);
   const held = high ? m.base : m.quote;
   const owed = high ? m.quote : m.base;
-  const account = `i:${attacker}:${m.name}`;
   const out: AttackStep[] = [
     {
       cmd: {
@@ -127,15 +131,33 @@ export function spikeAttack(
       },
     });
   }
+  out.push(...limitAttempts(attacker, m.name, owed));
+  return out;
+}
+
+/**
+ * On the attacker's isolated account of `market` (and the refused amounts on its cross account):
+ * a borrow of one unit of `owed` over the limit, one of the limit, a transfer out of one unit over
+ * the transfer limit, one of it, and the over-limit ones again.
+ */
+function limitAttempts(attacker: number, market: string, owed: string): AttackStep[] {
   const attempt = (acctType: 1 | 2, over: boolean): AttackStep[] => {
-    const name = acctType === 1 ? account : `c:${attacker}`;
-    const market = acctType === 1 ? m.name : '';
+    const name = acctType === 1 ? `i:${attacker}:${market}` : `c:${attacker}`;
+    const where = acctType === 1 ? market : '';
     return [
       {
         make: (view) => {
           const amount = Number(view.margin.borrowLimit(name, owed)) + (over ? 1 : 0);
           if (amount <= 0) return undefined;
-          return { type: 'Borrow', userId: attacker, acctType, market, coin: owed, amount, rollOver: false };
+          return {
+            type: 'Borrow',
+            userId: attacker,
+            acctType,
+            market: where,
+            coin: owed,
+            amount,
+            rollOver: false,
+          };
         },
       },
       {
@@ -149,7 +171,7 @@ export function spikeAttack(
             userId: attacker,
             direction: 'out',
             acctType,
-            market,
+            market: where,
             coin: owed,
             amount,
           };
@@ -157,6 +179,60 @@ export function spikeAttack(
       },
     ];
   };
-  out.push(...attempt(1, true), ...attempt(1, false), ...attempt(1, true), ...attempt(2, true));
-  return out;
+  return [...attempt(1, true), ...attempt(1, false), ...attempt(1, true), ...attempt(2, true)];
+}
+
+/**
+ * A large margin order resting on the losing side of the mark, placed while the attacker's
+ * isolated account owes nothing, then the limit attempts (see the module comment).
+ */
+export function restingAttack(
+  rng: ShockRng,
+  m: ShockMarket,
+  attacker: number,
+  equityOf: (coin: string) => number,
+  fundingId: string,
+): AttackStep[] {
+  const buy = rng.chance(50);
+  const held = buy ? m.quote : m.base;
+  const owed = buy ? m.base : m.quote;
+  return [
+    {
+      cmd: {
+        type: 'FundLendingPool',
+        fundingId,
+        coin: owed,
+        amount: equityOf(owed) * 8,
+        dailyRatePpm: 500,
+        days: 30,
+      },
+    },
+    {
+      cmd: {
+        type: 'MarginTransfer',
+        userId: attacker,
+        direction: 'in',
+        acctType: 1,
+        market: m.name,
+        coin: held,
+        amount: equityOf(held),
+      },
+    },
+    {
+      make: (view) => {
+        // One tick inside the spread on the side of the order: it rests, at the top of the book.
+        const opposite = view.book(m.name, buy ? SELL : BUY)[0];
+        const same = view.book(m.name, buy ? BUY : SELL)[0];
+        if (opposite === undefined || same === undefined) return undefined;
+        const price = Number(buy ? opposite.price : same.price) + (buy ? -1 : 1);
+        if (buy ? price <= Number(same.price) : price >= Number(opposite.price)) return undefined;
+        // Most of what moved in (the account may already hold some from an earlier attack).
+        const units = Math.floor((equityOf(held) * rng.int(50, 95)) / 100);
+        const lots = Math.floor(units / (buy ? price * m.tickLotUnits : m.lotUnits));
+        if (lots < m.minLots) return undefined;
+        return { ...limit(attacker, m.name, buy ? BUY : SELL, price, lots), acctType: 1 };
+      },
+    },
+    ...limitAttempts(attacker, m.name, owed),
+  ];
 }

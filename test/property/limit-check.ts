@@ -8,11 +8,15 @@
  * (its public margin view after the command), valued here on its own: an isolated account's base
  * at its market's mark, a cross account's every coin along its valuation path, in exact
  * fractions. A borrow's first hour of interest, charged with it, is not part of the limit
- * (lines.ts): the borrow is checked without the interest the command itself charged.
+ * (lines.ts): the borrow is checked without the interest the command itself charged. The
+ * account's resting orders count as what they could hand their counterparties beyond those marks
+ * (src/engine/resting-loss.ts): the line holds after their worst fills too.
  */
 import assert from 'node:assert/strict';
 import type { SequencedCommand } from '../../src/domain/commands.ts';
 import type { Engine } from '../../src/engine/engine.ts';
+import { BUY } from '../../src/domain/commands.ts';
+import { quoteUnitsPerTickLot } from '../../src/domain/specs.ts';
 import { ValuationPaths } from '../../src/margin/valuation-path.ts';
 import type { NaiveEngine } from '../reference/naive-engine.ts';
 
@@ -34,6 +38,8 @@ function target(cmd: SequencedCommand): { userId: number; acctType: 1 | 2; marke
 export class OpeningLineCheck {
   /** Accepted borrows and transfers out checked on an account that owed something after them. */
   checked = 0;
+  /** Of those, the ones whose account had resting orders losing against the marks. */
+  withRestingLoss = 0;
   #marks = new Map<string, bigint | undefined>();
   /** Interest owed per coin before the command (a borrow charges its first hour). */
   #interestBefore = new Map<string, number>();
@@ -71,7 +77,27 @@ export class OpeningLineCheck {
       debt = add(debt, price, owed);
     }
     if (debt.n === 0n) return;
+    // What the resting orders of the account could hand over beyond the marks, in the valuation coin.
+    let losing = false;
+    for (const o of engine.openOrders(t.userId)) {
+      if (o.acctType !== t.acctType || (t.acctType === 1 && o.market !== t.market)) continue;
+      const mark = this.#marks.get(o.market);
+      const spec = engine.market(o.market);
+      if (mark === undefined || spec === undefined) continue;
+      const gap = o.side === BUY ? BigInt(o.price) - mark : mark - BigInt(o.price);
+      if (gap <= 0n) continue;
+      const quote = engine.coin(spec.quote);
+      const perTickLot = BigInt(quoteUnitsPerTickLot(spec, quote as NonNullable<typeof quote>));
+      const price = this.#price(engine, view.valuationCoin, t.market, spec.quote);
+      assert.ok(
+        price !== undefined,
+        `${where}: accepted with a resting loss in ${spec.quote} without a price`,
+      );
+      assets = add(assets, price, -(gap * BigInt(o.amount - o.filled) * perTickLot));
+      losing = true;
+    }
     this.checked++;
+    if (losing) this.withRestingLoss++;
     assert.ok(
       assets.n * debt.d * BP >= START_LINE_BP * debt.n * assets.d,
       `${where}: ${JSON.stringify(cmd)} left the account at ${Number((assets.n * debt.d * BP) / (debt.n * assets.d)) / 10_000}, below its opening line at the marks ${JSON.stringify([...this.#marks].map(([m, p]) => [m, String(p)]))}`,

@@ -76,7 +76,7 @@ export function leverUsers(users: number): readonly number[] {
 }
 
 /** A rich user (1 … users − 1; the last user is poor) other than `not`. */
-function richBut(rng: ShockRng, users: number, not: number): number {
+export function richBut(rng: ShockRng, users: number, not: number): number {
   const u = rng.int(1, users - 2);
   return u >= not ? u + 1 : u;
 }
@@ -91,7 +91,9 @@ export function twoRich(rng: ShockRng, users: number): [number, number] {
  * A leveraged isolated position of a rich user: transfer in, borrow, and one IOC order of the
  * margin account against a maker placed just before. `equityOf(coin)` is what moves in (quote for
  * a long, base for a short); `fundingId` names a pool funding sent first so that the borrow finds
- * lenders.
+ * lenders. `how` (the band walks', fast-walks.ts): long or short (by default long 60 % of the
+ * time), the borrow in tenths of the equity (by default 2.8–3.9), and the IOC's price through the
+ * mid in percent (by default 1).
  */
 export function leveragedPosition(
   rng: ShockRng,
@@ -99,13 +101,19 @@ export function leveragedPosition(
   users: number,
   equityOf: (coin: string) => number,
   fundingId: string,
+  how: {
+    readonly long?: boolean;
+    readonly tenths?: readonly [number, number];
+    readonly through?: number;
+  } = {},
 ): Scheduled[] {
-  const long = rng.chance(60);
+  const long = how.long ?? rng.chance(60);
   const trader = 2 * rng.int(0, leverUsers(users).length / 2 - 1) + (long ? 1 : 2);
   const maker = richBut(rng, users, trader);
   const coin = long ? m.quote : m.base;
   const equityUnits = equityOf(coin);
-  const borrowed = Math.floor((equityUnits * rng.int(28, 39)) / 10);
+  const [fewest, most] = how.tenths ?? [28, 39];
+  const borrowed = Math.floor((equityUnits * rng.int(fewest, most)) / 10);
   const total = equityUnits + borrowed;
   const out: Scheduled[] = [
     {
@@ -142,7 +150,10 @@ export function leveragedPosition(
     },
   ];
   // Spend 97 % of it at 1 % through the mid (a buy freezes its limit price).
-  const price = long ? Math.ceil((m.mid * 101) / 100) : Math.floor((m.mid * 99) / 100);
+  const through = how.through ?? 1;
+  const price = long
+    ? Math.ceil((m.mid * (100 + through)) / 100)
+    : Math.floor((m.mid * (100 - through)) / 100);
   const lots = long
     ? Math.floor((total * 0.97) / (price * m.tickLotUnits))
     : Math.floor((total * 0.97) / m.lotUnits);

@@ -201,6 +201,16 @@ const toNumber = (x: bigint): number => {
   return Number(x);
 };
 
+/** An order as the margin reference weighs its loss beyond the mark (naive-margin.ts). */
+const lossOrder = (m: Market, side: Side, price: bigint, lots: bigint): NaiveLossOrder => ({
+  market: m.spec.name,
+  quote: m.spec.quote,
+  buy: side === BUY,
+  price,
+  lots,
+  tickLotQuote: m.tickLotQuote,
+});
+
 export class NaiveEngine {
   readonly #platformCoin: string;
   readonly #discount: bigint;
@@ -266,6 +276,7 @@ export class NaiveEngine {
         })),
       spot: (id, coin) => this.#funds(this.#users.get(id) as User, coin),
       coins: () => this.#coins,
+      resting: (acct) => this.#restingOf(acct),
     });
     this.risk = new NaiveRisk({
       markets: () =>
@@ -1036,25 +1047,21 @@ export class NaiveEngine {
     payCoin: string,
     borrow: bigint,
   ): boolean {
-    const weigh = (m: Market, s: Side, price: bigint, lots: bigint): NaiveLossOrder => ({
-      market: m.spec.name,
-      quote: m.spec.quote,
-      buy: s === BUY,
-      price,
-      lots,
-      tickLotQuote: m.tickLotQuote,
-    });
-    const resting = this.#markets
-      .flatMap((m) => [...m.bids, ...m.asks])
-      .filter((o) => o.acct === acct)
-      .map((o) => weigh(o.market, o.side, o.price, o.remaining));
     return this.margin.orderLossOk(
       acct,
-      orders.map((o) => weigh(market, side, BigInt(o.price), BigInt(o.amount))),
-      resting,
+      orders.map((o) => lossOrder(market, side, BigInt(o.price), BigInt(o.amount))),
+      this.#restingOf(acct),
       payCoin,
       borrow,
     );
+  }
+
+  /** The orders resting in a margin account, every market's books scanned. */
+  #restingOf(acct: string): NaiveLossOrder[] {
+    return this.#markets
+      .flatMap((m) => [...m.bids, ...m.asks])
+      .filter((o) => o.acct === acct)
+      .map((o) => lossOrder(o.market, o.side, o.price, o.remaining));
   }
 
   /** The account an order of `acctType` uses: spot, the market's isolated account, or cross. */

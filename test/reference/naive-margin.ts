@@ -87,6 +87,8 @@ export interface NaiveMarginHost {
   /** A user's spot pocket of a coin (created empty if need be). */
   spot(userId: number, coin: string): { available: bigint; frozen: bigint };
   coins(): readonly string[];
+  /** The orders resting in a margin account, in any market (their remaining lots). */
+  resting(account: string): readonly NaiveLossOrder[];
 }
 
 type Outcome = ResultName | { ok: true; loanIds?: number[]; offerId?: number; duplicate?: true };
@@ -234,9 +236,44 @@ export class NaiveMargin {
     return u > MAX_SAFE ? MAX_SAFE : u;
   }
 
+  /** What one order can hand its counterparty beyond the mark, in its quote coin's units. */
+  #lossOf(o: NaiveLossOrder): bigint {
+    const mark = this.#host.limitMark(o.market);
+    if (mark === undefined) return 0n;
+    const gap = o.buy ? o.price - mark : mark - o.price;
+    return gap > 0n ? gap * o.lots * o.tickLotQuote : 0n;
+  }
+
+  /** Σ `#lossOf` over `orders` in the account's valuation coin; undefined when one has no price. */
+  #lossValue(account: string, orders: readonly NaiveLossOrder[]): Frac | undefined {
+    let loss: Frac = { n: 0n, d: 1n };
+    for (const o of orders) {
+      const units = this.#lossOf(o);
+      if (units === 0n) continue;
+      const p = this.#price(account, o.quote);
+      if (p === undefined) return undefined;
+      loss = { n: loss.n * p.d + units * p.n * loss.d, d: loss.d * p.d };
+    }
+    return loss;
+  }
+
+  /**
+   * What the limits value the account at: its assets less what its resting orders could hand
+   * their counterparties beyond the mark (issue 29: an order placed while nothing was owed is not
+   * checked at placement), never below 0; no assets when such a loss has no price.
+   */
+  #limitValue(account: string): { a: Frac; d: Frac } | undefined {
+    const v = this.#value(account);
+    if (v === undefined) return undefined;
+    const loss = this.#lossValue(account, this.#host.resting(account));
+    if (loss === undefined) return { a: { n: 0n, d: 1n }, d: v.d };
+    const left = { n: v.a.n * loss.d - loss.n * v.a.d, d: v.a.d * loss.d };
+    return { a: left.n > 0n ? left : { n: 0n, d: 1n }, d: v.d };
+  }
+
   /** How much of `coin` the account may still borrow. */
   borrowLimit(account: string, coin: string): bigint {
-    const v = this.#value(account);
+    const v = this.#limitValue(account);
     if (v === undefined) return 0n;
     // x ≤ (B·A − S·D) ÷ (S − B) and x ≤ ((L − B)(A − D) − B·D) ÷ B, over a common denominator.
     const den = v.a.d * v.d.d;
@@ -254,7 +291,7 @@ export class NaiveMargin {
    */
   transferLimit(account: string, coin: string): bigint | undefined {
     const available = this.#accounts.get(account)?.get(coin)?.available ?? 0n;
-    const v = this.#value(account);
+    const v = this.#limitValue(account);
     if (v === undefined) return undefined;
     if (v.d.n === 0n) return available;
     const room = { n: v.a.n * v.d.d * BP - v.d.n * v.a.d * START_LINE, d: v.a.d * v.d.d * BP };
@@ -277,13 +314,7 @@ export class NaiveMargin {
     payCoin: string,
     borrow: bigint,
   ): boolean {
-    const lossOf = (o: NaiveLossOrder): bigint => {
-      const mark = this.#host.limitMark(o.market);
-      if (mark === undefined) return 0n;
-      const gap = o.buy ? o.price - mark : mark - o.price;
-      return gap > 0n ? gap * o.lots * o.tickLotQuote : 0n;
-    };
-    if (orders.every((o) => lossOf(o) === 0n)) return true;
+    if (orders.every((o) => this.#lossOf(o) === 0n)) return true;
     const owes = this.#coinsOf(account).some((c) => {
       const p = this.#accounts.get(account)?.get(c);
       return p !== undefined && p.borrowed + p.interest > 0n;
@@ -292,14 +323,8 @@ export class NaiveMargin {
     const v = this.#value(account);
     if (v === undefined) return false;
     // Everything over one denominator: L = Σ loss × price(quote), x = borrow × price(pay).
-    let loss: Frac = { n: 0n, d: 1n };
-    for (const o of [...orders, ...resting]) {
-      const units = lossOf(o);
-      if (units === 0n) continue;
-      const p = this.#price(account, o.quote);
-      if (p === undefined) return false;
-      loss = { n: loss.n * p.d + units * p.n * loss.d, d: loss.d * p.d };
-    }
+    const loss = this.#lossValue(account, [...orders, ...resting]);
+    if (loss === undefined) return false;
     let x: Frac = { n: 0n, d: 1n };
     if (borrow > 0n) {
       const p = this.#price(account, payCoin);

@@ -176,4 +176,48 @@ describe('limits at the mark through the signed API (issue 29 §1)', () => {
     assert.equal(engine.risk.crossRisk(ids.mallory as number).riskRateBp, 12_500);
     engine.assertInvariants();
   });
+
+  test('an order resting far from the mark, placed while nothing was owed, counts in fCanLoanIn, couldTransferOutFiat, borrow and transferOutLever', async () => {
+    const { h, mallory, ids } = await venue();
+    const v = h.venue;
+    const id = ids.mallory as number;
+    await v.fund('mallory', 'usdt', '3000');
+    await v.must({
+      type: 'MarginTransfer',
+      userId: id,
+      direction: 'in',
+      acctType: 1,
+      market: 'btc_usdt',
+      coin: 'usdt',
+      amount: 3000 * USDT,
+    });
+    // Owing nothing, she rests a margin buy of 0.05 btc at 60,000 (no ask below it): its fill would
+    // hand the seller 0.05 × (60,000 − 30,000) = 1,500 usdt beyond the mark.
+    await v.must(limitOrder(id, BUY, 6_000_000, 500, { acctType: 1 }));
+    // 0.1 btc (3,000) + 3,000 usdt at the mark, less the 1,500: 4 × 4,500, not 4 × 6,000.
+    assert.equal((await lever(h, mallory)).fCanLoanIn, '18000.000000000000000');
+    await refused(
+      h,
+      mallory,
+      'borrow',
+      { coin: 'usdt', marketName: 'btcusdt', amount: '18000.01' },
+      2009,
+      /over the limit of 18000/,
+    );
+    assert.equal(
+      (await call(h, mallory, 'borrow', { coin: 'usdt', marketName: 'btcusdt', amount: '18000' })).code,
+      1000,
+    );
+    // 24,000 − 1,500 = 22,500 < 1.25 × 18,000.375: nothing may leave (the last version let 1,499.53 out).
+    assert.equal(Number((await lever(h, mallory)).couldTransferOutFiat), 0);
+    await refused(
+      h,
+      mallory,
+      'transferOutLever',
+      { coin: 'usdt', marketName: 'btcusdt', amount: '1' },
+      2009,
+      /over the limit of 0 usdt/,
+    );
+    v.engine.assertInvariants();
+  });
 });
