@@ -73,7 +73,7 @@ import { usableMarket, type PreparedParts } from './prepared-parts.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import type { Engine } from './engine/engine.ts';
 import { decideDemo, startDemoMarket, type DemoMarket } from './demo/demo-market.ts';
-import { RESULTS } from './domain/result-codes.ts';
+import { errorText } from './api/edge/refusal.ts';
 import { FileJournal } from './journal/file-journal.ts';
 import { Health } from './observability/health.ts';
 import { createLogger, type Component } from './observability/logger.ts';
@@ -665,10 +665,10 @@ async function startLocked(
 
 /** The admin listener's answer while the venue recovers (probes are answered before it). */
 function recoveringHandler(_req: IncomingMessage, res: ServerResponse): void {
-  const body = JSON.stringify({
-    code: RESULTS.BUSY.code,
-    message: 'the server is recovering (replaying its journal): retry once /ready answers 200',
-  });
+  const body = errorText(
+    'BUSY',
+    'the server is recovering (replaying its journal): retry once /ready answers 200',
+  );
   res.writeHead(503, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),

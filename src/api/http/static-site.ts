@@ -21,7 +21,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { resultBody } from './reply.ts';
+import { errorText } from '../edge/refusal.ts';
 
 /** Content types by file extension; a file of another kind is served as bytes. */
 export const CONTENT_TYPES: Readonly<Record<string, string>> = {
@@ -116,7 +116,7 @@ export class StaticSite {
     const file = this.#files.get(q === -1 ? url : url.slice(0, q));
     if (file === undefined) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const body = resultBody(
+      const body = errorText(
         'GENERAL_ERROR',
         `method ${String(req.method).slice(0, 20)} not allowed: use GET`,
       );
@@ -197,7 +197,7 @@ export function withStaticSite(
   next: (req: IncomingMessage, res: ServerResponse) => void,
   home: SiteHome = PAGE_HOME,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const notBuilt = resultBody(
+  const notBuilt = errorText(
     'GENERAL_ERROR',
     `${home.what} is not built: run npm run build:web (npm install builds it)`,
   );
