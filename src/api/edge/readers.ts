@@ -20,6 +20,7 @@
  * | `ORDER_ID` | a positive integer of up to 19 digits (ZB's ids were 17 to 19); beyond 2^53 − 1 no order has it | INVALID_PARAMETER; ORDER_NOT_FOUND beyond 2^53 − 1 |
  * | `CUSTOMER_ORDER_ID` | 4 to 36 letters or digits (interface) | INVALID_PARAMETER |
  * | `choice([…])` | one of a fixed set of texts | INVALID_PARAMETER |
+ * | `PAGE_INDEX`, `pageParams(min, max, default)` | a page from 1 to 100,000 (default 1); a page size within the list's bounds | INVALID_PARAMETER |
  * | `FLAG` | `1`/`0`, `true`/`false`, any case | INVALID_PARAMETER |
  * | `DATE_TIME` | `YYYY-MM-DD HH:MM:SS` (UTC), a real date | INVALID_PARAMETER |
  * | `TEXT` | any text (prices, amounts and passwords, whose rule depends on another parameter) | INVALID_PARAMETER when required and missing |
@@ -338,6 +339,21 @@ export function withDefault<T>(reader: Reader<T>, fallback: T): Reader<T> {
     optional: true,
     read: (venue, name, text) => (text === undefined ? fallback : reader.read(venue, name, text)),
   };
+}
+
+/** Deepest page a list reads: bounds the work of an offset query (10^5 pages × 100 = 10^7 rows). */
+export const MAX_PAGE_INDEX = 100_000;
+
+/** `pageIndex`: from 1 (the default) to MAX_PAGE_INDEX. */
+export const PAGE_INDEX: Reader<number> = withDefault(integer(1, MAX_PAGE_INDEX), 1);
+
+/** `pageIndex` and a `pageSize` from `min` to `max` (`fallback` when absent), as every list pages. */
+export function pageParams(
+  min: number,
+  max: number,
+  fallback: number,
+): { readonly pageIndex: Reader<number>; readonly pageSize: Reader<number> } {
+  return { pageIndex: PAGE_INDEX, pageSize: withDefault(integer(min, max), fallback) };
 }
 
 const ACCT_TYPES = ['0', '1', '2'] as const;

@@ -5,15 +5,7 @@ import type { CoinSpec } from '../../../domain/specs.ts';
 import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { BillRow } from '../../../store/history-store.ts';
 import type { Args } from '../../edge/endpoint.ts';
-import {
-  choice,
-  COIN,
-  DATE_TIME,
-  formatDateTime,
-  integer,
-  optional,
-  withDefault,
-} from '../../edge/readers.ts';
+import { choice, COIN, DATE_TIME, formatDateTime, optional, pageParams } from '../../edge/readers.ts';
 import { refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
@@ -22,7 +14,6 @@ import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint }
 export const BILLS_MIN_PAGE_SIZE = 10;
 export const BILLS_MAX_PAGE_SIZE = 50;
 export const BILLS_RECENT_MS = 48 * 3_600_000;
-const MAX_BILLS_PAGE_INDEX = 100_000;
 
 /**
  * `getAccountInfo`: every coin with the user's available and frozen balance (decimal text with
@@ -164,8 +155,7 @@ export const BILLS_WINDOW_PARAMS = {
   startDate: optional(DATE_TIME),
   endDate: optional(DATE_TIME),
   dataType: optional(choice(['0', '1'])),
-  pageIndex: withDefault(integer(1, MAX_BILLS_PAGE_INDEX), 1),
-  pageSize: withDefault(integer(BILLS_MIN_PAGE_SIZE, BILLS_MAX_PAGE_SIZE), BILLS_MIN_PAGE_SIZE),
+  ...pageParams(BILLS_MIN_PAGE_SIZE, BILLS_MAX_PAGE_SIZE, BILLS_MIN_PAGE_SIZE),
 } as const;
 
 const SPOT_BILLS_PARAMS = { currency: optional(COIN), ...BILLS_WINDOW_PARAMS };

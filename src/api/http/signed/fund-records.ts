@@ -8,20 +8,18 @@ import { formatUnits, unitsToNumber } from '../../../domain/money.ts';
 import type { DepositRow, WithdrawalRow } from '../../../store/history-store.ts';
 import type { ApiReply } from '../types.ts';
 import type { Args } from '../../edge/endpoint.ts';
-import { ANY_CASE_COIN, formatDateTime, integer, optional, withDefault } from '../../edge/readers.ts';
+import { ANY_CASE_COIN, formatDateTime, optional, pageParams } from '../../edge/readers.ts';
 import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 import { datasReply } from './wire.ts';
 
 /** Records per page: 10 unless asked, at most 100. */
 export const RECORDS_DEFAULT_PAGE_SIZE = 10;
 export const RECORDS_MAX_PAGE_SIZE = 100;
-const MAX_PAGE_INDEX = 100_000;
 
 /** currency (any case, optional), pageIndex (from 1), pageSize (1 to 100, default 10). */
 const RECORD_PARAMS = {
   currency: optional(ANY_CASE_COIN),
-  pageIndex: withDefault(integer(1, MAX_PAGE_INDEX), 1),
-  pageSize: withDefault(integer(1, RECORDS_MAX_PAGE_SIZE), RECORDS_DEFAULT_PAGE_SIZE),
+  ...pageParams(1, RECORDS_MAX_PAGE_SIZE, RECORDS_DEFAULT_PAGE_SIZE),
 };
 
 function pageOf(args: Args<typeof RECORD_PARAMS>): {

@@ -36,15 +36,7 @@ import type { LiquidationRecord } from '../../../margin/liquidation.ts';
 import { liquidationWire, type LiquidationWire } from '../../../margin/liquidation-wire.ts';
 import type { MarginBillRow } from '../../../store/history-store.ts';
 import type { Args, Params } from '../../edge/endpoint.ts';
-import {
-  ANY_CASE_COIN,
-  choice,
-  ID,
-  integer,
-  MARGIN_MARKET,
-  optional,
-  withDefault,
-} from '../../edge/readers.ts';
+import { ANY_CASE_COIN, choice, ID, MARGIN_MARKET, optional, pageParams } from '../../edge/readers.ts';
 import { refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { lendingSettingsOf } from './margin-params.ts';
@@ -55,13 +47,9 @@ import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint }
 export const CNY_PER_USD: Ratio = ratio(72, 10);
 const DEFAULT_PAGE_SIZE = 10;
 const MAX_PAGE_SIZE = 100;
-const MAX_PAGE_INDEX = 100_000;
 
 /** The lists' pageIndex (from 1) and pageSize (1..100, default 10). */
-const PAGE_PARAMS = {
-  pageIndex: withDefault(integer(1, MAX_PAGE_INDEX), 1),
-  pageSize: withDefault(integer(1, MAX_PAGE_SIZE), DEFAULT_PAGE_SIZE),
-} as const;
+const PAGE_PARAMS = pageParams(1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
 type Page = Args<typeof PAGE_PARAMS>;
 
 /** The page of `rows` (already newest first) that pageIndex and pageSize name. */

@@ -3,7 +3,7 @@ import type { AcctType, Side } from '../../../domain/commands.ts';
 import type { MarketSpec } from '../../../domain/specs.ts';
 import type { OrderStatusFilter } from '../../../store/history-store.ts';
 import type { Args } from '../../edge/endpoint.ts';
-import { ACCT_TYPE, FLAG, integer, MARKET, optional, TRADE_TYPE, withDefault } from '../../edge/readers.ts';
+import { ACCT_TYPE, FLAG, MARKET, optional, PAGE_INDEX, pageParams, TRADE_TYPE } from '../../edge/readers.ts';
 import type { ApiReply } from '../types.ts';
 import { orderRecord, type OrderLike, type OrderRecord } from './order-record.ts';
 import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
@@ -15,8 +15,6 @@ export const GET_ORDERS_PAGE_SIZE = 10;
 export const DEFAULT_LIST_PAGE_SIZE = 10;
 /** Largest pageSize of the lists that take one (zb-api-facts §6.6). */
 export const MAX_LIST_PAGE_SIZE = 100;
-/** Deepest page: bounds the work of an offset query (10^5 pages × 100 = 10^7 orders). */
-export const MAX_PAGE_INDEX = 100_000;
 
 /**
  * `getOrder`: currency and one of id / customerOrderId (the latest order with it), [acctType: the
@@ -62,11 +60,7 @@ interface ListRequest {
  * every account's. `enableExpress`, when sent, is checked (1/0, true/false) and has no effect on a read.
  */
 const ACCOUNT_PARAMS = { acctType: optional(ACCT_TYPE), enableExpress: optional(FLAG) } as const;
-const PAGE_INDEX = withDefault(integer(1, MAX_PAGE_INDEX), 1);
-const PAGE_PARAMS = {
-  pageIndex: PAGE_INDEX,
-  pageSize: withDefault(integer(1, MAX_LIST_PAGE_SIZE), DEFAULT_LIST_PAGE_SIZE),
-} as const;
+const PAGE_PARAMS = pageParams(1, MAX_LIST_PAGE_SIZE, DEFAULT_LIST_PAGE_SIZE);
 
 const GET_ORDER_PARAMS = { currency: MARKET, ...ORDER_REF_PARAMS, ...ACCOUNT_PARAMS };
 const GET_ORDERS_PARAMS = {

@@ -18,9 +18,12 @@ export const MAX_SIGNED_PARAMS = 64;
 /** How often the history checkpoint is polled while waiting for it to catch up (ms). */
 const HISTORY_POLL_MS = 5;
 
-/** What a signed handler gets: the request, the authenticated key and the venue. */
+/**
+ * What a signed handler gets besides its `args`: the authenticated key and the venue. No request:
+ * a handler reads only its declared parameters, so the same declaration can be served over
+ * another transport (the WebSocket's request channels, issue 33).
+ */
 export interface SignedContext {
-  readonly request: ApiRequest;
   readonly key: ApiKeyRecord;
   readonly userId: number;
   readonly venue: VenuePort;
@@ -84,7 +87,6 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
         const args = readArgs(endpoint.params, venue.engine, request, paramText);
         return await endpoint.handler(
           {
-            request,
             key: auth.key,
             userId: auth.key.userId,
             venue,
