@@ -10,10 +10,10 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { tcpEndpoint, type Endpoint } from '../config/listen-file.ts';
 import { isLoopbackHost, type ServerOptions } from '../config/options.ts';
 import type { Log } from '../domain/log.ts';
-import { RESULTS } from '../domain/result-codes.ts';
 import type { Health } from '../observability/health.ts';
 import { withProbes } from '../observability/probes.ts';
 import type { Api } from './assembly.ts';
+import { errorText } from './edge/refusal.ts';
 import {
   ListenError,
   listenProblem,
@@ -97,10 +97,10 @@ export async function listenPublic(options: ServerOptions, api: Api): Promise<Ru
 
 /** The admin listener's answer while the venue recovers (probes are answered before it). */
 function recoveringHandler(_req: IncomingMessage, res: ServerResponse): void {
-  const body = JSON.stringify({
-    code: RESULTS.BUSY.code,
-    message: 'the server is recovering (replaying its journal): retry once /ready answers 200',
-  });
+  const body = errorText(
+    'BUSY',
+    'the server is recovering (replaying its journal): retry once /ready answers 200',
+  );
   res.writeHead(503, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),

@@ -22,7 +22,13 @@ import {
   secretHash,
 } from '../../src/api/auth/signature.ts';
 import { parseParams } from '../../src/api/http/params.ts';
-import { publicRoutes } from '../../src/api/http/public/public-routes.ts';
+import type { Params } from '../../src/api/edge/endpoint.ts';
+import type { Reader } from '../../src/api/edge/readers.ts';
+import {
+  publicEndpoints,
+  publicRoute,
+  type PublicEndpoint,
+} from '../../src/api/http/public/public-routes.ts';
 import { createRequestHandler } from '../../src/api/http/server.ts';
 import { signedRoutes, SIGNED_ENDPOINTS } from '../../src/api/http/signed/index.ts';
 import { TestVenue } from '../fixtures/signed-venue.ts';
@@ -98,26 +104,10 @@ export interface Endpoint {
 
 const MARKET = ['btc_usdt', 'eth_usdt', 'zb_qc'];
 const COIN = ['usdt', 'USDT', 'btc'];
-const PAGE = ['1', '2', '10', '100'];
-const TRADE_TYPE = ['1', '0'];
 const MARGIN_MARKET = ['BTC/USDT', 'btcusdt', 'btc_usdt', 'ETH/BTC', 'btc/usdt/x'];
 const MARGIN_COIN = ['USDT', 'usdt', 'btc', 'eth'];
 const MARGIN_AMOUNT = ['100', '0.5', '0.001', '100000000'];
-const RATE = ['0.05', '0.2', '0.1234', '0.3'];
-const TERM = ['10', '20', '30', '15'];
 const FLAG = ['1', '0', 'true'];
-const LOAN_ID = ['1', '2', '999'];
-/** Parameters only some margin endpoints may leave out. */
-const MARGIN_OPTIONAL: Readonly<Record<string, readonly string[]>> = {
-  getLoanRecords: ['loanId', 'marketName', 'status'],
-  getLeverBills: ['coin', 'marketName'],
-  getCrossBills: ['coin'],
-  getFinanceRecords: ['coin'],
-  getCrossRepayRecords: ['coin'],
-  doAllRepay: ['repayAmount'],
-  setRepayState: ['marketName'],
-  setExpressState: ['marketName'],
-};
 /** The endpoints that check the fund password (a wrong one is counted, as it must be). */
 const PASSWORD_PATHS = new Set(
   ['withdraw', 'cancelWithdraw', 'borrow', 'autoBorrow', 'doCrossLoan'].map((m) => `/api/${m}`),
@@ -125,162 +115,102 @@ const PASSWORD_PATHS = new Set(
 /** Wrong values that are near the right ones, for any parameter. */
 const KNOWN_BAD = ['BTC_USDT', 'btcusdt', 'bchabc_usdt', 'bchsv', 'doge', 'btc_btc', '0', '101', '10001'];
 
-/** Every public and signed endpoint with its parameters; admin routes are listed from the table. */
-function catalog(orderIds: readonly string[]): Endpoint[] {
-  const ids = [OPEN_ORDER_ID, OPEN_ORDER_ID, OPEN_ORDER_ID, ...orderIds, '202202224851151555'];
-  const pages = { pageIndex: PAGE, pageSize: PAGE };
-  const signed: Record<string, Record<string, readonly string[]>> = {
-    order: {
-      currency: MARKET,
-      tradeType: TRADE_TYPE,
-      price: ['30000', '29000.5', '1000'],
-      amount: ['0.01', '0.1'],
-      acctType: ['0', '1', '2'],
-      customerOrderId: [FRESH_CLIENT_ORDER_ID, FRESH_CLIENT_ORDER_ID, 'grid0001'],
-      orderType: ['1', '2', ''],
-      enableExpress: ['false', '1', '0'],
-    },
-    orderMoreV2: {
-      market: MARKET,
-      tradeParams: ['[[30000,0.01],[29999,0.02]]', '[["100","0.1"]]', '[]'],
-      tradeType: TRADE_TYPE,
-      acctType: ['0', '1', '2'],
-      enableExpress: ['0', 'true'],
-    },
-    cancelOrder: { currency: ['btc_usdt'], id: ids, customerOrderId: ['grid0001'] },
-    cancelAllOrdersAfter: { currency: MARKET },
-    getOrder: { currency: ['btc_usdt'], id: ids, customerOrderId: ['grid0001'] },
-    getOrders: { currency: MARKET, tradeType: TRADE_TYPE, pageIndex: PAGE },
-    getOrdersNew: { currency: MARKET, tradeType: TRADE_TYPE, ...pages },
-    getOrdersIgnoreTradeType: { currency: MARKET, ...pages },
-    getUnfinishedOrdersIgnoreTradeType: { currency: MARKET, ...pages },
-    getFinishedAndPartialOrders: { currency: MARKET, ...pages },
-    getAccountInfo: {},
-    getSpotBills: {
-      currency: COIN,
-      startDate: ['2023-11-14 00:00:00', '2024-02-30 00:00:00'],
-      endDate: ['2030-01-01 00:00:00'],
-      dataType: ['0', '1'],
-      pageIndex: PAGE,
-      pageSize: ['10', '50', '9'],
-    },
-    getUserAddress: { currency: COIN },
-    getPayinAddress: { currency: COIN },
-    getWithdrawAddress: { currency: COIN },
-    getWithdrawRecord: { currency: COIN, ...pages },
-    getChargeRecord: { currency: COIN, ...pages },
-    withdraw: {
-      currency: ['usdt', 'USDT'],
-      amount: ['100', '10.5', '0.000001'],
-      fees: ['1', '0'],
-      receiveAddr: [EXTERNAL_TRC20, `T${'b'.repeat(33)}`],
-      safePwd: [PASSWORD, 'guess12'],
-      itransfer: ['0', '1'],
-    },
-    faucet: { currency: ['usdt', 'BTC', 'zb'], amount: ['1', '0.5', '100000000'] },
-    cancelWithdraw: {
-      downloadId: [LATEST_WITHDRAWAL_ID, LATEST_WITHDRAWAL_ID, '1'],
-      safePwd: [PASSWORD],
-      currency: ['usdt'],
-    },
-    // Margin (issue 14): marketName in every form clients send.
-    transferInLever: { coin: MARGIN_COIN, marketName: MARGIN_MARKET, amount: MARGIN_AMOUNT },
-    transferOutLever: { coin: MARGIN_COIN, marketName: MARGIN_MARKET, amount: MARGIN_AMOUNT },
-    transferInCross: { coin: MARGIN_COIN, amount: MARGIN_AMOUNT },
-    transferOutCross: { coin: MARGIN_COIN, amount: MARGIN_AMOUNT },
-    loan: {
-      coin: MARGIN_COIN,
-      amount: MARGIN_AMOUNT,
-      interestRateOfDay: RATE,
-      repaymentDay: TERM,
-      isLoop: FLAG,
-    },
-    cancelLoan: { loanId: LOAN_ID },
-    changeLoop: { loanId: LOAN_ID, isLoop: FLAG },
-    changeInvestMark: { loanRecordId: LOAN_ID, investMark: FLAG },
-    borrow: {
-      coin: MARGIN_COIN,
-      marketName: MARGIN_MARKET,
-      amount: MARGIN_AMOUNT,
-      interestRateOfDay: RATE,
-      repaymentDay: TERM,
-      isLoop: FLAG,
-      safePwd: [PASSWORD],
-    },
-    autoBorrow: {
-      coin: MARGIN_COIN,
-      marketName: MARGIN_MARKET,
-      amount: MARGIN_AMOUNT,
-      interestRateOfDay: RATE,
-      repaymentDay: TERM,
-      safePwd: [PASSWORD],
-    },
-    doCrossLoan: { coin: MARGIN_COIN, amount: MARGIN_AMOUNT, safePwd: [PASSWORD] },
-    repay: { loanRecordId: LOAN_ID, repayAmount: MARGIN_AMOUNT, repayType: ['0', '1'] },
-    doAllRepay: { marketName: MARGIN_MARKET, coin: MARGIN_COIN, repayAmount: MARGIN_AMOUNT },
-    doCrossRepay: { coin: MARGIN_COIN, repayAmount: MARGIN_AMOUNT },
-    setExpressState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
-    setRepayState: { acctType: ['1', '2'], marketName: MARGIN_MARKET, state: FLAG },
-    getLeverAssetsInfo: {},
-    getLeverBills: {
-      coin: MARGIN_COIN,
-      marketName: MARGIN_MARKET,
-      dataType: ['0', '1'],
-      pageIndex: PAGE,
-      pageSize: ['10', '50', '9'],
-    },
-    getCrossBills: { coin: MARGIN_COIN, dataType: ['0', '1'], pageIndex: PAGE, pageSize: ['10', '50'] },
-    getCrossAssets: {},
-    getLoans: { coin: MARGIN_COIN, ...pages },
-    getLoanRecords: { loanId: LOAN_ID, marketName: MARGIN_MARKET, status: ['1', '2', '7'], ...pages },
-    getFinanceRecords: { coin: MARGIN_COIN, ...pages },
-    getRepayments: { loanRecordId: LOAN_ID, ...pages },
-    getCrossRepayRecords: { coin: MARGIN_COIN, ...pages },
+/**
+ * Good values of a parameter read as text (a price, an amount, a password: its rule depends on
+ * another parameter), by `<method>.<name>` or by name. A new endpoint's text parameter without
+ * values here fails the catalogue, so that it is fuzzed with values that can succeed.
+ */
+const TEXT_VALUES: Readonly<Record<string, readonly string[]>> = {
+  price: ['30000', '29000.5', '1000'],
+  'order.amount': ['0.01', '0.1'],
+  'withdraw.amount': ['100', '10.5', '0.000001'],
+  'faucet.amount': ['1', '0.5', '100000000'],
+  amount: MARGIN_AMOUNT,
+  repayAmount: MARGIN_AMOUNT,
+  tradeParams: ['[[30000,0.01],[29999,0.02]]', '[["100","0.1"]]', '[]'],
+  fees: ['1', '0'],
+  receiveAddr: [EXTERNAL_TRC20, `T${'b'.repeat(33)}`],
+  'withdraw.safePwd': [PASSWORD, 'guess12'],
+  safePwd: [PASSWORD],
+  downloadId: [LATEST_WITHDRAWAL_ID, LATEST_WITHDRAWAL_ID, '1'],
+  interestRateOfDay: ['0.05', '0.2', '0.1234', '0.3'],
+  repaymentDay: ['10', '20', '30', '15'],
+  merge: ['1', '0.5'],
+};
+
+/** Good values of a declared parameter: its text values, else what its reader's kind reads. */
+function goodValues(
+  method: string,
+  name: string,
+  reader: Reader<unknown>,
+  orderIds: readonly string[],
+): readonly string[] {
+  const text = TEXT_VALUES[`${method}.${name}`] ?? TEXT_VALUES[name];
+  if (text !== undefined) return text;
+  switch (reader.kind) {
+    case 'market':
+      return MARKET;
+    case 'marginMarket':
+      return MARGIN_MARKET;
+    case 'coin':
+      return name === 'currency' && method === 'getSpotBills' ? ['usdt', 'btc', 'USDT'] : COIN;
+    case 'anyCaseCoin':
+      return method.startsWith('get') && name === 'currency' ? COIN : MARGIN_COIN;
+    case 'integer': {
+      const min = reader.min ?? 0;
+      const max = Math.min(reader.max ?? 1000, 1000);
+      return [...new Set([min, Math.min(min + 1, max), Math.min(min + 9, max), max, max + 1].map(String))];
+    }
+    case 'choice':
+      return [...(reader.choices ?? []), ...(name === 'orderType' ? [''] : [])];
+    case 'flag':
+      return FLAG;
+    case 'id':
+      return ['1', '2', '999'];
+    case 'orderId':
+      return [OPEN_ORDER_ID, OPEN_ORDER_ID, OPEN_ORDER_ID, ...orderIds, '202202224851151555'];
+    case 'customerOrderId':
+      return method === 'order' ? [FRESH_CLIENT_ORDER_ID, FRESH_CLIENT_ORDER_ID, 'grid0001'] : ['grid0001'];
+    case 'dateTime':
+      return name === 'endDate' ? ['2030-01-01 00:00:00'] : ['2023-11-14 00:00:00', '2024-02-30 00:00:00'];
+    case 'text':
+      return assert.fail(
+        `the fuzz catalogue has no good values for ${method}'s text parameter ${name}: add them to TEXT_VALUES`,
+      );
+  }
+}
+
+/** An endpoint of the catalogue from its declaration: every declared parameter, the optional ones so marked. */
+function declared(
+  path: string,
+  kind: 'public' | 'signed',
+  method: string,
+  params: Params,
+  orderIds: readonly string[],
+): Endpoint {
+  const entries = Object.entries(params);
+  return {
+    path,
+    kind,
+    params: Object.fromEntries(
+      entries.map(([name, reader]) => [name, goodValues(method, name, reader, orderIds)]),
+    ),
+    optional: entries.filter(([, reader]) => reader.optional).map(([name]) => name),
+    ...('id' in params && 'customerOrderId' in params && { oneOf: ['id', 'customerOrderId'] }),
   };
-  const optional = [
-    ...['acctType', 'customerOrderId', 'orderType', 'enableExpress', 'itransfer', 'dataType'],
-    ...['pageIndex', 'pageSize', 'startDate', 'endDate'],
-    ...['interestRateOfDay', 'repaymentDay', 'isLoop', 'safePwd', 'repayType', 'repayAmount'],
+}
+
+/**
+ * Every public and signed endpoint with its parameters, derived from their declarations (so a
+ * new endpoint is fuzzed without being listed here); admin routes are listed from their table.
+ */
+function catalog(publicEndpoints: readonly PublicEndpoint[], orderIds: readonly string[]): Endpoint[] {
+  const endpoints: Endpoint[] = [
+    ...SIGNED_ENDPOINTS.map((e) => declared(`/api/${e.method}`, 'signed', e.method, e.params, orderIds)),
+    ...publicEndpoints.map((e) => declared(e.path, 'public', e.path, e.params, orderIds)),
   ];
-  const endpoints: Endpoint[] = SIGNED_ENDPOINTS.map((e) => {
-    const params = signed[e.method];
-    assert.ok(params !== undefined, `the fuzz catalog lacks the signed endpoint ${e.method}`);
-    // The market of a trading call, and the coin of withdraw, are required; other coins are not.
-    const coinOptional = /Payin|Record|Bills|cancelWithdraw/.test(e.method);
-    return {
-      path: `/api/${e.method}`,
-      kind: 'signed',
-      params,
-      optional: [...optional, ...(coinOptional ? ['currency'] : []), ...(MARGIN_OPTIONAL[e.method] ?? [])],
-      ...('id' in params && { oneOf: ['id', 'customerOrderId'] }),
-    };
-  });
   endpoints.push(
-    { path: '/data/v1/markets', kind: 'public', params: {} },
-    { path: '/data/v1/allTicker', kind: 'public', params: {} },
-    { path: '/data/v1/ticker', kind: 'public', params: { market: MARKET } },
-    {
-      path: '/data/v1/depth',
-      kind: 'public',
-      params: { market: MARKET, size: ['5', '50'], merge: ['1', '0.5'] },
-      optional: ['size', 'merge'],
-    },
-    {
-      path: '/data/v1/trades',
-      kind: 'public',
-      params: { market: MARKET, since: ['0', '1', '5'] },
-      optional: ['since'],
-    },
-    {
-      path: '/data/v1/kline',
-      kind: 'public',
-      params: { market: MARKET, type: ['1min', '1day', '1week'], since: ['0'], size: ['10', '1000'] },
-      optional: ['type', 'since', 'size'],
-    },
-    { path: '/data/v1/getGroupMarkets', kind: 'public', params: {} },
     { path: '/data/v1/venueInfo', kind: 'public', params: {} },
-    { path: '/api/getFeeInfo', kind: 'public', params: { currency: COIN }, optional: ['currency'] },
-    { path: '/Server/api/v2/config/marketList', kind: 'public', params: {} },
     { path: '/api/noSuchMethod', kind: 'public', params: {} },
     { path: '/nowhere', kind: 'public', params: {} },
   );
@@ -482,9 +412,10 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
       },
     },
   });
+  // Kline's 1 request/s per address would refuse most of them: its parameters are what is fuzzed.
+  const publicDeclarations = publicEndpoints({ venue, marketData: venue.marketData, klineMinIntervalMs: 0 });
   const routes = [
-    // Kline's 1 request/s per address would refuse most of them: its parameters are what is fuzzed.
-    ...publicRoutes({ venue, marketData: venue.marketData, klineMinIntervalMs: 0 }),
+    ...publicDeclarations.map((e) => publicRoute(e, venue.engine)),
     ...signedRoutes({
       venue,
       sealer,
@@ -495,7 +426,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
   ];
   const handler = createRequestHandler(routes, { log: handlerLog.log, now: () => venue.time });
   const endpoints = [
-    ...catalog(orderIds),
+    ...catalog(publicDeclarations, orderIds),
     ...admin.map((r): Endpoint => ({
       path: r.path,
       kind: 'admin',

@@ -1,11 +1,12 @@
 /** @module admin-reply — the admin API's replies (success with data, or a result's code and message) and its `user` parameter. */
-import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
+import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApplyResult } from '../../engine/engine.ts';
+import { errorBody } from '../edge/refusal.ts';
 import { param, type ApiReply, type ApiRequest, type VenuePort } from '../http/types.ts';
 
-/** An admin refusal: `{code, message}` with the result's wire code. */
+/** An admin refusal: the edge's one error body `{code, message}` (edge/refusal.ts). */
 export const fail = (result: ResultName, message?: string): ApiReply => ({
-  json: { code: RESULTS[result].code, message: message ?? RESULTS[result].message },
+  json: errorBody(result, message),
 });
 
 /** Success with `data`, or the engine's refusal. */

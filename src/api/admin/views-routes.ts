@@ -13,7 +13,9 @@ import type { CoinBooks } from '../../engine/books.ts';
 import type { Log } from '../../domain/log.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
-import { param } from '../http/types.ts';
+import { param, paramText } from '../http/types.ts';
+import { readMarket } from '../edge/readers.ts';
+import { Refusal } from '../edge/refusal.ts';
 import type { RateLimitLock } from '../auth/rate-limit.ts';
 import { MAX_PAGE_SIZE } from '../../store/history-store.ts';
 import { fail } from './admin-reply.ts';
@@ -168,12 +170,22 @@ export function unknownMarketMessage(
     : `${head}: the markets are ${names.slice(0, MARKETS_SHOWN).join(', ')}${more}`;
 }
 
-/** The market of the `market` parameter (any case); undefined when absent or empty. */
+/**
+ * The market of the `market` parameter, read by the edge's one market reader after lowercasing
+ * (the operator's leniency: `BTC_USDT` is btc_usdt); undefined when absent or empty. A refused
+ * one is answered UNKNOWN_MARKET with the markets to type instead.
+ */
 export function marketParam(engine: VenueState, request: ApiRequest): MarketSpec | undefined | ApiReply {
-  const text = param(request, 'market');
-  if (text === undefined || text === '') return undefined;
+  const text = paramText(request, 'market');
+  if (text === undefined) return undefined;
   const lower = text.toLowerCase();
-  return engine.market(lower) ?? fail('UNKNOWN_MARKET', unknownMarketMessage(lower, engine.markets()));
+  try {
+    return readMarket(engine, 'market', lower);
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    // Whatever is wrong with it (shape, coin, market), the operator is shown what to type instead.
+    return fail('UNKNOWN_MARKET', unknownMarketMessage(lower, engine.markets()));
+  }
 }
 
 /** Whether a helper's answer is a refusal to send back. */

@@ -2,6 +2,7 @@
 import type { KeyPermissions } from '../../domain/commands.ts';
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
+import { quoted } from '../edge/refusal.ts';
 import type { ApiRequest, VenuePort } from '../http/types.ts';
 import { ReplayGuard } from './replay-guard.ts';
 import type { SecretSealer } from './secret-sealing.ts';
@@ -12,8 +13,6 @@ import { signingKeyOf, verifyRequestSignature } from './signature.ts';
 export const DEFAULT_REQ_TIME_WINDOW_MS = 10_000;
 /** Most unsealed secret hashes kept in memory (oldest out first). */
 const DEFAULT_MAX_CACHED_SECRETS = 100_000;
-/** Longest parameter value echoed in a message. */
-const ECHO_LIMIT = 40;
 
 export type Permission = keyof KeyPermissions;
 
@@ -46,12 +45,6 @@ export interface AuthenticatorOptions {
 
 /** A strict key's `nonce`: the client's time in ms, as digits (up to 16). */
 const NONCE = /^\d{1,16}$/;
-
-/** Quotes a client's value for a message, cut short so a huge value cannot bloat the reply. */
-export function echo(value: string): string {
-  const cut = value.length > ECHO_LIMIT ? `${value.slice(0, ECHO_LIMIT)}…` : value;
-  return `'${cut}'`;
-}
 
 /**
  * A comparable form of an IP address: lowercase, IPv4-mapped IPv6 as plain IPv4, IPv6 compressed
@@ -108,7 +101,7 @@ export class Authenticator {
     const seen = new Set<string>();
     for (const p of request.params) {
       if (seen.has(p.name))
-        return refuse('INVALID_PARAMETER', `parameter ${echo(p.name)} given more than once`);
+        return refuse('INVALID_PARAMETER', `parameter ${quoted(p.name)} given more than once`);
       seen.add(p.name);
     }
     const get = (name: string): string | undefined => request.params.find((p) => p.name === name)?.value;
@@ -116,7 +109,7 @@ export class Authenticator {
     const accessKey = get('accesskey');
     if (accessKey === undefined || accessKey === '') return refuse('AUTH_FAILED', 'accesskey missing');
     const key = this.#venue.engine.apiKey(accessKey);
-    if (key === undefined) return refuse('AUTH_FAILED', `unknown accesskey ${echo(accessKey)}`);
+    if (key === undefined) return refuse('AUTH_FAILED', `unknown accesskey ${quoted(accessKey)}`);
     const sign = get('sign');
     if (sign === undefined || sign === '') return refuse('AUTH_FAILED', 'sign missing');
     const signingKey = this.signingKey(key);
@@ -138,7 +131,7 @@ export class Authenticator {
     if (!/^\d{1,16}$/.test(reqTimeText)) {
       return refuse(
         'REQUEST_EXPIRED',
-        `reqTime ${echo(reqTimeText)} must be the current time in milliseconds`,
+        `reqTime ${quoted(reqTimeText)} must be the current time in milliseconds`,
       );
     }
     const skew = Number(reqTimeText) - request.receivedAt;
@@ -161,7 +154,7 @@ export class Authenticator {
     if (method !== undefined && method !== requirement.method) {
       return refuse(
         'INVALID_PARAMETER',
-        `method ${echo(method)} does not match the path's method '${requirement.method}'`,
+        `method ${quoted(method)} does not match the path's method '${requirement.method}'`,
       );
     }
 

@@ -45,7 +45,7 @@ import {
 import type { Log } from '../../domain/log.ts';
 import { SequencerStoppedError } from '../../sequencer/sequencer.ts';
 import { parseParams } from './params.ts';
-import { resultBody } from './reply.ts';
+import { errorText } from '../edge/refusal.ts';
 import type { ApiReply, ApiRequest, RequestParam, Route, RouteHandler } from './types.ts';
 
 /** The largest form body accepted (bytes). An order is ~200 B; a full orderMoreV2 batch ~1 KiB. */
@@ -118,21 +118,21 @@ export function createRequestHandler(
   const timed = (slowMs > 0 && log !== undefined) || accessLog;
   const quietPaths = options.quietPaths ?? new Set<string>();
 
-  const tooLargeBody = resultBody('INVALID_PARAMETER', `request body larger than ${maxBodyBytes} bytes`);
-  const notFormBody = resultBody(
+  const tooLargeBody = errorText('INVALID_PARAMETER', `request body larger than ${maxBodyBytes} bytes`);
+  const notFormBody = errorText(
     'INVALID_PARAMETER',
     `a POST body must be ${FORM_CONTENT_TYPE} (name=value&…), or the parameters sent in the query string`,
   );
-  const missingHostBody = resultBody(
+  const missingHostBody = errorText(
     'INVALID_PARAMETER',
     'missing Host header: an HTTP/1.1 request must carry one (the host it was sent to)',
   );
-  const missingAgentBody = resultBody(
+  const missingAgentBody = errorText(
     'INVALID_PARAMETER',
     'missing User-Agent header: every request must carry a browser-style User-Agent (e.g. Mozilla/5.0 …)',
   );
-  const internalBody = resultBody('INTERNAL_ERROR');
-  const notAcceptedBody = resultBody('NOT_ACCEPTED');
+  const internalBody = errorText('INTERNAL_ERROR');
+  const notAcceptedBody = errorText('NOT_ACCEPTED');
 
   const failed = (res: ServerResponse, method: string, path: string, error: unknown): void => {
     // A stopped venue is logged once where it stops, not again by every request it cut short.
@@ -228,21 +228,17 @@ export function createRequestHandler(
           send(
             res,
             200,
-            resultBody(
+            errorText(
               'INVALID_PARAMETER',
               `unknown method '${truncate(path.slice(SIGNED_API_PREFIX.length))}': no endpoint at ${truncate(path)}`,
             ),
           );
-        } else send(res, 404, resultBody('GENERAL_ERROR', `no endpoint at ${truncate(path)}`));
+        } else send(res, 404, errorText('GENERAL_ERROR', `no endpoint at ${truncate(path)}`));
         return;
       }
       if (method !== 'GET' && method !== 'POST') {
         res.setHeader('Allow', 'GET, POST');
-        send(
-          res,
-          405,
-          resultBody('GENERAL_ERROR', `method ${truncate(method)} not allowed: use GET or POST`),
-        );
+        send(res, 405, errorText('GENERAL_ERROR', `method ${truncate(method)} not allowed: use GET or POST`));
         return;
       }
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
@@ -258,7 +254,7 @@ export function createRequestHandler(
         send(
           res,
           200,
-          resultBody(
+          errorText(
             'INVALID_PARAMETER',
             `User-Agent '${truncate(agent)}' refused: a browser-style User-Agent ` +
               `(starting with '${BROWSER_USER_AGENT_PREFIX}') is required`,
@@ -391,12 +387,12 @@ export function answerClientError(
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [
           '431 Request Header Fields Too Large',
-          resultBody('INVALID_PARAMETER', `request headers larger than ${maxHeaderSize} bytes`),
+          errorText('INVALID_PARAMETER', `request headers larger than ${maxHeaderSize} bytes`),
         ]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [
             '408 Request Timeout',
-            resultBody(
+            errorText(
               'GENERAL_ERROR',
               'request not received in time' +
                 (limits === undefined
@@ -404,7 +400,7 @@ export function answerClientError(
                   : ` (headers within ${limits.headersTimeoutMs} ms, the whole request within ${limits.requestTimeoutMs} ms)`),
             ),
           ]
-        : ['400 Bad Request', resultBody('INVALID_PARAMETER', 'malformed HTTP request')];
+        : ['400 Bad Request', errorText('INVALID_PARAMETER', 'malformed HTTP request')];
   socket.end(
     `HTTP/1.1 ${status}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

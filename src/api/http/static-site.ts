@@ -21,7 +21,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { resultBody } from './reply.ts';
+import { errorText } from '../edge/refusal.ts';
 
 /** The built trading page and operator console (Vite's output; `npm install` builds it, see web/). */
 export const WEB_DIST = join(import.meta.dirname, '..', '..', '..', 'web', 'dist');
@@ -119,7 +119,7 @@ export class StaticSite {
     const file = this.#files.get(q === -1 ? url : url.slice(0, q));
     if (file === undefined) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const body = resultBody(
+      const body = errorText(
         'GENERAL_ERROR',
         `method ${String(req.method).slice(0, 20)} not allowed: use GET`,
       );
@@ -200,7 +200,7 @@ export function withStaticSite(
   next: (req: IncomingMessage, res: ServerResponse) => void,
   home: SiteHome = PAGE_HOME,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const notBuilt = resultBody(
+  const notBuilt = errorText(
     'GENERAL_ERROR',
     `${home.what} is not built: run npm run build:web (npm install builds it)`,
   );

@@ -60,6 +60,12 @@ export interface VenuePort {
   now(): number;
 }
 
+/** A parameter's text for the readers (edge/readers.ts): `undefined` when absent or empty (clients send `name=` for "not given"). */
+export function paramText(request: ApiRequest, name: string): string | undefined {
+  for (const p of request.params) if (p.name === name) return p.value === '' ? undefined : p.value;
+  return undefined;
+}
+
 /** First value of a parameter by name, or undefined. */
 export function param(request: ApiRequest, name: string): string | undefined {
   for (const p of request.params) if (p.name === name) return p.value;

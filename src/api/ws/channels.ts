@@ -6,12 +6,14 @@
  * `<m>_trades` and `<m>_kline_<type>` (one of the 13 REST kline types), where `<m>` is the market
  * id without its underscore, as every WS client sends it (`btcusdt`). Private channels are
  * `push_user_incr_record` (with `market` = `<m>default`), `push_user_asset`,
- * `push_user_incr_asset` and `push_user_cross_asset`.
+ * `push_user_incr_asset` and `push_user_cross_asset`. A refusal is the edge's one `Refusal`
+ * (edge/refusal.ts), thrown, and a channel's parameters are read by the shared readers.
  */
-import type { ResultName } from '../../domain/result-codes.ts';
 import type { MarketSpec } from '../../domain/specs.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { KLINE_INTERVAL_MS, type KlineInterval } from '../../store/history-store.ts';
+import { choice, withDefault } from '../edge/readers.ts';
+import { quoted, refuse } from '../edge/refusal.ts';
 
 /** The `length` values `_quick_depth` accepts (ccxt's watchOrderBook limits); the first is the default. */
 export const QUICK_DEPTH_LENGTHS = [5, 10] as const;
@@ -56,20 +58,15 @@ export type PrivateChannel =
 
 export type Channel = PublicChannel | PrivateChannel;
 
-export type Parsed<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly result: ResultName; readonly message: string };
-
-const refuse = (result: ResultName, message: string): { ok: false; result: ResultName; message: string } => ({
-  ok: false,
-  result,
-  message,
-});
-
-/** Client text quoted in a message, cut short. */
-export function shown(value: unknown): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  return `'${text.length > 40 ? `${text.slice(0, 40)}…` : text}'`;
+/**
+ * A message field's text for the readers: a string as is (`undefined` when empty), a number as its
+ * digits (one client sends `"length": "20"`, another `20`), anything else as its JSON, so a
+ * reader refuses it by its text.
+ */
+export function fieldText(message: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const value = message[name];
+  if (value === undefined || value === null || value === '') return undefined;
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 }
 
 /**
@@ -84,6 +81,11 @@ export class WireMarkets {
 
   constructor(engine: VenueState) {
     this.#engine = engine;
+  }
+
+  /** The venue the names are looked up in (for the readers). */
+  get venue(): VenueState {
+    return this.#engine;
   }
 
   find(wireId: string): WireMarket | undefined {
@@ -104,15 +106,18 @@ export class WireMarkets {
 
 const PUBLIC_SUFFIXES = ['_quick_depth', '_depth', '_ticker', '_trades'] as const;
 
+/** `length` of `_quick_depth`: 5 (the default) or 10. */
+const QUICK_DEPTH_LENGTH = withDefault(
+  choice(QUICK_DEPTH_LENGTHS.map(String)),
+  String(QUICK_DEPTH_LENGTHS[0]),
+);
+
 /**
  * What `channel` refers to, given the subscription's other fields (`length`, `market`).
- * Refusals: WS_CHANNEL_EMPTY (1007) for a missing channel or one that names nothing;
+ * Throws the Refusal: WS_CHANNEL_EMPTY (1007) for a missing channel or one that names nothing;
  * INVALID_PARAMETER (3005) for a bad `length` or `market`.
  */
-export function parseChannel(
-  markets: WireMarkets,
-  message: Readonly<Record<string, unknown>>,
-): Parsed<Channel> {
+export function parseChannel(markets: WireMarkets, message: Readonly<Record<string, unknown>>): Channel {
   const name = message['channel'];
   if (typeof name !== 'string' || name === '') {
     return refuse('WS_CHANNEL_EMPTY', 'Channel is empty: send "channel", e.g. "btcusdt_ticker"');
@@ -121,51 +126,39 @@ export function parseChannel(
     return parsePrivate(markets, name as PrivateChannelName, message);
   }
 
-  const unknown = refuse(
-    'WS_CHANNEL_EMPTY',
-    `Channel is empty: no channel ${shown(name)}; channels are <market>_ticker, _depth, _quick_depth, ` +
-      `_trades, _kline_<type> with the market id without its underscore (btcusdt_ticker), or push_user_*`,
-  );
+  const unknown = (): never =>
+    refuse(
+      'WS_CHANNEL_EMPTY',
+      `Channel is empty: no channel ${quoted(name)}; channels are <market>_ticker, _depth, _quick_depth, ` +
+        `_trades, _kline_<type> with the market id without its underscore (btcusdt_ticker), or push_user_*`,
+    );
   const kline = /^([a-z0-9]+)_kline_([a-z0-9]+)$/.exec(name);
   if (kline !== null) {
     const market = markets.find(kline[1] as string);
     const interval = kline[2] as string;
-    if (market === undefined || !Object.hasOwn(KLINE_INTERVAL_MS, interval)) return unknown;
-    return { ok: true, value: { kind: 'kline', name, market, interval: interval as KlineInterval } };
+    if (market === undefined || !Object.hasOwn(KLINE_INTERVAL_MS, interval)) return unknown();
+    return { kind: 'kline', name, market, interval: interval as KlineInterval };
   }
   for (const suffix of PUBLIC_SUFFIXES) {
     if (!name.endsWith(suffix)) continue;
     const market = markets.find(name.slice(0, -suffix.length));
-    if (market === undefined) return unknown;
+    if (market === undefined) return unknown();
     if (suffix !== '_quick_depth') {
       const kind = suffix.slice(1) as 'depth' | 'ticker' | 'trades';
-      return { ok: true, value: { kind, name, market } };
+      return { kind, name, market };
     }
-    const length = quickDepthLength(message['length']);
-    if (length === undefined) {
-      return refuse(
-        'INVALID_PARAMETER',
-        `invalid parameter 'length': ${shown(message['length'])} must be ${QUICK_DEPTH_LENGTHS.join(' or ')}`,
-      );
-    }
-    return { ok: true, value: { kind: 'quick_depth', name, market, length } };
+    const length = Number(QUICK_DEPTH_LENGTH.read(markets.venue, 'length', fieldText(message, 'length')));
+    return { kind: 'quick_depth', name, market, length: length as QuickDepthLength };
   }
-  return unknown;
-}
-
-/** `length` as a number or a digit string (one client sends "20"); absent → the default. */
-function quickDepthLength(value: unknown): QuickDepthLength | undefined {
-  if (value === undefined || value === null || value === '') return QUICK_DEPTH_LENGTHS[0];
-  const n = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
-  return QUICK_DEPTH_LENGTHS.find((allowed) => allowed === n);
+  return unknown();
 }
 
 function parsePrivate(
   markets: WireMarkets,
   name: PrivateChannelName,
   message: Readonly<Record<string, unknown>>,
-): Parsed<PrivateChannel> {
-  if (name !== 'push_user_incr_record') return { ok: true, value: { kind: name, name } };
+): PrivateChannel {
+  if (name !== 'push_user_incr_record') return { kind: name, name };
   const param = message['market'];
   const id =
     typeof param === 'string' && param.endsWith(RECORD_MARKET_SUFFIX)
@@ -175,9 +168,9 @@ function parsePrivate(
   if (market === undefined) {
     return refuse(
       'INVALID_PARAMETER',
-      `invalid parameter 'market': ${shown(param)} must be a market id without its underscore ` +
+      `market ${quoted(param)} must be a market id without its underscore ` +
         `followed by '${RECORD_MARKET_SUFFIX}', e.g. btcusdt${RECORD_MARKET_SUFFIX}`,
     );
   }
-  return { ok: true, value: { kind: name, name, market } };
+  return { kind: name, name, market };
 }

@@ -7,8 +7,15 @@
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { normalizeIp, PERMISSION_FLAGS, type Authenticator, type Permission } from '../auth/authenticate.ts';
 import { verifyWsSignature } from '../auth/signature.ts';
-import { shown, type Parsed, type PrivateChannel } from './channels.ts';
+import type { ResultName } from '../../domain/result-codes.ts';
+import { quoted } from '../edge/refusal.ts';
+import type { PrivateChannel } from './channels.ts';
 import type { Grant } from './fan-out.ts';
+
+/** A subscription's grant, or why it is refused (answered as the edge's error body). */
+export type Authorized =
+  | { readonly ok: true; readonly value: Grant }
+  | { readonly ok: false; readonly result: ResultName; readonly message: string };
 
 /** The permission each private channel needs: orders need entrustPerm, balances assetPerm. */
 export const CHANNEL_PERMISSION: Readonly<Record<PrivateChannel['kind'], Permission>> = {
@@ -33,7 +40,7 @@ export function authorize(
   channel: PrivateChannel,
   ip: string,
   now: number,
-): Parsed<Grant> {
+): Authorized {
   const accessKey = message['accesskey'];
   const sign = message['sign'];
   if (typeof accessKey !== 'string' || accessKey === '') {
@@ -47,7 +54,7 @@ export function authorize(
     return { ok: false, result: 'AUTH_FAILED', message: 'sign missing' };
   const key = engine.apiKey(accessKey);
   if (key === undefined)
-    return { ok: false, result: 'AUTH_FAILED', message: `unknown accesskey ${shown(accessKey)}` };
+    return { ok: false, result: 'AUTH_FAILED', message: `unknown accesskey ${quoted(accessKey)}` };
   const signingKey = authenticator.signingKey(key);
   if (signingKey === undefined) {
     return {

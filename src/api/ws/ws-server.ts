@@ -24,11 +24,12 @@ import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { logRefusal } from '../../observability/refusal-levels.ts';
 import type { Log } from '../../domain/log.ts';
+import { errorBody, errorText, quoted, Refusal } from '../edge/refusal.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
 import type { AppliedItem, MarketData } from '../market-data/market-data.ts';
-import { parseChannel, shown, WireMarkets, type Channel } from './channels.ts';
+import { parseChannel, WireMarkets, type Channel } from './channels.ts';
 import { FanOut, type QueuedFrames, type Sink, type Subscription } from './fan-out.ts';
 import { authorize } from './private-auth.ts';
 
@@ -115,7 +116,7 @@ class Connection implements Sink {
 
   ended(subscription: Subscription, message: string): void {
     for (const [key, s] of this.subscriptions) if (s === subscription) this.subscriptions.delete(key);
-    this.send(errorText('AUTH_FAILED', '0', subscription.channel.name, message));
+    this.send(errorFrame('AUTH_FAILED', '0', subscription.channel.name, message));
   }
 
   send(text: string): void {
@@ -125,14 +126,16 @@ class Connection implements Sink {
   }
 }
 
-/** The error frame of §10.7, the registry's code and message with detail. */
-function errorText(result: ResultName, no: string, channel: string | undefined, detail?: string): string {
-  const { code, message } = RESULTS[result];
-  const text = detail === undefined ? message : detail.startsWith(message) ? detail : `${message}: ${detail}`;
+/** The error frame of §10.7: the edge's error body (the registry's code, its message with detail) with `no`, `success` and `channel`. */
+function errorFrame(result: ResultName, no: string, channel: string | undefined, detail?: string): string {
+  const standard = RESULTS[result].message;
+  const text =
+    detail === undefined ? undefined : detail.startsWith(standard) ? detail : `${standard}: ${detail}`;
+  const { code, message } = errorBody(result, text);
   return JSON.stringify(
     channel === undefined
-      ? { no, code, success: false, message: text }
-      : { no, code, success: false, channel, message: text },
+      ? { no, code, success: false, message }
+      : { no, code, success: false, channel, message },
   );
 }
 
@@ -278,7 +281,7 @@ export class WsGateway {
         socket,
         404,
         'Not Found',
-        `no WebSocket endpoint at ${shown(path)}: use ${WS_PATH}, or ${WS_PATH}/<base coin> for quick depth`,
+        `no WebSocket endpoint at ${quoted(path)}: use ${WS_PATH}, or ${WS_PATH}/<base coin> for quick depth`,
       );
     }
     this.#wss.handleUpgrade(request, socket, head, (ws) => this.#connected(ws, socket, request));
@@ -304,7 +307,7 @@ export class WsGateway {
         this.#message(connection, data, isBinary);
       } catch (error) {
         this.#deps.log.error({ ip, err: error }, `a message from ${ip} failed: answered 1002`);
-        connection.send(errorText('INTERNAL_ERROR', '0', undefined));
+        connection.send(errorFrame('INTERNAL_ERROR', '0', undefined));
       }
     });
     ws.on('pong', () => (connection.alive = true));
@@ -320,7 +323,7 @@ export class WsGateway {
   #message(connection: Connection, data: RawData, isBinary: boolean): void {
     if (!connection.take(this.#rate, this.#burst)) {
       connection.send(
-        errorText(
+        errorFrame(
           'RATE_LIMITED',
           '0',
           undefined,
@@ -339,7 +342,7 @@ export class WsGateway {
     const message = text === undefined ? undefined : parseMessage(text);
     if (message === undefined) {
       connection.send(
-        errorText(
+        errorFrame(
           'WS_EVENT_EMPTY',
           '0',
           undefined,
@@ -355,7 +358,7 @@ export class WsGateway {
     const channelName = typeof message['channel'] === 'string' ? message['channel'].slice(0, 100) : undefined;
     if (typeof event !== 'string' || event === '') {
       connection.send(
-        errorText('WS_EVENT_EMPTY', no, channelName, 'send "event": "addChannel" or "removeChannel"'),
+        errorFrame('WS_EVENT_EMPTY', no, channelName, 'send "event": "addChannel" or "removeChannel"'),
       );
       return;
     }
@@ -365,11 +368,11 @@ export class WsGateway {
     }
     if (event !== 'addChannel') {
       connection.send(
-        errorText(
+        errorFrame(
           'WS_EVENT_EMPTY',
           no,
           channelName,
-          `unknown event ${shown(event)}: use addChannel or removeChannel`,
+          `unknown event ${quoted(event)}: use addChannel or removeChannel`,
         ),
       );
       return;
@@ -383,17 +386,19 @@ export class WsGateway {
     no: string,
     channelName: string | undefined,
   ): void {
-    const parsed = parseChannel(this.#markets, message);
-    if (!parsed.ok) {
-      connection.send(errorText(parsed.result, no, channelName, parsed.message));
+    let channel: Channel;
+    try {
+      channel = parseChannel(this.#markets, message);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      connection.send(errorFrame(error.result, no, channelName, error.message));
       return;
     }
-    const channel: Channel = parsed.value;
     const key = subscriptionKey(message, channel.name);
     const previous = connection.subscriptions.get(key);
     if (previous === undefined && connection.subscriptions.size >= this.#maxSubscriptions) {
       connection.send(
-        errorText(
+        errorFrame(
           'INVALID_PARAMETER',
           no,
           channel.name,
@@ -419,7 +424,7 @@ export class WsGateway {
           () => ({ ip: connection.ip, channel: channel.name }),
           `refused a subscription to ${channel.name}: ${auth.message}`,
         );
-        connection.send(errorText(auth.result, no, channel.name, auth.message));
+        connection.send(errorFrame(auth.result, no, channel.name, auth.message));
         return;
       }
       grant = auth.value;
@@ -435,14 +440,14 @@ export class WsGateway {
     channelName: string | undefined,
   ): void {
     if (channelName === undefined || channelName === '') {
-      connection.send(errorText('WS_CHANNEL_EMPTY', no, undefined, 'send "channel": the channel to leave'));
+      connection.send(errorFrame('WS_CHANNEL_EMPTY', no, undefined, 'send "channel": the channel to leave'));
       return;
     }
     const key = subscriptionKey(message, channelName);
     const subscription = connection.subscriptions.get(key);
     if (subscription === undefined) {
       connection.send(
-        errorText('WS_CHANNEL_EMPTY', no, channelName, `not subscribed to ${shown(channelName)}`),
+        errorFrame('WS_CHANNEL_EMPTY', no, channelName, `not subscribed to ${quoted(channelName)}`),
       );
       return;
     }
@@ -464,7 +469,7 @@ export class WsGateway {
 
 /** Answers an upgrade request that will not be upgraded with a small JSON body and closes it. */
 function refuseUpgrade(socket: Duplex, status: number, reason: string, detail: string): void {
-  const body = JSON.stringify({ code: RESULTS.GENERAL_ERROR.code, message: detail });
+  const body = errorText('GENERAL_ERROR', detail);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -60,12 +60,12 @@ describe('error replies', () => {
     const v = venue();
     for (const path of ['ticker', 'depth', 'trades', 'kline']) {
       const cases: [string, RegExp][] = [
-        ['', /missing parameter 'market'/],
-        ['?market=', /missing parameter 'market'/],
+        ['', /market is required \(a market such as btc_usdt\)/],
+        ['?market=', /market is required/],
         ['?market=foo_bar', /unknown market 'foo_bar' in parameter 'market'/],
-        ['?market=BTC_USDT', /unknown market 'BTC_USDT'/],
-        ['?market=btcusdt', /unknown market 'btcusdt'/],
-        ['?market=bchabc_usdt', /parameter 'market': coin name 'bchabc' is retired; use 'bch'/],
+        ['?market=BTC_USDT', /market 'BTC_USDT' must be lowercase \('btc_usdt'\)/],
+        ['?market=btcusdt', /market 'btcusdt' must be <base>_<quote>, e.g. btc_usdt/],
+        ['?market=bchabc_usdt', /market 'bchabc_usdt': coin name 'bchabc' is retired; use 'bch'/],
         ['?market=btc_bchsv', /coin name 'bchsv' is retired; use 'bsv'/],
       ];
       for (const [query, message] of cases) {
@@ -295,7 +295,7 @@ describe('/data/v1/depth', () => {
         message: string;
       };
       assert.equal(body.code, 3005, size);
-      assert.match(body.message, /invalid parameter 'size'.*1\.\.50/, size);
+      assert.match(body.message, /size '.*' must be an integer from 1 to 50/, size);
     }
     assert.ok('asks' in ((await v.get('/data/v1/depth?market=btc_usdt&size=50')).json() as object));
   });
@@ -369,7 +369,11 @@ describe('/data/v1/depth', () => {
         message: string;
       };
       assert.equal(body.code, 3005, merge);
-      assert.match(body.message, /invalid parameter 'merge'.*price step 0\.01 of btc_usdt/, merge);
+      assert.match(
+        body.message,
+        /merge '.*' must be a positive multiple of the price step 0\.01 of btc_usdt/,
+        merge,
+      );
     }
     const ok = (await v.get('/data/v1/depth?market=btc_usdt&merge=0.010')).json() as { asks: unknown };
     assert.equal((ok.asks as unknown[]).length, 3);
@@ -433,7 +437,7 @@ describe('/data/v1/trades', () => {
         message: string;
       };
       assert.equal(body.code, 3005);
-      assert.match(body.message, /invalid parameter 'since'/);
+      assert.match(body.message, /since '.*' must be an integer/);
     }
   });
 });
@@ -482,12 +486,12 @@ describe('/data/v1/kline', () => {
       assert.ok(body.data.length >= 1, type);
     }
     const bad: [string, RegExp][] = [
-      ['&type=1m', /invalid parameter 'type': '1m' is not one of 1min, 3min/],
-      ['&type=toString', /invalid parameter 'type'/],
-      ['&size=0', /invalid parameter 'size'/],
-      ['&size=ten', /invalid parameter 'size'/],
-      ['&since=yesterday', /invalid parameter 'since'/],
-      ['&since=-5', /invalid parameter 'since'/],
+      ['&type=1m', /type '1m' must be one of 1min, 3min/],
+      ['&type=toString', /type 'toString' must be one of/],
+      ['&size=0', /size '0' must be an integer/],
+      ['&size=ten', /size 'ten' must be an integer/],
+      ['&since=yesterday', /since '.*' must be an integer/],
+      ['&since=-5', /since '.*' must be an integer/],
     ];
     for (const [query, message] of bad) {
       const body = (await v.get(`/data/v1/kline?market=btc_usdt${query}`)).json() as {
@@ -556,7 +560,7 @@ describe('other public endpoints', () => {
       message: string;
     };
     assert.equal(retired.code, 3005);
-    assert.match(retired.message, /'currency'.*retired; use 'bch'/);
+    assert.match(retired.message, /currency: .*retired; use 'bch'/);
     const unknown = (await v.get('/api/getFeeInfo?currency=doge')).json() as {
       code: number;
       message: string;

@@ -7,7 +7,7 @@
  * (trades after an old `since`, klines) from the history store.
  */
 import { formatUnits, parseDecimal } from '../../../domain/money.ts';
-import { checkCoinName, type MarketSpec } from '../../../domain/specs.ts';
+import type { MarketSpec } from '../../../domain/specs.ts';
 import {
   KLINE_INTERVAL_MS,
   MAX_KLINE_SIZE,
@@ -22,11 +22,13 @@ import {
   type MarketData,
   type PublicTrade,
 } from '../../market-data/market-data.ts';
+import { readArgs, type Args, type Params } from '../../edge/endpoint.ts';
+import { ANY_CASE_COIN, choice, integer, MARKET, optional, TEXT, withDefault } from '../../edge/readers.ts';
+import { quoted, Refusal, refuse } from '../../edge/refusal.ts';
 import { resultReply } from '../reply.ts';
-import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../types.ts';
+import { paramText, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../types.ts';
 import { feeInfoResult } from './fee-info.ts';
 import { IntervalLimiter } from './interval-limiter.ts';
-import { checkInteger, checkMarket } from './validate.ts';
 
 /** The candlestick endpoint allows one request per this many ms per IP (interface, Limits). */
 export const KLINE_MIN_INTERVAL_MS = 1_000;
@@ -43,52 +45,59 @@ export interface PublicRouteDeps {
 /** The contract (fapi) market list: empty, so that ccxt loads spot markets only (facts §11.1). */
 const CONTRACT_MARKET_LIST = Buffer.from(JSON.stringify({ code: 10000, data: [], desc: '操作成功' }));
 
-/** The routes, each at its exact path. */
-export function publicRoutes(deps: PublicRouteDeps): Route[] {
+/**
+ * One public endpoint, declared once: its exact path, its parameters with their readers
+ * (edge/readers.ts, read in this order) and its handler, which gets their values as `args`.
+ */
+export interface PublicEndpoint<P extends Params = Params> {
+  readonly path: string;
+  readonly params: P;
+  handler(args: Args<P>, request: ApiRequest): ApiReply | Promise<ApiReply>;
+}
+
+/** A public endpoint's declaration, its `args` typed from its `params`. */
+export function publicEndpoint<P extends Params>(endpoint: PublicEndpoint<P>): PublicEndpoint {
+  return endpoint as unknown as PublicEndpoint;
+}
+
+/** The route serving `endpoint`: its parameters read, a Refusal answered as its error body. */
+export function publicRoute(endpoint: PublicEndpoint, engine: VenuePort['engine']): Route {
+  const { params, path } = endpoint;
+  const none = Object.keys(params).length === 0;
+  return {
+    path,
+    handler: (request) => {
+      try {
+        const reply = endpoint.handler(
+          none ? NO_ARGS : readArgs(params, engine, request, paramText),
+          request,
+        );
+        return reply instanceof Promise ? reply.catch(refusalReply) : reply;
+      } catch (error) {
+        return refusalReply(error);
+      }
+    },
+  };
+}
+
+const NO_ARGS = Object.freeze({});
+
+function refusalReply(error: unknown): ApiReply {
+  if (error instanceof Refusal) return resultReply(error.result, error.message);
+  throw error;
+}
+
+/** `since` of trades and klines: a trade id or a time in ms, any safe integer. */
+const SINCE = optional(integer(0, Number.MAX_SAFE_INTEGER));
+const KLINE_TYPES = Object.keys(KLINE_INTERVAL_MS) as KlineInterval[];
+
+/** The endpoints, each at its exact path. */
+export function publicEndpoints(deps: PublicRouteDeps): PublicEndpoint[] {
   const { venue, marketData: md } = deps;
   const engine = venue.engine;
   const klineInterval = deps.klineMinIntervalMs ?? KLINE_MIN_INTERVAL_MS;
   const klineLimiter = klineInterval > 0 ? new IntervalLimiter(klineInterval) : undefined;
   let feeInfoCache: { version: number; bytes: Buffer } | undefined;
-
-  const ticker = (request: ApiRequest): ApiReply => {
-    const market = checkMarket(engine, request);
-    if (!market.ok) return market.reply;
-    return { body: md.tickerBody(market.value.name) as Buffer };
-  };
-
-  const depth = (request: ApiRequest): ApiReply => {
-    const market = checkMarket(engine, request);
-    if (!market.ok) return market.reply;
-    const spec = market.value;
-    const size = checkInteger(request, 'size', 1, MAX_DEPTH_SIZE, MAX_DEPTH_SIZE);
-    if (!size.ok) return size.reply;
-    const merge = param(request, 'merge');
-    if (merge === undefined || merge === '') return { body: md.depthBody(spec.name, size.value) as Buffer };
-    const step = parseDecimal(merge, spec.priceScale);
-    if (step === undefined || step === 0) {
-      const tick = formatUnits(1, spec.priceScale);
-      return resultReply(
-        'INVALID_PARAMETER',
-        `invalid parameter 'merge': '${merge.slice(0, 40)}' is not a positive multiple of the price step ${tick} of ${spec.name}`,
-      );
-    }
-    const levels = Math.min(size.value, MERGED_DEPTH_LEVELS);
-    return { body: md.mergedDepthBody(spec.name, step, levels) as Buffer };
-  };
-
-  // Synchronous unless the store must answer: a cached reply skips the promise machinery.
-  const trades = (request: ApiRequest): ApiReply | Promise<ApiReply> => {
-    const market = checkMarket(engine, request);
-    if (!market.ok) return market.reply;
-    const spec = market.value;
-    const since = checkInteger(request, 'since', 0, Number.MAX_SAFE_INTEGER, undefined);
-    if (!since.ok) return since.reply;
-    if (since.value === undefined) return { body: md.latestTradesBody(spec.name) as Buffer };
-    const recent = md.tradesAfter(spec.name, since.value, TRADES_PAGE_SIZE);
-    if (recent !== undefined) return { text: tradesJson(spec, recent) };
-    return storedTrades(spec, since.value);
-  };
 
   const storedTrades = async (spec: MarketSpec, since: number): Promise<ApiReply> => {
     const rows: PublicTrade[] = await venue.history.trades(spec.name, {
@@ -104,75 +113,110 @@ export function publicRoutes(deps: PublicRouteDeps): Route[] {
     return { text: tradesJson(spec, rows) };
   };
 
-  const kline = async (request: ApiRequest): Promise<ApiReply> => {
-    if (klineLimiter !== undefined) {
-      const now = venue.now();
-      const wait = klineLimiter.take(request.ip, now);
-      if (wait > 0) {
-        return resultReply(
-          'RATE_LIMITED',
-          `kline allows 1 request per ${klineInterval} ms per IP: retry in ${wait} ms (at ${now + wait})`,
-        );
-      }
-    }
-    const market = checkMarket(engine, request);
-    if (!market.ok) return market.reply;
-    const spec = market.value;
-    const typeText = param(request, 'type');
-    let type = DEFAULT_KLINE_TYPE;
-    if (typeText !== undefined && typeText !== '') {
-      if (!Object.hasOwn(KLINE_INTERVAL_MS, typeText)) {
-        return resultReply(
-          'INVALID_PARAMETER',
-          `invalid parameter 'type': '${typeText.slice(0, 40)}' is not one of ${Object.keys(KLINE_INTERVAL_MS).join(', ')}`,
-        );
-      }
-      type = typeText as KlineInterval;
-    }
-    const since = checkInteger(request, 'since', 0, Number.MAX_SAFE_INTEGER, undefined);
-    if (!since.ok) return since.reply;
+  const klineRows = async (
+    spec: MarketSpec,
+    type: KlineInterval,
+    since: number | undefined,
+    size: number,
+  ): Promise<ApiReply> => {
     // "never more than 1000 (the latest 1000 at most)": a larger size is capped, not refused.
-    const size = checkInteger(request, 'size', 1, Number.MAX_SAFE_INTEGER, MAX_KLINE_SIZE);
-    if (!size.ok) return size.reply;
-    const rows = await venue.history.klines(spec.name, type, {
-      since: since.value,
-      size: Math.min(size.value, MAX_KLINE_SIZE),
-    });
+    const rows = await venue.history.klines(spec.name, type, { since, size: Math.min(size, MAX_KLINE_SIZE) });
     return { text: klineJson(spec, rows) };
   };
 
-  const feeInfo = (request: ApiRequest): ApiReply => {
-    const fundsOf = (coin: string) => engine.funds.coinFunds(coin);
-    const currency = param(request, 'currency');
-    if (currency === undefined || currency === '') {
-      if (feeInfoCache === undefined || feeInfoCache.version !== md.configVersion) {
-        const body = { code: 1000, message: 'success', result: feeInfoResult(engine.coins(), fundsOf) };
-        feeInfoCache = { version: md.configVersion, bytes: Buffer.from(JSON.stringify(body)) };
-      }
-      return { body: feeInfoCache.bytes };
-    }
-    // Coin names in any letter case, as on the other funds endpoints.
-    const name = currency.toLowerCase();
-    const check = checkCoinName(name);
-    if (!check.ok) return resultReply(check.result, `parameter 'currency': ${check.message}`);
-    const coin = engine.coin(name);
-    if (coin === undefined) {
-      return resultReply('UNKNOWN_COIN', `unknown coin '${currency}' in parameter 'currency'`);
-    }
-    return { json: { code: 1000, message: 'success', result: feeInfoResult([coin], fundsOf) } };
-  };
-
   return [
-    { path: '/data/v1/markets', handler: () => ({ body: md.marketsBody() }) },
-    { path: '/data/v1/allTicker', handler: () => ({ body: md.allTickerBody() }) },
-    { path: '/data/v1/ticker', handler: ticker },
-    { path: '/data/v1/depth', handler: depth },
-    { path: '/data/v1/trades', handler: trades },
-    { path: '/data/v1/kline', handler: kline },
-    { path: '/data/v1/getGroupMarkets', handler: () => ({ body: md.groupMarketsBody() }) },
-    { path: '/api/getFeeInfo', handler: feeInfo },
-    { path: '/Server/api/v2/config/marketList', handler: () => ({ body: CONTRACT_MARKET_LIST }) },
+    publicEndpoint({ path: '/data/v1/markets', params: {}, handler: () => ({ body: md.marketsBody() }) }),
+    publicEndpoint({ path: '/data/v1/allTicker', params: {}, handler: () => ({ body: md.allTickerBody() }) }),
+    publicEndpoint({
+      path: '/data/v1/ticker',
+      params: { market: MARKET },
+      handler: ({ market }) => ({ body: md.tickerBody(market.name) as Buffer }),
+    }),
+    publicEndpoint({
+      path: '/data/v1/depth',
+      params: {
+        market: MARKET,
+        size: withDefault(integer(1, MAX_DEPTH_SIZE), MAX_DEPTH_SIZE),
+        merge: optional(TEXT),
+      },
+      handler: ({ market, size, merge }) => {
+        if (merge === undefined) return { body: md.depthBody(market.name, size) as Buffer };
+        const step = parseDecimal(merge, market.priceScale);
+        if (step === undefined || step === 0) {
+          const tick = formatUnits(1, market.priceScale);
+          refuse(
+            'INVALID_PARAMETER',
+            `merge ${quoted(merge)} must be a positive multiple of the price step ${tick} of ${market.name}`,
+          );
+        }
+        return { body: md.mergedDepthBody(market.name, step, Math.min(size, MERGED_DEPTH_LEVELS)) as Buffer };
+      },
+    }),
+    publicEndpoint({
+      path: '/data/v1/trades',
+      params: { market: MARKET, since: SINCE },
+      // Synchronous unless the store must answer: a cached reply skips the promise machinery.
+      handler: ({ market, since }) => {
+        if (since === undefined) return { body: md.latestTradesBody(market.name) as Buffer };
+        const recent = md.tradesAfter(market.name, since, TRADES_PAGE_SIZE);
+        if (recent !== undefined) return { text: tradesJson(market, recent) };
+        return storedTrades(market, since);
+      },
+    }),
+    publicEndpoint({
+      path: '/data/v1/kline',
+      params: {
+        market: MARKET,
+        type: withDefault(choice(KLINE_TYPES), DEFAULT_KLINE_TYPE),
+        since: SINCE,
+        size: withDefault(integer(1, Number.MAX_SAFE_INTEGER), MAX_KLINE_SIZE),
+      },
+      handler: ({ market, type, since, size }, request) => {
+        if (klineLimiter !== undefined) {
+          const now = venue.now();
+          const wait = klineLimiter.take(request.ip, now);
+          if (wait > 0) {
+            refuse(
+              'RATE_LIMITED',
+              `kline allows 1 request per ${klineInterval} ms per IP: retry in ${wait} ms (at ${now + wait})`,
+            );
+          }
+        }
+        return klineRows(market, type, since, size);
+      },
+    }),
+    publicEndpoint({
+      path: '/data/v1/getGroupMarkets',
+      params: {},
+      handler: () => ({ body: md.groupMarketsBody() }),
+    }),
+    publicEndpoint({
+      path: '/api/getFeeInfo',
+      // Coin names in any letter case, as on the other funds endpoints.
+      params: { currency: optional(ANY_CASE_COIN) },
+      handler: ({ currency }) => {
+        const fundsOf = (coin: string) => engine.funds.coinFunds(coin);
+        if (currency !== undefined) {
+          return { json: { code: 1000, message: 'success', result: feeInfoResult([currency], fundsOf) } };
+        }
+        if (feeInfoCache === undefined || feeInfoCache.version !== md.configVersion) {
+          const body = { code: 1000, message: 'success', result: feeInfoResult(engine.coins(), fundsOf) };
+          feeInfoCache = { version: md.configVersion, bytes: Buffer.from(JSON.stringify(body)) };
+        }
+        return { body: feeInfoCache.bytes };
+      },
+    }),
+    publicEndpoint({
+      path: '/Server/api/v2/config/marketList',
+      params: {},
+      handler: () => ({ body: CONTRACT_MARKET_LIST }),
+    }),
   ];
+}
+
+/** The routes, each at its exact path. */
+export function publicRoutes(deps: PublicRouteDeps): Route[] {
+  return publicEndpoints(deps).map((endpoint) => publicRoute(endpoint, deps.venue.engine));
 }
 
 /**

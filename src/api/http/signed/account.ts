@@ -4,16 +4,16 @@ import { formatUnits } from '../../../domain/money.ts';
 import type { CoinSpec } from '../../../domain/specs.ts';
 import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { BillRow } from '../../../store/history-store.ts';
-import { echo } from '../../auth/authenticate.ts';
+import type { Args } from '../../edge/endpoint.ts';
+import { choice, COIN, DATE_TIME, formatDateTime, optional, pageParams } from '../../edge/readers.ts';
+import { refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
-import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { choiceParam, coinParam, intParam, optional, refuse } from './wire.ts';
+import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
 /** getSpotBills page sizes (the spec's range) and its 48-hour split for dataType. */
 export const BILLS_MIN_PAGE_SIZE = 10;
 export const BILLS_MAX_PAGE_SIZE = 50;
 export const BILLS_RECENT_MS = 48 * 3_600_000;
-const MAX_BILLS_PAGE_INDEX = 100_000;
 
 /**
  * `getAccountInfo`: every coin with the user's available and frozen balance (decimal text with
@@ -68,24 +68,6 @@ export function coinBalanceRecord(
     // Whether the coin can be lent and borrowed (margin, issue 14).
     canLoan: engine.margin.lendingSettings(coin.name)?.enabled === true,
   };
-}
-
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
-
-/** `YYYY-MM-DD HH:MM:SS` (UTC) → ms, refusing impossible dates (2024-02-30) with INVALID_PARAMETER. */
-export function parseDateTime(name: string, text: string): number {
-  const f = (DATE_TIME.exec(text) ?? []).slice(1).map(Number);
-  const ms = f.length === 6 ? Date.UTC(f[0] ?? 0, (f[1] ?? 0) - 1, f[2], f[3], f[4], f[5]) : NaN;
-  // The round trip refuses what Date.UTC would roll over (2024-02-30, 25:00:00, years 0–99).
-  if (!Number.isFinite(ms) || formatDateTime(ms) !== text) {
-    refuse('INVALID_PARAMETER', `${name} ${echo(text)} must be a time 'YYYY-MM-DD HH:MM:SS' (UTC)`);
-  }
-  return ms;
-}
-
-/** ms → `YYYY-MM-DD HH:MM:SS` in UTC. */
-export function formatDateTime(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 }
 
 /** The bill types as the reply's `typeDesc` names them. */
@@ -169,10 +151,19 @@ export function billRecord(bill: BillRow, coin: CoinSpec | undefined): Record<st
  * [pageSize 10 to 50, default 10]. Reply `{"code":1000,"message":"success","result":[bill, ...]}`,
  * newest first; `result` is `[]` when there is nothing.
  */
-async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
-  const { request, engine } = ctx;
-  const coin = coinParam(engine, request, 'currency');
-  const window = billsWindow(ctx);
+export const BILLS_WINDOW_PARAMS = {
+  startDate: optional(DATE_TIME),
+  endDate: optional(DATE_TIME),
+  dataType: optional(choice(['0', '1'])),
+  ...pageParams(BILLS_MIN_PAGE_SIZE, BILLS_MAX_PAGE_SIZE, BILLS_MIN_PAGE_SIZE),
+} as const;
+
+const SPOT_BILLS_PARAMS = { currency: optional(COIN), ...BILLS_WINDOW_PARAMS };
+
+async function getSpotBills(ctx: SignedContext, args: Args<typeof SPOT_BILLS_PARAMS>): Promise<ApiReply> {
+  const { engine } = ctx;
+  const coin = args.currency;
+  const window = billsWindow(ctx, args);
   await awaitHistory(ctx);
   const page = await ctx.venue.history.bills(ctx.userId, { coin: coin?.name, ...window });
   return {
@@ -189,38 +180,37 @@ async function getSpotBills(ctx: SignedContext): Promise<ApiReply> {
  * inclusive), [dataType: 0 the last 48 hours, 1 older; absent: any age], [pageIndex ≥ 1],
  * [pageSize 10 to 50, default 10]. Shared by getSpotBills and the margin bills.
  */
-export function billsWindow(ctx: SignedContext): {
+export function billsWindow(
+  ctx: SignedContext,
+  args: Args<typeof BILLS_WINDOW_PARAMS>,
+): {
   startTime: number | undefined;
   endTime: number | undefined;
   pageIndex: number;
   pageSize: number;
 } {
-  const { request } = ctx;
-  const startText = optional(request, 'startDate');
-  const endText = optional(request, 'endDate');
-  let startTime = startText === undefined ? undefined : parseDateTime('startDate', startText);
-  let endTime = endText === undefined ? undefined : parseDateTime('endDate', endText) + 999;
+  const { dataType, pageIndex, pageSize } = args;
+  let startTime = args.startDate;
+  let endTime = args.endDate === undefined ? undefined : args.endDate + 999;
   if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
-    refuse('INVALID_PARAMETER', `startDate ${startText} must not be after endDate ${endText}`);
+    refuse(
+      'INVALID_PARAMETER',
+      `startDate ${formatDateTime(startTime)} must not be after endDate ${formatDateTime(endTime - 999)}`,
+    );
   }
-  const dataType =
-    optional(request, 'dataType') === undefined ? undefined : choiceParam(request, 'dataType', ['0', '1']);
   // Bills carry venue time, so "within 48 hours" is measured on it (docs/sandbox.md: a manual clock).
   const split = ctx.venue.now() - BILLS_RECENT_MS;
   if (dataType === '0') startTime = Math.max(startTime ?? split, split);
   if (dataType === '1') endTime = Math.min(endTime ?? split - 1, split - 1);
-  const pageIndex = intParam(request, 'pageIndex', 1, MAX_BILLS_PAGE_INDEX, 1);
-  const pageSize = intParam(
-    request,
-    'pageSize',
-    BILLS_MIN_PAGE_SIZE,
-    BILLS_MAX_PAGE_SIZE,
-    BILLS_MIN_PAGE_SIZE,
-  );
   return { startTime, endTime, pageIndex, pageSize };
 }
 
 export const ACCOUNT_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'getAccountInfo', permission: 'asset', handler: getAccountInfo },
-  { method: 'getSpotBills', permission: 'asset', handler: getSpotBills },
+  signedEndpoint({ method: 'getAccountInfo', permission: 'asset', params: {}, handler: getAccountInfo }),
+  signedEndpoint({
+    method: 'getSpotBills',
+    permission: 'asset',
+    params: SPOT_BILLS_PARAMS,
+    handler: getSpotBills,
+  }),
 ];

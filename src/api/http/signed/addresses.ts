@@ -9,9 +9,11 @@ import { joinAddress } from '../../../domain/chains.ts';
 import { UNVERIFIED_ADDRESS_TEXT } from '../../../domain/result-codes.ts';
 import type { CoinSpec } from '../../../domain/specs.ts';
 import type { DepositAddressView } from '../../../engine/funds.ts';
+import { ANY_CASE_COIN, optional } from '../../edge/readers.ts';
+import { refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
-import type { SignedContext, SignedEndpoint } from './pipeline.ts';
-import { datasReply, fundsCoinParam, refuse } from './wire.ts';
+import { signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { datasReply } from './wire.ts';
 
 function missing(ctx: SignedContext, coin: CoinSpec): never {
   const name = ctx.engine.userName(ctx.userId) ?? '<user>';
@@ -25,8 +27,7 @@ function missing(ctx: SignedContext, coin: CoinSpec): never {
  * `getUserAddress`: currency. `datas.key` is the deposit address of the coin's first chain on
  * which the user has one; on a memo chain `<account>_<memo>`.
  */
-function getUserAddress(ctx: SignedContext): ApiReply {
-  const coin = fundsCoinParam(ctx.engine, ctx.request, 'currency', true);
+function getUserAddress(ctx: SignedContext, { currency: coin }: { currency: CoinSpec }): ApiReply {
   const [first] = ctx.engine.funds.depositAddresses(ctx.userId, coin.name);
   if (first === undefined) missing(ctx, coin);
   return datasReply({ key: joinAddress(first.address, first.memo) });
@@ -38,9 +39,11 @@ function getUserAddress(ctx: SignedContext): ApiReply {
  * or `account` + `memo`, `canDeposit`, `canWithdraw`, and `currency` (upper case; a Bourse
  * addition, since a chain name alone does not say the coin).
  */
-function getPayinAddress(ctx: SignedContext): ApiReply {
+function getPayinAddress(
+  ctx: SignedContext,
+  { currency: coin }: { currency: CoinSpec | undefined },
+): ApiReply {
   const { engine } = ctx;
-  const coin = fundsCoinParam(engine, ctx.request, 'currency', false);
   const addresses = engine.funds.depositAddresses(ctx.userId, coin?.name);
   if (coin !== undefined && addresses.length === 0) missing(ctx, coin);
   return datasReply(addresses.map((a) => payinEntry(ctx, a)));
@@ -63,8 +66,7 @@ function payinEntry(ctx: SignedContext, a: DepositAddressView): Record<string, u
 }
 
 /** `getWithdrawAddress`: currency. `datas.key` is the latest verified address of the user's book. */
-function getWithdrawAddress(ctx: SignedContext): ApiReply {
-  const coin = fundsCoinParam(ctx.engine, ctx.request, 'currency', true);
+function getWithdrawAddress(ctx: SignedContext, { currency: coin }: { currency: CoinSpec }): ApiReply {
   const verified = ctx.engine.funds.withdrawAddresses(ctx.userId, coin.name).filter((e) => e.verified);
   const latest = verified[verified.length - 1];
   if (latest === undefined) {
@@ -76,8 +78,24 @@ function getWithdrawAddress(ctx: SignedContext): ApiReply {
   return datasReply({ key: latest.address });
 }
 
+// Coin names in any letter case: ccxt sends `BTC`.
 export const ADDRESS_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'getUserAddress', permission: 'money', handler: getUserAddress },
-  { method: 'getPayinAddress', permission: 'money', handler: getPayinAddress },
-  { method: 'getWithdrawAddress', permission: 'money', handler: getWithdrawAddress },
+  signedEndpoint({
+    method: 'getUserAddress',
+    permission: 'money',
+    params: { currency: ANY_CASE_COIN },
+    handler: getUserAddress,
+  }),
+  signedEndpoint({
+    method: 'getPayinAddress',
+    permission: 'money',
+    params: { currency: optional(ANY_CASE_COIN) },
+    handler: getPayinAddress,
+  }),
+  signedEndpoint({
+    method: 'getWithdrawAddress',
+    permission: 'money',
+    params: { currency: ANY_CASE_COIN },
+    handler: getWithdrawAddress,
+  }),
 ];

@@ -3,10 +3,12 @@
  * user credits themself test money within the coin's hourly allowance, which the engine enforces
  * (src/engine/demo-state.ts). The trading page's faucet button calls it like any client would.
  */
+import type { Args } from '../../edge/endpoint.ts';
+import { ANY_CASE_COIN, readCoinUnits, TEXT } from '../../edge/readers.ts';
 import type { ApiReply } from '../types.ts';
-import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { fundsCoinParam } from './wire.ts';
-import { units } from './withdraw.ts';
+import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+
+const FAUCET_PARAMS = { currency: ANY_CASE_COIN, amount: TEXT };
 
 /**
  * `faucet`: currency (a coin, any letter case), amount (decimal text in the coin's decimals).
@@ -14,14 +16,14 @@ import { units } from './withdraw.ts';
  * Refusals: the engine's (1012 for a user who is not a demo user, FAUCET_LIMIT 1001 naming what
  * is left this hour, 3005 for a coin the faucet does not give), 3003 for a malformed amount.
  */
-async function faucet(ctx: SignedContext): Promise<ApiReply> {
-  const coin = fundsCoinParam(ctx.engine, ctx.request, 'currency', true);
-  const amount = units(ctx, 'amount', coin, 'INVALID_AMOUNT', true);
+async function faucet(ctx: SignedContext, args: Args<typeof FAUCET_PARAMS>): Promise<ApiReply> {
+  const coin = args.currency;
+  const amount = readCoinUnits('amount', args.amount, coin, 'INVALID_AMOUNT', true);
   const r = await submitOrRefuse(ctx, { type: 'DemoFaucet', userId: ctx.userId, coin: coin.name, amount });
   const deposit = r.events.find((e) => e.type === 'DepositUpdated');
   return { json: { code: 1000, message: 'success', id: deposit?.depositId } };
 }
 
 export const FAUCET_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'faucet', permission: 'money', handler: faucet },
+  signedEndpoint({ method: 'faucet', permission: 'money', params: FAUCET_PARAMS, handler: faucet }),
 ];

@@ -7,23 +7,27 @@ import { DEPOSIT_WIRE_STATUS, WITHDRAWAL_WIRE_STATUS } from '../../../domain/cha
 import { formatUnits, unitsToNumber } from '../../../domain/money.ts';
 import type { DepositRow, WithdrawalRow } from '../../../store/history-store.ts';
 import type { ApiReply } from '../types.ts';
-import { formatDateTime } from './account.ts';
-import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { datasReply, fundsCoinParam, intParam } from './wire.ts';
+import type { Args } from '../../edge/endpoint.ts';
+import { ANY_CASE_COIN, formatDateTime, optional, pageParams } from '../../edge/readers.ts';
+import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { datasReply } from './wire.ts';
 
 /** Records per page: 10 unless asked, at most 100. */
 export const RECORDS_DEFAULT_PAGE_SIZE = 10;
 export const RECORDS_MAX_PAGE_SIZE = 100;
-const MAX_PAGE_INDEX = 100_000;
 
 /** currency (any case, optional), pageIndex (from 1), pageSize (1 to 100, default 10). */
-function pageOf(ctx: SignedContext): { coin: string | undefined; pageIndex: number; pageSize: number } {
-  const { engine, request } = ctx;
-  return {
-    coin: fundsCoinParam(engine, request, 'currency', false)?.name,
-    pageIndex: intParam(request, 'pageIndex', 1, MAX_PAGE_INDEX, 1),
-    pageSize: intParam(request, 'pageSize', 1, RECORDS_MAX_PAGE_SIZE, RECORDS_DEFAULT_PAGE_SIZE),
-  };
+const RECORD_PARAMS = {
+  currency: optional(ANY_CASE_COIN),
+  ...pageParams(1, RECORDS_MAX_PAGE_SIZE, RECORDS_DEFAULT_PAGE_SIZE),
+};
+
+function pageOf(args: Args<typeof RECORD_PARAMS>): {
+  coin: string | undefined;
+  pageIndex: number;
+  pageSize: number;
+} {
+  return { coin: args.currency?.name, pageIndex: args.pageIndex, pageSize: args.pageSize };
 }
 
 /**
@@ -33,8 +37,8 @@ function pageOf(ctx: SignedContext): { coin: string | undefined; pageIndex: numb
  * `toAddress`, `merchantOrderNo` (''), `hash`; and, added by Bourse, `currency` (upper case) and
  * `itransfer` (1 for an internal transfer). No `confirmTimes`: ccxt tells withdrawals by it.
  */
-async function getWithdrawRecord(ctx: SignedContext): Promise<ApiReply> {
-  const query = pageOf(ctx);
+async function getWithdrawRecord(ctx: SignedContext, args: Args<typeof RECORD_PARAMS>): Promise<ApiReply> {
+  const query = pageOf(args);
   await awaitHistory(ctx);
   const page = await ctx.venue.history.withdrawals(ctx.userId, query);
   return datasReply({
@@ -69,8 +73,8 @@ function withdrawalRecord(ctx: SignedContext, w: WithdrawalRow): Record<string, 
  * `currency` (upper case), `description`, `hash`, `itransfer` (0/1), `status` (0 confirming, 1
  * failed, 2 credited), `submit_time` (`YYYY-MM-DD HH:MM:SS`, UTC).
  */
-async function getChargeRecord(ctx: SignedContext): Promise<ApiReply> {
-  const query = pageOf(ctx);
+async function getChargeRecord(ctx: SignedContext, args: Args<typeof RECORD_PARAMS>): Promise<ApiReply> {
+  const query = pageOf(args);
   await awaitHistory(ctx);
   const page = await ctx.venue.history.deposits(ctx.userId, query);
   return datasReply({
@@ -107,6 +111,16 @@ function describeDeposit(ctx: SignedContext, d: DepositRow): string {
 }
 
 export const FUND_RECORD_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'getWithdrawRecord', permission: 'money', handler: getWithdrawRecord },
-  { method: 'getChargeRecord', permission: 'money', handler: getChargeRecord },
+  signedEndpoint({
+    method: 'getWithdrawRecord',
+    permission: 'money',
+    params: RECORD_PARAMS,
+    handler: getWithdrawRecord,
+  }),
+  signedEndpoint({
+    method: 'getChargeRecord',
+    permission: 'money',
+    params: RECORD_PARAMS,
+    handler: getChargeRecord,
+  }),
 ];

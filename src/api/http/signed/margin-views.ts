@@ -35,28 +35,25 @@ import {
 import type { LiquidationRecord } from '../../../margin/liquidation.ts';
 import { liquidationWire, type LiquidationWire } from '../../wire/liquidation-wire.ts';
 import type { MarginBillRow } from '../../../store/history-store.ts';
+import type { Args, Params } from '../../edge/endpoint.ts';
+import { ANY_CASE_COIN, choice, ID, MARGIN_MARKET, optional, pageParams } from '../../edge/readers.ts';
+import { refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
-import {
-  idParam,
-  lendingSettingsOf,
-  marginCoinParam,
-  optionalIdParam,
-  optionalMarginMarketParam,
-} from './margin-params.ts';
-import { billRecord, billsWindow } from './account.ts';
-import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { choiceParam, fundsCoinParam, intParam, optional, refuse } from './wire.ts';
+import { lendingSettingsOf } from './margin-params.ts';
+import { billRecord, billsWindow, BILLS_WINDOW_PARAMS } from './account.ts';
+import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
 /** CNY per USD for the `…CNY` fields: a display constant (the venue has no CNY market). */
 export const CNY_PER_USD: Ratio = ratio(72, 10);
 const DEFAULT_PAGE_SIZE = 10;
 const MAX_PAGE_SIZE = 100;
-const MAX_PAGE_INDEX = 100_000;
+
+/** The lists' pageIndex (from 1) and pageSize (1..100, default 10). */
+const PAGE_PARAMS = pageParams(1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+type Page = Args<typeof PAGE_PARAMS>;
 
 /** The page of `rows` (already newest first) that pageIndex and pageSize name. */
-function page<T>(ctx: SignedContext, rows: readonly T[]): T[] {
-  const pageIndex = intParam(ctx.request, 'pageIndex', 1, MAX_PAGE_INDEX, 1);
-  const pageSize = intParam(ctx.request, 'pageSize', 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+function page<T>({ pageIndex, pageSize }: Page, rows: readonly T[]): T[] {
   return rows.slice((pageIndex - 1) * pageSize, pageIndex * pageSize);
 }
 
@@ -207,11 +204,13 @@ export function crossRisk(
  * to lend, cheapest first (ccxt's fetchBorrowRate takes the first). `code` is the string "1000",
  * as in the reference's sample.
  */
-function getLoans(ctx: SignedContext): ApiReply {
+const LOANS_PARAMS = { coin: ANY_CASE_COIN, ...PAGE_PARAMS };
+
+function getLoans(ctx: SignedContext, args: Args<typeof LOANS_PARAMS>): ApiReply {
   const { engine } = ctx;
-  const coin = marginCoinParam(engine, ctx.request);
+  const coin = args.coin;
   const lending = lendingSettingsOf(engine, coin);
-  const items = page(ctx, engine.margin.openOffers(coin.name)).map((o) =>
+  const items = page(args, engine.margin.openOffers(coin.name)).map((o) =>
     loanOfferItem(o, coinView(coin), lending.minAmount),
   );
   return { json: getLoansAnswer(items) };
@@ -239,9 +238,7 @@ function recordOf(ctx: SignedContext, loan: LoanRecord): ReturnType<typeof loanR
 const newestFirst = (a: { id: number }, b: { id: number }): number => b.id - a.id;
 
 /** pageIndex and pageSize as the wire gives them, and how many of the newest rows they reach. */
-function pageReach(ctx: SignedContext): { pageIndex: number; pageSize: number; reach: number } {
-  const pageIndex = intParam(ctx.request, 'pageIndex', 1, MAX_PAGE_INDEX, 1);
-  const pageSize = intParam(ctx.request, 'pageSize', 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+function pageReach({ pageIndex, pageSize }: Page): { pageIndex: number; pageSize: number; reach: number } {
   return { pageIndex, pageSize, reach: pageIndex * pageSize };
 }
 
@@ -263,6 +260,12 @@ function borrowedBy(engine: VenueState, userId: number): LoanRecord[] {
 }
 
 const STATUSES = Object.values(LOAN_STATUS).map(String);
+const LOAN_RECORDS_PARAMS = {
+  loanId: optional(ID),
+  marketName: optional(MARGIN_MARKET),
+  status: optional(choice(STATUSES)),
+  ...PAGE_PARAMS,
+};
 
 /**
  * `getLoanRecords`: [loanId: the records of the caller's offer], [marketName: one isolated account],
@@ -271,13 +274,11 @@ const STATUSES = Object.values(LOAN_STATUS).map(String);
  * Open records come from the engine, closed ones from the history store (awaited to the engine's
  * position first).
  */
-async function getLoanRecords(ctx: SignedContext): Promise<ApiReply> {
-  const { engine, request, userId } = ctx;
-  const offerId = optionalIdParam(request, 'loanId');
-  const market = optionalMarginMarketParam(engine, request);
-  const status =
-    optional(request, 'status') === undefined ? undefined : Number(choiceParam(request, 'status', STATUSES));
-  const { pageIndex, pageSize, reach } = pageReach(ctx);
+async function getLoanRecords(ctx: SignedContext, args: Args<typeof LOAN_RECORDS_PARAMS>): Promise<ApiReply> {
+  const { engine, userId } = ctx;
+  const { loanId: offerId, marketName: market } = args;
+  const status = args.status === undefined ? undefined : Number(args.status);
+  const { pageIndex, pageSize, reach } = pageReach(args);
   let open: LoanRecord[];
   let closed: Promise<LoanRecord[]>;
   const history = ctx.venue.history;
@@ -310,9 +311,11 @@ async function getLoanRecords(ctx: SignedContext): Promise<ApiReply> {
  * `getFinanceRecords` (response unknown in the reference; getLoanRecords' shape): [coin],
  * [pageIndex], [pageSize]. The loan records the caller has lent, newest first.
  */
-async function getFinanceRecords(ctx: SignedContext): Promise<ApiReply> {
-  const coin = fundsCoinParam(ctx.engine, ctx.request, 'coin', false);
-  const { pageIndex, pageSize, reach } = pageReach(ctx);
+const COIN_PAGE_PARAMS = { coin: optional(ANY_CASE_COIN), ...PAGE_PARAMS };
+
+async function getFinanceRecords(ctx: SignedContext, args: Args<typeof COIN_PAGE_PARAMS>): Promise<ApiReply> {
+  const coin = args.coin;
+  const { pageIndex, pageSize, reach } = pageReach(args);
   const open = ctx.engine.margin
     .loansLentBy(ctx.userId)
     .filter((l) => coin === undefined || l.coin === coin.name);
@@ -361,9 +364,11 @@ async function withStatuses(
  * `getRepayments`: loanRecordId (a record the caller borrowed), [pageIndex], [pageSize]. Its
  * payments, newest first: `{benJin, id, statusShow, status, liXi, actureDate}` (from the history store).
  */
-async function getRepayments(ctx: SignedContext): Promise<ApiReply> {
-  const loanId = idParam(ctx.request, 'loanRecordId');
-  const { pageIndex, pageSize, reach } = pageReach(ctx);
+const REPAYMENTS_PARAMS = { loanRecordId: ID, ...PAGE_PARAMS };
+
+async function getRepayments(ctx: SignedContext, args: Args<typeof REPAYMENTS_PARAMS>): Promise<ApiReply> {
+  const loanId = args.loanRecordId;
+  const { pageIndex, pageSize, reach } = pageReach(args);
   // The engine's record first, then the store brought to the engine's position: a record that
   // closes meanwhile is found in one or the other.
   const open = ctx.engine.margin.loan(loanId);
@@ -392,9 +397,12 @@ async function getRepayments(ctx: SignedContext): Promise<ApiReply> {
  * payments on the caller's cross loans, newest first, as getRepayments' items plus `loanRecordId`
  * and `coinName`.
  */
-async function getCrossRepayRecords(ctx: SignedContext): Promise<ApiReply> {
-  const coin = fundsCoinParam(ctx.engine, ctx.request, 'coin', false);
-  const { pageIndex, pageSize, reach } = pageReach(ctx);
+async function getCrossRepayRecords(
+  ctx: SignedContext,
+  args: Args<typeof COIN_PAGE_PARAMS>,
+): Promise<ApiReply> {
+  const coin = args.coin;
+  const { pageIndex, pageSize, reach } = pageReach(args);
   await awaitHistory(ctx);
   const newest = await ctx.venue.history.repayments(ctx.userId, {
     acctType: CROSS_ACCOUNT,
@@ -484,12 +492,15 @@ function liquidationOfBill(
  * cover, its repayments) `liquidation`: the whole record (liquidationWire).
  * `{"code":1000,"message":"success","result":[bill]}`.
  */
+const CROSS_BILLS_PARAMS = { coin: optional(ANY_CASE_COIN), ...BILLS_WINDOW_PARAMS };
+const LEVER_BILLS_PARAMS = { ...CROSS_BILLS_PARAMS, marketName: optional(MARGIN_MARKET) };
+
 function marginBills(acctType: 1 | 2) {
-  return async (ctx: SignedContext): Promise<ApiReply> => {
-    const { engine, request } = ctx;
-    const coin = fundsCoinParam(engine, request, 'coin', false);
-    const market = acctType === ISOLATED_ACCOUNT ? optionalMarginMarketParam(engine, request) : undefined;
-    const window = billsWindow(ctx);
+  return async (ctx: SignedContext, args: Args<typeof LEVER_BILLS_PARAMS>): Promise<ApiReply> => {
+    const { engine } = ctx;
+    const coin = args.coin;
+    const market = acctType === ISOLATED_ACCOUNT ? args.marketName : undefined;
+    const window = billsWindow(ctx, args);
     await awaitHistory(ctx);
     const page = await ctx.venue.history.marginBills(ctx.userId, {
       acctType,
@@ -511,14 +522,17 @@ function marginBills(acctType: 1 | 2) {
   };
 }
 
+const lever = <P extends Params>(method: string, params: P, handler: SignedEndpoint<P>['handler']) =>
+  signedEndpoint({ method, permission: 'lever', params, handler });
+
 export const MARGIN_VIEW_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'getLeverBills', permission: 'lever', handler: marginBills(ISOLATED_ACCOUNT) },
-  { method: 'getCrossBills', permission: 'lever', handler: marginBills(CROSS_ACCOUNT) },
-  { method: 'getLeverAssetsInfo', permission: 'lever', handler: getLeverAssetsInfo },
-  { method: 'getCrossAssets', permission: 'lever', handler: getCrossAssets },
-  { method: 'getLoans', permission: 'lever', handler: getLoans },
-  { method: 'getLoanRecords', permission: 'lever', handler: getLoanRecords },
-  { method: 'getFinanceRecords', permission: 'lever', handler: getFinanceRecords },
-  { method: 'getRepayments', permission: 'lever', handler: getRepayments },
-  { method: 'getCrossRepayRecords', permission: 'lever', handler: getCrossRepayRecords },
+  lever('getLeverBills', LEVER_BILLS_PARAMS, marginBills(ISOLATED_ACCOUNT)),
+  lever('getCrossBills', CROSS_BILLS_PARAMS, marginBills(CROSS_ACCOUNT)),
+  lever('getLeverAssetsInfo', {}, getLeverAssetsInfo),
+  lever('getCrossAssets', {}, getCrossAssets),
+  lever('getLoans', LOANS_PARAMS, getLoans),
+  lever('getLoanRecords', LOAN_RECORDS_PARAMS, getLoanRecords),
+  lever('getFinanceRecords', COIN_PAGE_PARAMS, getFinanceRecords),
+  lever('getRepayments', REPAYMENTS_PARAMS, getRepayments),
+  lever('getCrossRepayRecords', COIN_PAGE_PARAMS, getCrossRepayRecords),
 ];

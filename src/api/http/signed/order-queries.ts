@@ -2,11 +2,12 @@
 import type { AcctType, Side } from '../../../domain/commands.ts';
 import type { MarketSpec } from '../../../domain/specs.ts';
 import type { OrderStatusFilter } from '../../../store/history-store.ts';
+import type { Args } from '../../edge/endpoint.ts';
+import { ACCT_TYPE, FLAG, MARKET, optional, PAGE_INDEX, pageParams, TRADE_TYPE } from '../../edge/readers.ts';
 import type { ApiReply } from '../types.ts';
 import { orderRecord, type OrderLike, type OrderRecord } from './order-record.ts';
-import { awaitHistory, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { acctTypeParam, flagParam } from './margin-params.ts';
-import { choiceParam, intParam, marketParam, optional, orderNotFound, orderRefParam } from './wire.ts';
+import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import { orderNotFound, orderRef, ORDER_REF_PARAMS } from './wire.ts';
 
 /** getOrders' fixed page size. */
 export const GET_ORDERS_PAGE_SIZE = 10;
@@ -14,8 +15,6 @@ export const GET_ORDERS_PAGE_SIZE = 10;
 export const DEFAULT_LIST_PAGE_SIZE = 10;
 /** Largest pageSize of the lists that take one (zb-api-facts §6.6). */
 export const MAX_LIST_PAGE_SIZE = 100;
-/** Deepest page: bounds the work of an offset query (10^5 pages × 100 = 10^7 orders). */
-export const MAX_PAGE_INDEX = 100_000;
 
 /**
  * `getOrder`: currency and one of id / customerOrderId (the latest order with it), [acctType: the
@@ -24,13 +23,12 @@ export const MAX_PAGE_INDEX = 100_000;
  * with what was acknowledged. Reply: the bare order record; ORDER_NOT_FOUND (3001) if there is no
  * such order of this user in this market.
  */
-async function getOrder(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  const ref = orderRefParam(ctx.request);
+async function getOrder(ctx: SignedContext, args: Args<typeof GET_ORDER_PARAMS>): Promise<ApiReply> {
+  const { currency: market, acctType } = args;
+  const ref = orderRef(args);
   const { engine, userId } = ctx;
   const id =
     'orderId' in ref ? ref.orderId : engine.orderIdForClientId(userId, market.name, ref.clientOrderId);
-  const acctType = listAcctType(ctx);
   const ofAccount = (o: { acctType: AcctType }): boolean => acctType === undefined || o.acctType === acctType;
   const live = id === undefined ? undefined : engine.openOrder(id);
   if (live !== undefined && live.userId === userId && live.market === market.name) {
@@ -57,26 +55,22 @@ interface ListRequest {
   readonly pageSize: number;
 }
 
-function pageIndexParam(ctx: SignedContext): number {
-  return intParam(ctx.request, 'pageIndex', 1, MAX_PAGE_INDEX, 1);
-}
-
-function pageSizeParam(ctx: SignedContext): number {
-  return intParam(ctx.request, 'pageSize', 1, MAX_LIST_PAGE_SIZE, DEFAULT_LIST_PAGE_SIZE);
-}
-
 /**
- * A list's `acctType` (0 spot, 1 isolated, 2 cross): only that account's orders; absent, every
- * account's. `enableExpress`, when sent, is checked (1/0, true/false) and has no effect on a read.
+ * A query's account: `acctType` (0 spot, 1 isolated, 2 cross) only that account's orders; absent,
+ * every account's. `enableExpress`, when sent, is checked (1/0, true/false) and has no effect on a read.
  */
-function listAcctType(ctx: SignedContext): AcctType | undefined {
-  flagParam(ctx.request, 'enableExpress', false);
-  return optional(ctx.request, 'acctType') === undefined ? undefined : acctTypeParam(ctx.request);
-}
+const ACCOUNT_PARAMS = { acctType: optional(ACCT_TYPE), enableExpress: optional(FLAG) } as const;
+const PAGE_PARAMS = pageParams(1, MAX_LIST_PAGE_SIZE, DEFAULT_LIST_PAGE_SIZE);
 
-function tradeTypeParam(ctx: SignedContext): Side {
-  return choiceParam(ctx.request, 'tradeType', ['1', '0']) === '1' ? 1 : 0;
-}
+const GET_ORDER_PARAMS = { currency: MARKET, ...ORDER_REF_PARAMS, ...ACCOUNT_PARAMS };
+const GET_ORDERS_PARAMS = {
+  currency: MARKET,
+  tradeType: TRADE_TYPE,
+  pageIndex: PAGE_INDEX,
+  ...ACCOUNT_PARAMS,
+};
+const SIDE_LIST_PARAMS = { currency: MARKET, tradeType: TRADE_TYPE, ...PAGE_PARAMS, ...ACCOUNT_PARAMS };
+const LIST_PARAMS = { currency: MARKET, ...PAGE_PARAMS, ...ACCOUNT_PARAMS };
 
 /**
  * A page of the user's orders from history, newest first, as a bare array. An empty page is `[]`
@@ -100,75 +94,44 @@ async function historyList(
 }
 
 /** `getOrders`: currency, tradeType, [pageIndex]; 10 per page, every status. */
-async function getOrders(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  const side = tradeTypeParam(ctx);
-  const pageIndex = pageIndexParam(ctx);
-  const acctType = listAcctType(ctx);
+async function getOrders(ctx: SignedContext, args: Args<typeof GET_ORDERS_PARAMS>): Promise<ApiReply> {
+  const { currency: market, tradeType: side, pageIndex, acctType } = args;
   return historyList(ctx, { market, acctType, side, pageIndex, pageSize: GET_ORDERS_PAGE_SIZE }, 'all');
 }
 
 /** `getOrdersNew`: currency, tradeType, [pageIndex], [pageSize ≤ 100]; every status. */
-async function getOrdersNew(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  const side = tradeTypeParam(ctx);
-  return historyList(
-    ctx,
-    {
-      market,
-      acctType: listAcctType(ctx),
-      side,
-      pageIndex: pageIndexParam(ctx),
-      pageSize: pageSizeParam(ctx),
-    },
-    'all',
-  );
+async function getOrdersNew(ctx: SignedContext, args: Args<typeof SIDE_LIST_PARAMS>): Promise<ApiReply> {
+  const { currency: market, tradeType: side, acctType, pageIndex, pageSize } = args;
+  return historyList(ctx, { market, acctType, side, pageIndex, pageSize }, 'all');
 }
 
 /** `getOrdersIgnoreTradeType`: currency, [pageIndex], [pageSize ≤ 100]; both sides, every status. */
-async function getOrdersIgnoreTradeType(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  return historyList(
-    ctx,
-    {
-      market,
-      acctType: listAcctType(ctx),
-      side: undefined,
-      pageIndex: pageIndexParam(ctx),
-      pageSize: pageSizeParam(ctx),
-    },
-    'all',
-  );
+async function getOrdersIgnoreTradeType(
+  ctx: SignedContext,
+  args: Args<typeof LIST_PARAMS>,
+): Promise<ApiReply> {
+  const { currency: market, acctType, pageIndex, pageSize } = args;
+  return historyList(ctx, { market, acctType, side: undefined, pageIndex, pageSize }, 'all');
 }
 
 /**
  * `getFinishedAndPartialOrders`: currency, [pageIndex], [pageSize ≤ 100]; orders that have traded
  * (completed, cancelled after a partial fill, or resting partly filled), both sides.
  */
-async function getFinishedAndPartialOrders(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  return historyList(
-    ctx,
-    {
-      market,
-      acctType: listAcctType(ctx),
-      side: undefined,
-      pageIndex: pageIndexParam(ctx),
-      pageSize: pageSizeParam(ctx),
-    },
-    'finishedAndPartial',
-  );
+async function getFinishedAndPartialOrders(
+  ctx: SignedContext,
+  args: Args<typeof LIST_PARAMS>,
+): Promise<ApiReply> {
+  const { currency: market, acctType, pageIndex, pageSize } = args;
+  return historyList(ctx, { market, acctType, side: undefined, pageIndex, pageSize }, 'finishedAndPartial');
 }
 
 /**
  * `getUnfinishedOrdersIgnoreTradeType`: currency, [pageIndex], [pageSize ≤ 100]; the user's
  * resting orders (status 0 or 3) from the engine's live state, newest first; `[]` when none.
  */
-async function getUnfinishedOrders(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  const acctType = listAcctType(ctx);
-  const pageIndex = pageIndexParam(ctx);
-  const pageSize = pageSizeParam(ctx);
+async function getUnfinishedOrders(ctx: SignedContext, args: Args<typeof LIST_PARAMS>): Promise<ApiReply> {
+  const { currency: market, acctType, pageIndex, pageSize } = args;
   const open: readonly OrderLike[] = ctx.engine
     .openOrders(ctx.userId, market.name)
     .filter((o) => acctType === undefined || o.acctType === acctType);
@@ -182,10 +145,35 @@ async function getUnfinishedOrders(ctx: SignedContext): Promise<ApiReply> {
 }
 
 export const ORDER_QUERY_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'getOrder', permission: 'entrust', handler: getOrder },
-  { method: 'getOrders', permission: 'entrust', handler: getOrders },
-  { method: 'getOrdersNew', permission: 'entrust', handler: getOrdersNew },
-  { method: 'getOrdersIgnoreTradeType', permission: 'entrust', handler: getOrdersIgnoreTradeType },
-  { method: 'getUnfinishedOrdersIgnoreTradeType', permission: 'entrust', handler: getUnfinishedOrders },
-  { method: 'getFinishedAndPartialOrders', permission: 'entrust', handler: getFinishedAndPartialOrders },
+  signedEndpoint({ method: 'getOrder', permission: 'entrust', params: GET_ORDER_PARAMS, handler: getOrder }),
+  signedEndpoint({
+    method: 'getOrders',
+    permission: 'entrust',
+    params: GET_ORDERS_PARAMS,
+    handler: getOrders,
+  }),
+  signedEndpoint({
+    method: 'getOrdersNew',
+    permission: 'entrust',
+    params: SIDE_LIST_PARAMS,
+    handler: getOrdersNew,
+  }),
+  signedEndpoint({
+    method: 'getOrdersIgnoreTradeType',
+    permission: 'entrust',
+    params: LIST_PARAMS,
+    handler: getOrdersIgnoreTradeType,
+  }),
+  signedEndpoint({
+    method: 'getUnfinishedOrdersIgnoreTradeType',
+    permission: 'entrust',
+    params: LIST_PARAMS,
+    handler: getUnfinishedOrders,
+  }),
+  signedEndpoint({
+    method: 'getFinishedAndPartialOrders',
+    permission: 'entrust',
+    params: LIST_PARAMS,
+    handler: getFinishedAndPartialOrders,
+  }),
 ];

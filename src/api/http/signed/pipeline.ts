@@ -8,17 +8,22 @@ import type { RateLimiter } from '../../auth/rate-limit.ts';
 import { logRefusal } from '../../../observability/refusal-levels.ts';
 import type { Log } from '../../../domain/log.ts';
 import { SequencerStoppedError } from '../../../sequencer/sequencer.ts';
-import type { ApiReply, ApiRequest, Route, VenuePort } from '../types.ts';
-import { Refusal, errorReply } from './wire.ts';
+import { readArgs, type Args, type Params } from '../../edge/endpoint.ts';
+import { Refusal } from '../../edge/refusal.ts';
+import { errorReply } from '../reply.ts';
+import { paramText, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../types.ts';
 
 /** More parameters than any endpoint takes plus clients' extras; beyond it the request is refused unread. */
 export const MAX_SIGNED_PARAMS = 64;
 /** How often the history checkpoint is polled while waiting for it to catch up (ms). */
 const HISTORY_POLL_MS = 5;
 
-/** What a signed handler gets: the request, the authenticated key and the venue. */
+/**
+ * What a signed handler gets besides its `args`: the authenticated key and the venue. No request:
+ * a handler reads only its declared parameters, so the same declaration can be served over
+ * another transport (the WebSocket's request channels, issue 33).
+ */
 export interface SignedContext {
-  readonly request: ApiRequest;
   readonly key: ApiKeyRecord;
   readonly userId: number;
   readonly venue: VenuePort;
@@ -27,13 +32,22 @@ export interface SignedContext {
   readonly historyWaitMs: number;
 }
 
-export type SignedHandler = (ctx: SignedContext) => ApiReply | Promise<ApiReply>;
-
-/** One signed endpoint: its method name (the path is `/api/<method>`), its permission, its handler. */
-export interface SignedEndpoint {
+/**
+ * One signed endpoint, declared once: its method name (the path is `/api/<method>`), the
+ * permission its key needs, its parameters with their readers (edge/readers.ts; read in this
+ * order, before the handler runs) and its handler, which gets their values as `args`.
+ * docs/adding-an-endpoint.md shows one.
+ */
+export interface SignedEndpoint<P extends Params = Params> {
   readonly method: string;
   readonly permission: Permission;
-  readonly handler: SignedHandler;
+  readonly params: P;
+  handler(ctx: SignedContext, args: Args<P>): ApiReply | Promise<ApiReply>;
+}
+
+/** A signed endpoint's declaration, its `args` typed from its `params`. */
+export function signedEndpoint<P extends Params>(endpoint: SignedEndpoint<P>): SignedEndpoint {
+  return endpoint as unknown as SignedEndpoint;
 }
 
 export interface PipelineServices {
@@ -70,14 +84,17 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
         if (!auth.ok) return refuse(log, method, request, auth.result, auth.message);
         const byKey = await limiter.hitKey(auth.key.accessKey);
         if (!byKey.allowed) return refuse(log, method, request, 'RATE_LIMITED', byKey.message);
-        return await endpoint.handler({
-          request,
-          key: auth.key,
-          userId: auth.key.userId,
-          venue,
-          engine: venue.engine,
-          historyWaitMs: services.historyWaitMs,
-        });
+        const args = readArgs(endpoint.params, venue.engine, request, paramText);
+        return await endpoint.handler(
+          {
+            key: auth.key,
+            userId: auth.key.userId,
+            venue,
+            engine: venue.engine,
+            historyWaitMs: services.historyWaitMs,
+          },
+          args,
+        );
       } catch (error) {
         if (error instanceof Refusal) return refuse(log, method, request, error.result, error.message);
         // A stopped venue is logged once where it stops, not again by every request it cut short.

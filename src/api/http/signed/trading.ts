@@ -1,23 +1,31 @@
 /** @module trading — the signed order-entry endpoints: order, orderMoreV2, cancelOrder, cancelAllOrdersAfter. */
-import type { AcctType, OrderKind, Side } from '../../../domain/commands.ts';
+import type { AcctType, OrderKind } from '../../../domain/commands.ts';
 import { MAX_DECIMAL_TEXT_LENGTH, unitsToNumber, type Lots, type PriceTicks } from '../../../domain/money.ts';
 import { parseOrderNumbers } from '../../../domain/order-input.ts';
 import type { MarketSpec } from '../../../domain/specs.ts';
 import { MAX_BATCH_ORDERS, type OrderView } from '../../../engine/engine.ts';
-import { echo } from '../../auth/authenticate.ts';
-import type { ApiReply, VenuePort } from '../types.ts';
-import { acctTypeParam, flagParam } from './margin-params.ts';
-import { requirePermission, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
+import type { Args } from '../../edge/endpoint.ts';
 import {
-  choiceParam,
-  marketParam,
+  ACCT_TYPE,
+  choice,
+  CUSTOMER_ORDER_ID,
+  FLAG,
+  MARKET,
   optional,
-  orderNotFound,
-  orderRefParam,
-  refuse,
-  required,
-} from './wire.ts';
-import { CLIENT_ORDER_ID } from '../../../domain/commands.ts';
+  TEXT,
+  TRADE_TYPE,
+  withDefault,
+} from '../../edge/readers.ts';
+import { quoted, refuse } from '../../edge/refusal.ts';
+import type { ApiReply, VenuePort } from '../types.ts';
+import {
+  requirePermission,
+  signedEndpoint,
+  submitOrRefuse,
+  type SignedContext,
+  type SignedEndpoint,
+} from './pipeline.ts';
+import { orderNotFound, orderRef, ORDER_REF_PARAMS, type OrderRef } from './wire.ts';
 
 /** `${userId}:${market}:${customerOrderId}` of the placements each venue is journaling now. */
 const placing = new WeakMap<VenuePort, Set<string>>();
@@ -37,7 +45,7 @@ function claimClientOrderId(ctx: SignedContext, market: MarketSpec, clientOrderI
   if (existing !== undefined || claims.has(key)) {
     refuse(
       'DUPLICATE_REFERENCE',
-      `customerOrderId ${echo(clientOrderId)} already names ${existing === undefined ? 'an order being placed' : `order ${existing}`} in ${market.name}: ` +
+      `customerOrderId ${quoted(clientOrderId)} already names ${existing === undefined ? 'an order being placed' : `order ${existing}`} in ${market.name}: ` +
         'a repeated placement is refused; give each new order a new customerOrderId',
     );
   }
@@ -48,19 +56,17 @@ function claimClientOrderId(ctx: SignedContext, market: MarketSpec, clientOrderI
 /** Longest tradeParams text read: 20 pairs of two 40-character decimals with quotes and spaces fit well. */
 const MAX_TRADE_PARAMS_LENGTH = 4096;
 
-function sideParam(ctx: SignedContext): Side {
-  return choiceParam(ctx.request, 'tradeType', ['1', '0']) === '1' ? 1 : 0;
-}
-
 /**
  * The account an order trades for: `acctType` 0 spot (default), 1 isolated, 2 cross; a margin
  * order needs leverPerm besides entrustPerm. `enableExpress` (1/0, true/false; margin orders only,
  * default off): borrow what the order needs beyond the account's balance, within its limit. The
  * engine refuses what the margin account's state decides (MARGIN_NOT_OPEN, a short balance).
  */
-function accountParams(ctx: SignedContext): { acctType: AcctType; express?: true } {
-  const acctType = acctTypeParam(ctx.request);
-  const express = flagParam(ctx.request, 'enableExpress', false);
+function accountOf(
+  ctx: SignedContext,
+  acctType: AcctType,
+  express: boolean,
+): { acctType: AcctType; express?: true } {
   if (acctType === 0) {
     if (express) refuse('INVALID_PARAMETER', 'enableExpress applies to margin orders only (acctType 1 or 2)');
     return { acctType };
@@ -75,25 +81,23 @@ function accountParams(ctx: SignedContext): { acctType: AcctType; express?: true
  * becomes an order that takes liquidity]. Other parameters are ignored (but were signed).
  * Reply `{"code":1000,"message":"success","id":"<order id>"}` once the order is durable and applied.
  */
-async function placeOrder(ctx: SignedContext): Promise<ApiReply> {
-  const { request } = ctx;
-  const market = marketParam(ctx.engine, request, 'currency');
-  const side = sideParam(ctx);
-  const priceText = required(request, 'price');
-  const amountText = required(request, 'amount');
-  const account = accountParams(ctx);
-  const clientOrderId = optional(request, 'customerOrderId') ?? '';
-  if (clientOrderId !== '' && !CLIENT_ORDER_ID.test(clientOrderId)) {
-    refuse('INVALID_PARAMETER', `customerOrderId ${echo(clientOrderId)} must be 4 to 36 letters or digits`);
-  }
-  const orderType = optional(request, 'orderType');
+const ORDER_PARAMS = {
+  currency: MARKET,
+  tradeType: TRADE_TYPE,
+  price: TEXT,
+  amount: TEXT,
+  acctType: withDefault(ACCT_TYPE, 0),
+  enableExpress: withDefault(FLAG, false),
+  customerOrderId: withDefault(CUSTOMER_ORDER_ID, ''),
+  orderType: optional(choice(['1', '2'])),
+};
+
+async function placeOrder(ctx: SignedContext, args: Args<typeof ORDER_PARAMS>): Promise<ApiReply> {
+  const { currency: market, tradeType: side, customerOrderId: clientOrderId } = args;
+  const account = accountOf(ctx, args.acctType, args.enableExpress);
   const kind: OrderKind =
-    orderType === undefined
-      ? 'limit'
-      : choiceParam(request, 'orderType', ['1', '2']) === '1'
-        ? 'postOnly'
-        : 'ioc';
-  const numbers = parseOrderNumbers(market, priceText, amountText);
+    args.orderType === undefined ? 'limit' : args.orderType === '1' ? 'postOnly' : 'ioc';
+  const numbers = parseOrderNumbers(market, args.price, args.amount);
   if (!numbers.ok) refuse(numbers.result, numbers.message);
   const release = clientOrderId === '' ? undefined : claimClientOrderId(ctx, market, clientOrderId);
   try {
@@ -168,12 +172,18 @@ export function parseTradeParams(market: MarketSpec, text: string): { price: Pri
  * batch's cost against the balance) before placing any: a refusal places nothing and names the
  * pair. Reply `{"code":1000,"message":"success","data":[ids as numbers]}`, in the pairs' order.
  */
-async function placeOrderBatch(ctx: SignedContext): Promise<ApiReply> {
-  const { request } = ctx;
-  const market = marketParam(ctx.engine, request, 'market');
-  const orders = parseTradeParams(market, required(request, 'tradeParams'));
-  const side = sideParam(ctx);
-  const account = accountParams(ctx);
+const BATCH_PARAMS = {
+  market: MARKET,
+  tradeParams: TEXT,
+  tradeType: TRADE_TYPE,
+  acctType: withDefault(ACCT_TYPE, 0),
+  enableExpress: withDefault(FLAG, false),
+};
+
+async function placeOrderBatch(ctx: SignedContext, args: Args<typeof BATCH_PARAMS>): Promise<ApiReply> {
+  const { market, tradeType: side } = args;
+  const orders = parseTradeParams(market, args.tradeParams);
+  const account = accountOf(ctx, args.acctType, args.enableExpress);
   const result = await submitOrRefuse(ctx, {
     type: 'PlaceOrderBatch',
     userId: ctx.userId,
@@ -186,11 +196,7 @@ async function placeOrderBatch(ctx: SignedContext): Promise<ApiReply> {
 }
 
 /** The user's resting order named by id or customerOrderId in this market, or ORDER_NOT_FOUND. */
-function openOrderOf(
-  ctx: SignedContext,
-  market: MarketSpec,
-  ref: ReturnType<typeof orderRefParam>,
-): OrderView {
+function openOrderOf(ctx: SignedContext, market: MarketSpec, ref: OrderRef): OrderView {
   const id =
     'orderId' in ref
       ? ref.orderId
@@ -210,11 +216,17 @@ function openOrderOf(
  * "completeAmount"}},"id":"<id>"}` with numbers for the four values. ORDER_NOT_FOUND (3001) when
  * the order is not resting (unknown, another user's, or already finished).
  */
-async function cancelOrder(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
-  const ref = orderRefParam(ctx.request);
-  const acctType = optional(ctx.request, 'acctType') === undefined ? undefined : acctTypeParam(ctx.request);
-  flagParam(ctx.request, 'enableExpress', false);
+const CANCEL_PARAMS = {
+  currency: MARKET,
+  ...ORDER_REF_PARAMS,
+  acctType: optional(ACCT_TYPE),
+  // Checked when sent (1/0, true/false); a cancel borrows nothing.
+  enableExpress: optional(FLAG),
+};
+
+async function cancelOrder(ctx: SignedContext, args: Args<typeof CANCEL_PARAMS>): Promise<ApiReply> {
+  const { currency: market, acctType } = args;
+  const ref = orderRef(args);
   // Checked here too so that a cancel of nothing is answered without being journaled.
   const open = openOrderOf(ctx, market, ref);
   if (acctType !== undefined && open.acctType !== acctType) orderNotFound(market.name, ref, true);
@@ -250,8 +262,10 @@ async function cancelOrder(ctx: SignedContext): Promise<ApiReply> {
  * the user's open orders in the market are cancelled when the deadline passes (one minute by
  * default). Reply `{"code":1000,"message":"success","deadline":<ms>}`.
  */
-async function cancelAllOrdersAfter(ctx: SignedContext): Promise<ApiReply> {
-  const market = marketParam(ctx.engine, ctx.request, 'currency');
+async function cancelAllOrdersAfter(
+  ctx: SignedContext,
+  { currency: market }: { currency: MarketSpec },
+): Promise<ApiReply> {
   const result = await submitOrRefuse(ctx, {
     type: 'CancelAllOrdersAfter',
     userId: ctx.userId,
@@ -261,8 +275,23 @@ async function cancelAllOrdersAfter(ctx: SignedContext): Promise<ApiReply> {
 }
 
 export const TRADING_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'order', permission: 'entrust', handler: placeOrder },
-  { method: 'orderMoreV2', permission: 'entrust', handler: placeOrderBatch },
-  { method: 'cancelOrder', permission: 'entrust', handler: cancelOrder },
-  { method: 'cancelAllOrdersAfter', permission: 'entrust', handler: cancelAllOrdersAfter },
+  signedEndpoint({ method: 'order', permission: 'entrust', params: ORDER_PARAMS, handler: placeOrder }),
+  signedEndpoint({
+    method: 'orderMoreV2',
+    permission: 'entrust',
+    params: BATCH_PARAMS,
+    handler: placeOrderBatch,
+  }),
+  signedEndpoint({
+    method: 'cancelOrder',
+    permission: 'entrust',
+    params: CANCEL_PARAMS,
+    handler: cancelOrder,
+  }),
+  signedEndpoint({
+    method: 'cancelAllOrdersAfter',
+    permission: 'entrust',
+    params: { currency: MARKET },
+    handler: cancelAllOrdersAfter,
+  }),
 ];

@@ -9,38 +9,17 @@
 import { FUND_PASSWORD_MAX_FAILURES, FUND_PASSWORD_WINDOW_MS } from '../../../domain/chains.ts';
 import { isPendingWithdrawal, type WithdrawalState } from '../../../domain/chains.ts';
 import type { RequestWithdrawal } from '../../../domain/commands.ts';
-import { parseDecimal } from '../../../domain/money.ts';
-import type { ResultName } from '../../../domain/result-codes.ts';
-import type { CoinSpec } from '../../../domain/specs.ts';
-import { echo } from '../../auth/authenticate.ts';
 import { verifyFundPassword } from '../../auth/fund-password.ts';
+import type { Args } from '../../edge/endpoint.ts';
+import { ANY_CASE_COIN, choice, optional, readCoinUnits, TEXT, withDefault } from '../../edge/readers.ts';
+import { quoted, refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
-import { submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
-import { choiceParam, fundsCoinParam, refuse, required } from './wire.ts';
+import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
 /** The real API's text for a locked fund password (zb-api-facts §3). */
 const LOCKED_TEXT = '您的资金安全密码已经被锁定，请等待24个小时后会自动解锁。';
 /** Longest receiveAddr read. */
 const MAX_ADDRESS_LENGTH = 200;
-
-/** A decimal parameter in the coin's units; `result` names a malformed one. */
-export function units(
-  ctx: SignedContext,
-  name: string,
-  coin: CoinSpec,
-  result: ResultName,
-  positive: boolean,
-): number {
-  const text = required(ctx.request, name);
-  const value = parseDecimal(text, coin.unitDecimal);
-  if (value === undefined || (positive && value === 0)) {
-    refuse(
-      result,
-      `${name} ${echo(text)} must be a ${positive ? 'positive ' : ''}decimal with at most ${coin.unitDecimal} decimals`,
-    );
-  }
-  return value;
-}
 
 /**
  * Checks the fund password. The attempt is journaled first (`begin`): while locked, or with five
@@ -100,16 +79,23 @@ export async function checkFundPassword(ctx: SignedContext, password: string): P
  * first, so that one refused anyway costs no password attempt; then the password; then it is
  * journaled and applied. Reply `{"code":1000,"message":"success","id":"<withdrawal id>"}`.
  */
-async function withdraw(ctx: SignedContext): Promise<ApiReply> {
-  const { request, engine, userId } = ctx;
-  const coin = fundsCoinParam(engine, request, 'currency', true);
-  const amount = units(ctx, 'amount', coin, 'INVALID_AMOUNT', true);
-  const fee = units(ctx, 'fees', coin, 'INVALID_PARAMETER', false);
-  const address = required(request, 'receiveAddr');
+const WITHDRAW_PARAMS = {
+  currency: ANY_CASE_COIN,
+  amount: TEXT,
+  fees: TEXT,
+  receiveAddr: TEXT,
+  safePwd: TEXT,
+  itransfer: withDefault(choice(['0', '1']), '0'),
+};
+
+async function withdraw(ctx: SignedContext, args: Args<typeof WITHDRAW_PARAMS>): Promise<ApiReply> {
+  const { engine, userId } = ctx;
+  const { currency: coin, receiveAddr: address, safePwd: password } = args;
+  const amount = readCoinUnits('amount', args.amount, coin, 'INVALID_AMOUNT', true);
+  const fee = readCoinUnits('fees', args.fees, coin, 'INVALID_PARAMETER', false);
   if (address.length > MAX_ADDRESS_LENGTH)
     refuse('INVALID_PARAMETER', `receiveAddr is longer than ${MAX_ADDRESS_LENGTH} characters`);
-  const password = required(request, 'safePwd');
-  const itransfer = choiceParam(request, 'itransfer', ['0', '1'], '0') === '1';
+  const itransfer = args.itransfer === '1';
   const command: RequestWithdrawal = {
     type: 'RequestWithdrawal',
     userId,
@@ -132,14 +118,17 @@ const CANCELLABLE: readonly WithdrawalState[] = ['submitted', 'approved'];
  * `cancelWithdraw`: downloadId (the withdrawal id), safePwd, [currency]. Cancels the user's
  * withdrawal while it is not being sent yet; its funds come back. Reply `{"code":1000,"message":"success"}`.
  */
-async function cancelWithdraw(ctx: SignedContext): Promise<ApiReply> {
-  const { request, engine, userId } = ctx;
-  const coin = fundsCoinParam(engine, request, 'currency', false);
-  const id = required(request, 'downloadId');
-  const password = required(request, 'safePwd');
+const CANCEL_WITHDRAW_PARAMS = { downloadId: TEXT, safePwd: TEXT, currency: optional(ANY_CASE_COIN) };
+
+async function cancelWithdraw(
+  ctx: SignedContext,
+  args: Args<typeof CANCEL_WITHDRAW_PARAMS>,
+): Promise<ApiReply> {
+  const { engine, userId } = ctx;
+  const { currency: coin, downloadId: id, safePwd: password } = args;
   const w = /^\d{1,15}$/.test(id) ? engine.funds.withdrawal(id) : undefined;
   if (w === undefined || w.userId !== userId)
-    refuse('UNKNOWN_REFERENCE', `no withdrawal ${echo(id)} of this account`);
+    refuse('UNKNOWN_REFERENCE', `no withdrawal ${quoted(id)} of this account`);
   if (coin !== undefined && coin.name !== w.coin)
     refuse('INVALID_PARAMETER', `withdrawal ${id} is of ${w.coin}, not ${coin.name}`);
   if (!CANCELLABLE.includes(w.state)) {
@@ -156,6 +145,11 @@ async function cancelWithdraw(ctx: SignedContext): Promise<ApiReply> {
 }
 
 export const WITHDRAW_ENDPOINTS: readonly SignedEndpoint[] = [
-  { method: 'withdraw', permission: 'money', handler: withdraw },
-  { method: 'cancelWithdraw', permission: 'money', handler: cancelWithdraw },
+  signedEndpoint({ method: 'withdraw', permission: 'money', params: WITHDRAW_PARAMS, handler: withdraw }),
+  signedEndpoint({
+    method: 'cancelWithdraw',
+    permission: 'money',
+    params: CANCEL_WITHDRAW_PARAMS,
+    handler: cancelWithdraw,
+  }),
 ];
