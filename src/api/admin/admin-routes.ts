@@ -17,7 +17,7 @@ import {
   type RouteHandler,
   type VenuePort,
 } from '../http/types.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
+import { answering, fail, fromResult, userOf } from './admin-reply.ts';
 import { CHANGE_READ_PATHS, changeRoutes, type KeyRenewer } from './change-routes.ts';
 import { auditParams, collectCommands, noteCommand, type AuditCommand, type AuditLog } from './audit-log.ts';
 import { lendingAdminRoutes } from './lending-routes.ts';
@@ -25,7 +25,7 @@ import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
-import { unknownMarketMessage } from './views-routes.ts';
+import { knownMarketParam, unknownMarketMessage } from './views-routes.ts';
 
 /**
  * Creates API key material: the secret is shown once; only its sealed hash is kept. Without
@@ -187,16 +187,15 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       path: '/admin/keys/create',
       handler: guarded(async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const perms = param(request, 'perms') ?? '';
         // A key's permissions are chosen, never defaulted: a key with none would be useless, one
         // with all would grant withdrawals nobody asked for.
         if (perms === '') {
-          return fail('INVALID_PARAMETER', `perms is required: a comma list of ${KEY_PERMISSION_HELP}`);
+          fail('INVALID_PARAMETER', `perms is required: a comma list of ${KEY_PERMISSION_HELP}`);
         }
         const permissions = parsePermissions(perms);
         if (permissions === undefined) {
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `perms '${perms.slice(0, 60)}' must be a comma list of ${PERMISSION_NAMES.join(', ')}`,
           );
@@ -204,7 +203,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
         const strict = param(request, 'replayProtection') ?? 'false';
         if (strict !== 'true' && strict !== 'false') {
-          return fail('INVALID_PARAMETER', 'replayProtection must be true or false');
+          fail('INVALID_PARAMETER', 'replayProtection must be true or false');
         }
         const { accessKey, secretKey, sealedSecret } = deps.keys.issue();
         const r = await venue.submit({
@@ -229,16 +228,15 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       path: '/admin/deposits/credit',
       handler: guarded(async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coinName = param(request, 'coin') ?? '';
         const name = checkCoinName(coinName);
-        if (!name.ok) return fail(name.result, name.message);
+        if (!name.ok) fail(name.result, name.message);
         const coin = venue.engine.coin(coinName);
-        if (coin === undefined) return fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
-          return fail(
+          fail(
             'INVALID_AMOUNT',
             `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
               `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
@@ -263,10 +261,10 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       handler: guarded(async (request) => {
         const status = param(request, 'status');
         if (status !== 'trading' && status !== 'halted')
-          return fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
+          fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
         const r = await venue.submit({
           type: 'SetMarketStatus',
-          market: param(request, 'market') ?? '',
+          market: knownMarketParam(venue.engine, request).name,
           status,
         });
         return fromResult(r);
@@ -301,5 +299,5 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       ...changeRoutes({ venue, keys: renewer(deps.keys) }),
     ].map((r) => ({ path: r.path, handler: guarded(r.handler) })),
   ];
-  return routes.map((r) => ({ path: r.path, handler: audited(r.path, r.handler) }));
+  return routes.map((r) => ({ path: r.path, handler: audited(r.path, answering(r.handler)) }));
 }

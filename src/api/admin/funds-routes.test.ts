@@ -6,6 +6,7 @@ import { DEFAULT_FUNDS } from '../../config/default-venue.ts';
 import { verifyFundPassword } from '../auth/fund-password.ts';
 import { TestVenue } from '../http/signed/test-venue.ts';
 import type { ApiRequest, Route } from '../http/types.ts';
+import { answering } from './admin-reply.ts';
 import { fundsAdminRoutes } from './funds-routes.ts';
 
 type Json = Record<string, unknown>;
@@ -45,7 +46,7 @@ async function setUp(withChain = true): Promise<{
       headers: {},
       receivedAt: 0,
     };
-    const reply = await (routes.get(path) as Route).handler(request);
+    const reply = await answering((routes.get(path) as Route).handler)(request);
     return 'json' in reply ? (reply.json as Json) : {};
   };
   return { venue, sim, watcher, call };
