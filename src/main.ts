@@ -17,7 +17,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
-import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
+import { openAdminRecords } from './api/admin/admin-records.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
 import { createSecretSealer, generateApiCredentials } from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
@@ -466,13 +466,13 @@ async function startLocked(
         log: authLog,
       }),
     ];
-    const audit = new FileAuditLog(join(paths.root, AUDIT_FILE));
+    const records = openAdminRecords(paths.root);
     const admins = adminRoutes({
       venue,
       token: adminToken,
       instance,
       log: adminLog,
-      audit,
+      ...records,
       views: {
         walletHoldings: (coin) => chain.holdings(coin),
         volume24h: (market) => marketData.tickerFigures(market)?.vol,
@@ -631,7 +631,7 @@ async function startLocked(
         await follower.close().catch(() => undefined);
         await history.close();
         await rateLimiter?.close();
-        audit.close();
+        records.audit.close();
         await lock.release();
         if (journalFailure !== undefined) throw journalFailure;
       })());
