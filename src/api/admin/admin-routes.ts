@@ -12,6 +12,7 @@ import { checkCoinName } from '../../domain/specs.ts';
 import type { Log } from '../../sequencer/ports.ts';
 import { param, type ApiReply, type Route, type RouteHandler, type VenuePort } from '../http/types.ts';
 import { answering, fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { ACTIVITY_READ_PATHS, activityRoutes } from './activity-routes.ts';
 import { OPERATOR_READ_PATHS, operatorRoutes, SESSION_PATHS } from './operator-routes.ts';
 import {
   MemoryOperatorStore,
@@ -84,6 +85,7 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   ...VIEW_READ_PATHS,
   ...CHANGE_READ_PATHS,
   ...RISK_READ_PATHS,
+  ...ACTIVITY_READ_PATHS,
   ...OPERATOR_READ_PATHS,
   ...SESSION_PATHS,
 ]);
@@ -312,6 +314,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
     ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ...changeRoutes({ venue, keys: renewer(deps.keys) }),
+    ...activityRoutes({ venue }),
     ...operatorRoutes(access),
   ];
   return routes.map((r) => ({

@@ -14,7 +14,8 @@ import type { ChainAdapter } from '../../chain/chain-port.ts';
 import { ChainError, type SimulatedChain } from '../../chain/simulated-chain.ts';
 import { FUND_PASSWORD, hashFundPassword } from '../auth/fund-password.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
+import { fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { withdrawalsFilter } from './activity-routes.ts';
 
 /** The most blocks one `chain mine` may mine. */
 export const MAX_BLOCKS_PER_MINE = 10_000;
@@ -178,14 +179,20 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       },
     },
     {
-      /** [pending=1]: every withdrawal, or those in progress, oldest first, with amounts as decimal text. */
+      /**
+       * [pending=1]: every withdrawal, or those in progress, with amounts as decimal text; filtered and
+       * paged by activity-routes.ts's withdrawalsFilter ([user], [coin], [status], [from], [to],
+       * [order=newest], [limit], [offset]).
+       */
       path: '/admin/withdrawals/list',
       handler: (request) => {
         const pending = param(request, 'pending');
         if (pending !== undefined && pending !== '0' && pending !== '1') {
           fail('INVALID_PARAMETER', "pending must be '0' or '1'");
         }
-        const withdrawals = funds.withdrawals(pending === '1').map((w) => {
+        const filter = withdrawalsFilter(venue, request);
+        const { rows, ...paged } = filter.arrange(funds.withdrawals(pending === '1').filter(filter.keep));
+        const withdrawals = rows.map((w) => {
           const decimals = venue.engine.coin(w.coin)?.unitDecimal ?? 8;
           return {
             id: w.withdrawalId,
@@ -203,7 +210,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
             submitTime: w.submitTime,
           };
         });
-        return { json: { code: 1000, message: 'success', withdrawals } };
+        return ok({ ...paged, withdrawals });
       },
     },
     {
