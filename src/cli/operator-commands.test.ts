@@ -45,4 +45,28 @@ describe('bourse operator list | add | remove', () => {
 
     assert.equal(await run(callOf(['operator', 'remove', 'vera'])), 'operator vera removed');
   });
+
+  test('bourse audit names who did each action', () => {
+    const audit = callOf(['audit']);
+    const shown = audit.show({
+      total: 2,
+      limit: 50,
+      offset: 0,
+      entries: [
+        {
+          id: 2,
+          time: 0,
+          operator: 'otto',
+          action: 'users/freeze',
+          params: { user: 'alice' },
+          code: 1000,
+          commands: [],
+        },
+        { id: 1, time: 0, action: 'users/create', params: { name: 'alice' }, code: 1000, commands: [] },
+      ],
+    });
+    assert.match(shown, /^ *# +time +operator +action +parameters/m);
+    assert.match(shown, /^ *2 +[0-9-]+ [0-9:]+Z +otto +users\/freeze +user=alice +ok/m);
+    assert.match(shown, /^ *1 +[0-9-]+ [0-9:]+Z +— +users\/create/m);
+  });
 });
