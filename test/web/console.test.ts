@@ -554,4 +554,50 @@ describe('the operator console', { skip: browserSkip }, () => {
     assert.ok((await page.locator('#markets-table button.halt').count()) > 0);
     assert.deepEqual(problems, []);
   });
+
+  test('a margin account on the user page shows its debt: borrowed and interest', async () => {
+    await must('/admin/lending/fund', [
+      ['coin', 'usdt'],
+      ['amount', '100000'],
+      ['rate', '0.05'],
+      ['days', '10'],
+    ]);
+    const debtor = await createTrader(server, 'debtor', [['usdt', '1000']], 'asset,entrust,lever');
+    for (const [method, params] of [
+      [
+        'transferInLever',
+        [
+          ['coin', 'USDT'],
+          ['marketName', 'BTC/USDT'],
+          ['amount', '500'],
+        ],
+      ],
+      [
+        'borrow',
+        [
+          ['coin', 'USDT'],
+          ['marketName', 'BTC/USDT'],
+          ['amount', '200'],
+        ],
+      ],
+    ] as [string, [string, string][]][]) {
+      const r = await debtor.call(method, params);
+      assert.equal(r.code, 1000, `${method}: ${JSON.stringify(r)}`);
+    }
+    await open('user/debtor', '#balances-isolated\\ btc_usdt');
+    const margin = page.locator('[id="balances-isolated btc_usdt"]');
+    assert.deepEqual((await margin.locator('thead th').allTextContents()).slice(0, 5), [
+      'Coin',
+      'Available',
+      'Frozen',
+      'Borrowed',
+      'Interest',
+    ]);
+    const usdt = margin.locator('tr[data-coin="usdt"] td');
+    assert.equal(await usdt.nth(3).textContent(), '200');
+    assert.match((await usdt.nth(4).textContent()) ?? '', /^0(\.\d+)?$/);
+    // The spot account owes nothing: no debt columns.
+    assert.equal(await page.locator('#balances-spot thead th').count(), 3);
+    assert.deepEqual(problems, []);
+  });
 });
