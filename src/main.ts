@@ -13,7 +13,7 @@
  * demo market when this venue has one. The public API opens only after recovery has finished.
  */
 import { join, resolve } from 'node:path';
-import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
+import { openAdminRecords } from './api/admin/admin-records.ts';
 import { apiSettings, buildApi } from './api/assembly.ts';
 import { openRateLimiter } from './api/auth/open-rate-limiter.ts';
 import { MemoryRateLimiter } from './api/auth/rate-limit.ts';
@@ -126,7 +126,7 @@ export async function startVenue(
     }
     const submit = (command: Command): Promise<ApplyResult> => sequencer.submit(command);
     const { chain, watcher } = openVenueChain(engine, paths.chain, submit, at('chain'));
-    const audit = new FileAuditLog(join(paths.root, AUDIT_FILE));
+    const records = openAdminRecords(paths.root);
     const instance = newInstanceId();
     const { marketData, klines } = preparedMarket ?? (await seedMarketData(engine, history.store, now));
     // The API, built on the market data just seeded (no await between): it follows the next command.
@@ -152,7 +152,7 @@ export async function startVenue(
         admin: {
           token: adminToken,
           instance,
-          audit,
+          ...records,
           views: {
             walletHoldings: (coin) => chain.holdings(coin),
             probes: {
@@ -216,7 +216,7 @@ export async function startVenue(
         await follower.close().catch(() => undefined);
         await history.store.close();
         await rateLimiter?.close();
-        audit.close();
+        records.audit.close();
         await lock.release();
         if (journalFailure !== undefined) throw journalFailure;
       })());

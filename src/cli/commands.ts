@@ -5,6 +5,8 @@
 import { ROLES, roleSummary } from '../config/role-usage.ts';
 import { KEY_PERMISSION_HELP } from '../domain/commands.ts';
 import { CHANGE_COMMANDS, CHANGE_FLAGS } from './change-commands.ts';
+import { ACTIVITY_COMMANDS, ACTIVITY_FLAGS } from './activity-commands.ts';
+import { OPERATOR_COMMANDS, OPERATOR_FLAGS } from './operator-commands.ts';
 import { RISK_COMMANDS, RISK_FLAGS } from './risk-commands.ts';
 import { VIEW_COMMANDS } from './view-commands.ts';
 
@@ -35,6 +37,8 @@ export const FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--offset': { value: '<n>', help: 'skip the first n rows' },
   ...CHANGE_FLAGS,
   ...RISK_FLAGS,
+  ...OPERATOR_FLAGS,
+  ...ACTIVITY_FLAGS,
   '--history-url': {
     value: '<postgres-url>',
     help: 'the history store on PostgreSQL, postgres://user@host:port/db[?schema=name] (default: $BOURSE_HISTORY_URL, else SQLite in the data directory)',
@@ -491,6 +495,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...VIEW_COMMANDS,
   ...CHANGE_COMMANDS,
   ...RISK_COMMANDS,
+  ...ACTIVITY_COMMANDS,
+  ...OPERATOR_COMMANDS,
   {
     name: 'verify',
     args: [],

@@ -13,7 +13,10 @@ type Row = Record<string, unknown>;
 /** The flags these commands add to the CLI's registry (src/cli/commands.ts FLAGS). */
 export const RISK_FLAGS: Readonly<Record<string, FlagSpec>> = {
   '--market': { value: '<market>', help: "only this market's, e.g. btc_usdt" },
-  '--status': { value: 'running|done', help: 'only the running (account locked) or the finished ones' },
+  '--status': {
+    value: '<status>',
+    help: 'only those in this state (liquidations: running or done; deposits: confirming, credited or failed)',
+  },
 };
 
 /** `0.1297 btc` per coin with a non-zero amount of `field`, or '0'. */

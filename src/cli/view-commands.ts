@@ -324,7 +324,7 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
     args: [],
     flags: ['--limit', '--offset'],
     summary: 'the audit log: every admin action, newest first',
-    details: `When, what, its parameters (secrets redacted), its result and the journal commands it submitted. ${PAGING_DETAILS}`,
+    details: `When, who (the operator; admin.token for the CLI), what, its parameters (secrets redacted), its result and the journal commands it submitted. ${PAGING_DETAILS}`,
     call: (_args, flags) => ({
       path: '/admin/audit/list',
       form: pagingForm(flags),
@@ -332,6 +332,7 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
         listed(b, 'entries', 'actions', [
           ['>#', 'id'],
           ['time', (r) => when(r.time)],
+          ['operator', (r) => (r.operator === undefined || r.operator === null ? '—' : cell(r.operator))],
           ['action', 'action'],
           [
             'parameters',

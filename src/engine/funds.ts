@@ -135,6 +135,8 @@ export interface FundsView {
   withdrawal(withdrawalId: string): WithdrawalView | undefined;
   /** Every withdrawal (or those still in progress), by id. */
   withdrawals(pendingOnly: boolean): WithdrawalView[];
+  /** Every deposit (operator credits, chain deposits, internal transfers), oldest first (the operator's venue-wide list). */
+  deposits(): DepositView[];
   /** What the user has withdrawn of the coin on the UTC day of `time` (released ones excluded). */
   withdrawnOnDay(userId: number, coin: string, time: number): CoinUnits;
   /** The user's own daily withdrawal limit of the coin (SetWithdrawLimit), or undefined: the coin's. */
@@ -1005,6 +1007,10 @@ export class Funds implements FundsView {
     return ids
       .map((id) => ({ ...(this.#withdrawals.get(id) as WithdrawalRecord) }))
       .sort((a, b) => Number(a.withdrawalId) - Number(b.withdrawalId));
+  }
+
+  deposits(): DepositView[] {
+    return [...this.#deposits.values()].map((d) => ({ ...d })).sort((a, b) => a.time - b.time);
   }
 
   withdrawnOnDay(userId: number, coin: string, time: number): CoinUnits {

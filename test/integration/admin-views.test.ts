@@ -274,8 +274,9 @@ describe('the operator views, through the CLI and the admin API', () => {
       assert.equal(entries.at(-1)?.code, 3005);
       assert.ok(!readFileSync(join(venue.options.dataDir, AUDIT_FILE), 'utf8').includes(secret));
       const human = await cli(['audit', '--limit', '2'], env);
-      assert.match(human.out, /^ +# +time +action +parameters +result +commands\n/);
-      assert.match(human.out, /limits\/lift +subject=10\.1\.2\.3 +3005 no rate-limit lock/);
+      assert.match(human.out, /^ +# +time +operator +action +parameters +result +commands\n/);
+      // The CLI sends the bootstrap token: its actions are the operator admin.token's.
+      assert.match(human.out, /admin\.token +limits\/lift +subject=10\.1\.2\.3 +3005 no rate-limit lock/);
       assert.match(human.out, /actions 1–2 of 11 \(--offset 2 for more\)\n$/);
     } finally {
       await venue.close();

@@ -14,6 +14,7 @@ import type { Page } from 'playwright-core';
 import { browserSkip, openBrowserVenue, SCREENSHOTS, type BrowserVenue } from '../fixtures/browser-venue.ts';
 import type { ServerProcess } from '../fixtures/server-process.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
+import { base32Decode, totp } from '../../src/api/admin/totp.ts';
 
 /** A TRC20 address outside the venue. */
 const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
@@ -86,15 +87,16 @@ describe('the operator console', { skip: browserSkip }, () => {
     assert.equal(printed[2], join(root, 'data', 'admin.token'));
     await page.goto(printed[1] as string);
     await page.waitForSelector('#sign-in');
-    assert.match((await page.textContent('#sign-in .note')) ?? '', /admin\.token.*data directory.*bourse/s);
+    assert.match(
+      (await page.textContent('#sign-in .note')) ?? '',
+      /bourse operator add.*authenticator app.*admin\.token.*data directory.*bourse/s,
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in.png') });
     await page.fill('#token', 'not-the-token');
     await page.click('#sign-in button[type="submit"]');
     await page.waitForSelector('#sign-in-result.bad');
-    assert.match((await page.textContent('#sign-in-result')) ?? '', /admin token required/);
-    // Chromium reports any 4xx answer on the console: the refusal, and only that.
-    assert.deepEqual(problems.splice(0), [
-      'console: Failed to load resource: the server responded with a status of 401 (Unauthorized)',
-    ]);
+    assert.match((await page.textContent('#sign-in-result')) ?? '', /unknown operator token/);
+    assert.deepEqual(problems, []);
 
     await page.fill('#token', server.token);
     await page.click('#sign-in button[type="submit"]');
@@ -115,10 +117,13 @@ describe('the operator console', { skip: browserSkip }, () => {
     assert.equal(await page.locator('#solvency-table .diff').count(), coins);
     assert.match((await page.textContent('#venue-facts')) ?? '', /alive.*ready/s);
     assert.match((await page.textContent('#metrics-facts')) ?? '', /Commands\d/);
+    // The bootstrap token signs in as the admin `admin.token`; the tab keeps the session, not the token.
+    assert.equal(await page.textContent('#who'), 'admin.token (admin)');
     const stored: string = await page.evaluate(
-      () => (globalThis as Json).sessionStorage.getItem('bourse.admin.token') ?? '',
+      () => (globalThis as Json).sessionStorage.getItem('bourse.admin.session') ?? '',
     );
-    assert.equal(stored, server.token, 'the token is kept in the session');
+    assert.match(stored, /"session":"[0-9a-f]{64}"/);
+    assert.ok(!stored.includes(server.token), 'the token itself is not kept');
     assert.equal(await page.evaluate(() => (globalThis as Json).localStorage.length as number), 0);
     await page.screenshot({ path: join(SCREENSHOTS, 'console-dashboard.png'), fullPage: true });
     assert.deepEqual(problems, []);
@@ -337,13 +342,262 @@ describe('the operator console', { skip: browserSkip }, () => {
     assert.equal(await page.locator('#audit-table img').count(), 0);
     assert.notEqual(await page.title(), 'pwned');
     await page.screenshot({ path: join(SCREENSHOTS, 'console-audit.png') });
-    // Signing out forgets the token.
+    // Signing out forgets the session.
     await page.click('#sign-out');
     await page.waitForSelector('#sign-in');
     assert.equal(
-      await page.evaluate(() => (globalThis as Json).sessionStorage.getItem('bourse.admin.token')),
+      await page.evaluate(() => (globalThis as Json).sessionStorage.getItem('bourse.admin.session')),
       null,
     );
+    assert.deepEqual(problems, []);
+  });
+
+  /** Signs in on the sign-in screen with a token (and a code); waits for the dashboard. */
+  const signIn = async (token: string, code = ''): Promise<void> => {
+    await page.goto(`${server.adminBase}/admin`);
+    await page.waitForSelector('#sign-in');
+    await page.fill('#token', token);
+    await page.fill('#code', code);
+    await page.click('#sign-in button[type="submit"]');
+    await page.waitForSelector('#solvency-table');
+  };
+  const open = async (hash: string, selector: string): Promise<void> => {
+    // A hash the page shows already would not load it again: then it is reloaded.
+    if (page.url().endsWith(`#${hash}`)) await page.reload();
+    else await page.goto(`${server.adminBase}/admin#${hash}`);
+    await page.waitForSelector(selector);
+  };
+  /** whale's usdt available and open orders, from the admin API. */
+  const whaleState = async (): Promise<{ usdt: string; orders: number; status: string; keys: number }> => {
+    const r = await must('/admin/users/show', [['user', 'whale']]);
+    const spot = (r.accounts as Json[])[0].balances as Json[];
+    return {
+      usdt: spot.find((b) => b.coin === 'usdt').available,
+      orders: r.openOrders.total,
+      status: r.user.status,
+      keys: (r.keys as Json[]).length,
+    };
+  };
+
+  test("the user page acts: freeze, unfreeze, credit, cancel orders, revoke a key — each confirmed, audited under the operator's name", async () => {
+    await signIn(server.token);
+    await open('user/whale', '#user-actions');
+    await page.click('#user-actions #freeze');
+    assert.match((await page.textContent('#user-actions .question')) ?? '', /^Freeze whale\?/);
+    await page.click('#user-actions .yes');
+    await notice(/whale frozen/);
+    await page.locator('#user-status.frozen').waitFor();
+    assert.equal((await whaleState()).status, 'frozen');
+    const refused = await whale.call('order', [
+      ['currency', 'eth_usdt'],
+      ['price', '10.00'],
+      ['amount', '1.0000'],
+      ['tradeType', '1'],
+    ]);
+    assert.notEqual(refused.code, 1000, 'a frozen user places no order');
+    await page.click('#user-actions #unfreeze');
+    await page.click('#user-actions .yes');
+    await notice(/whale unfrozen/);
+    await page.locator('#user-status.active').waitFor();
+
+    // Credit: the amount, then a confirmation naming it; applied once.
+    const before = await whaleState();
+    await page.selectOption('#credit-coin', 'usdt');
+    await page.fill('#credit-amount', '5');
+    await page.click('#credit-form button[type="submit"]');
+    assert.equal(await page.textContent('#user-actions .question'), 'Credit 5 USDT to whale?');
+    await page.click('#user-actions .yes');
+    await notice(/5 USDT credited to whale/);
+    assert.equal(Number((await whaleState()).usdt), Number(before.usdt) + 5);
+
+    // Cancel all orders (whale rests one on hc_usdt already).
+    const resting = (await whaleState()).orders;
+    for (const price of ['10.00', '11.00']) {
+      const placed = await whale.call('order', [
+        ['currency', 'eth_usdt'],
+        ['price', price],
+        ['amount', '1.0000'],
+        ['tradeType', '1'],
+      ]);
+      assert.equal(placed.code, 1000, JSON.stringify(placed));
+    }
+    await open('user/whale', '#user-actions');
+    const count = resting + 2;
+    assert.equal((await whaleState()).orders, count);
+    await page.click('#user-actions #cancel-orders');
+    assert.match(
+      (await page.textContent('#user-actions .question')) ?? '',
+      new RegExp(`^Cancel all ${count} open orders of whale\\?`),
+    );
+    await page.click('#user-actions .yes');
+    await notice(/orders of whale cancelled/);
+    await page.waitForSelector('#user-orders .empty');
+    assert.equal((await whaleState()).orders, 0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-user.png') });
+
+    // Revoke the key: requests signed with it fail from now on.
+    const keys = (await whaleState()).keys;
+    await page.locator('#user-keys tbody tr').first().locator('button.revoke').click();
+    await page.click('#user-keys .yes');
+    await notice(/revoked/);
+    assert.equal((await whaleState()).keys, keys - 1);
+    const audit = await must('/admin/audit/list', [['limit', '5']]);
+    assert.deepEqual(
+      (audit.entries as Json[]).map((e) => [e.operator, e.action, e.code]),
+      [
+        ['admin.token', 'keys/revoke', 1000],
+        ['admin.token', 'users/cancel-orders', 1000],
+        ['admin.token', 'deposits/credit', 1000],
+        ['admin.token', 'users/unfreeze', 1000],
+        ['admin.token', 'users/freeze', 1000],
+      ],
+    );
+    assert.deepEqual(problems, []);
+  });
+
+  test('venue-wide deposits, withdrawals and trades, filtered by user, coin or market, status and time', async () => {
+    await open('activity/deposits', '#activity-table');
+    assert.equal(await page.textContent('nav a.active'), 'Activity');
+    await page.fill('#activity-filters input[name="user"]', 'whale');
+    await page.fill('#activity-filters input[name="coin"]', 'usdt');
+    await page.click('#activity-filters button[type="submit"]');
+    await page.waitForFunction(() => {
+      const cells = [
+        ...(globalThis as Json).document.querySelectorAll('#activity-table tbody td:nth-child(2)'),
+      ];
+      return cells.length > 0 && cells.every((c: Json) => c.textContent === 'whale');
+    });
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-activity.png') });
+
+    await open('activity/withdrawals', '#activity-table');
+    await page.selectOption('#activity-filters select[name="status"]', 'cancelled');
+    await page.click('#activity-filters button[type="submit"]');
+    await page.waitForFunction(() => {
+      const cells = [
+        ...(globalThis as Json).document.querySelectorAll('#activity-table tbody td:nth-child(8)'),
+      ];
+      return cells.length > 0 && cells.every((c: Json) => c.textContent === 'cancelled');
+    });
+    // A time range with nothing in it.
+    await page.fill('#activity-filters input[name="to"]', '2001-01-01');
+    await page.click('#activity-filters button[type="submit"]');
+    await page.waitForSelector('#activity-table.empty');
+
+    await open('activity/trades', '#activity-results');
+    await page.fill('#activity-filters input[name="market"]', 'BTC_USDT');
+    await page.click('#activity-filters button[type="submit"]');
+    await page
+      .locator('#notice.bad', { hasText: "market 'BTC_USDT' must be lowercase ('btc_usdt')" })
+      .waitFor();
+    assert.match((await page.textContent('#activity-results')) ?? '', /latest 1000 trades of each market/);
+    assert.deepEqual(problems, []);
+  });
+
+  test('an admin changes a market’s fees and closes a market from the console', async () => {
+    await open('markets', '#markets-table');
+    const row = page.locator('#markets-table tr[data-market="hc_usdt"]');
+    await row.locator('button.fees').click();
+    await row.locator('input[name="makerFee"]').fill('0.0004');
+    await row.locator('input[name="takerFee"]').fill('0.0015');
+    await row.locator('.fees-form button[type="submit"]').click();
+    assert.equal(await row.locator('.question').textContent(), 'Maker 0.04%, taker 0.15% on hc_usdt?');
+    await row.locator('button.yes').click();
+    await notice(/hc_usdt fees: maker 0.04%, taker 0.15%/);
+    const listed = await must('/admin/markets/list', [['market', 'hc_usdt']]);
+    assert.deepEqual([listed.markets[0].makerFee, listed.markets[0].takerFee], ['0.0004', '0.0015']);
+
+    await row.locator('button.close').click();
+    assert.match((await row.locator('.question').textContent()) ?? '', /^Close hc_usdt for good\?/);
+    await row.locator('button.yes').click();
+    await notice(/hc_usdt closed/);
+    const onClosed = await whale.call('order', [
+      ['currency', 'hc_usdt'],
+      ['price', '10.00'],
+      ['amount', '1.00'],
+      ['tradeType', '1'],
+    ]);
+    assert.notEqual(onClosed.code, 1000, 'a closed market takes no order');
+    assert.deepEqual(problems, []);
+  });
+
+  test('named operators: a viewer sees no action; an operator signs in with its TOTP code, a wrong one refused', async () => {
+    const add = async (name: string, role: string): Promise<Json> =>
+      must('/admin/operators/add', [
+        ['name', name],
+        ['role', role],
+      ]);
+    const vera = await add('vera', 'viewer');
+    const otto = await add('otto', 'operator');
+    await page.click('#sign-out');
+    await signIn(vera.token);
+    assert.equal(await page.textContent('#who'), 'vera (viewer)');
+    await open('user/whale', '#user-keys');
+    assert.equal(await page.locator('#user-actions, button.revoke').count(), 0);
+    await open('markets', '#markets-table');
+    assert.equal(await page.locator('#markets-table button').count(), 0);
+    assert.equal(await page.locator('#add-market').count(), 0);
+
+    await page.click('#sign-out');
+    await page.waitForSelector('#sign-in');
+    await page.fill('#token', otto.token);
+    await page.click('#sign-in button[type="submit"]');
+    await page.waitForSelector('#sign-in-result.bad');
+    assert.match(
+      (await page.textContent('#sign-in-result')) ?? '',
+      /otto moves money: give the 6-digit code of your authenticator app too/,
+    );
+    await signIn(otto.token, totp(base32Decode(otto.totpSecret) as Buffer, Date.now()));
+    assert.equal(await page.textContent('#who'), 'otto (operator)');
+    await open('user/whale', '#user-actions #freeze');
+    await open('markets', '#markets-table');
+    assert.equal(await page.locator('#markets-table button.fees').count(), 0, 'fees are for admins');
+    assert.ok((await page.locator('#markets-table button.halt').count()) > 0);
+    assert.deepEqual(problems, []);
+  });
+
+  test('a margin account on the user page shows its debt: borrowed and interest', async () => {
+    await must('/admin/lending/fund', [
+      ['coin', 'usdt'],
+      ['amount', '100000'],
+      ['rate', '0.05'],
+      ['days', '10'],
+    ]);
+    const debtor = await createTrader(server, 'debtor', [['usdt', '1000']], 'asset,entrust,lever');
+    for (const [method, params] of [
+      [
+        'transferInLever',
+        [
+          ['coin', 'USDT'],
+          ['marketName', 'BTC/USDT'],
+          ['amount', '500'],
+        ],
+      ],
+      [
+        'borrow',
+        [
+          ['coin', 'USDT'],
+          ['marketName', 'BTC/USDT'],
+          ['amount', '200'],
+        ],
+      ],
+    ] as [string, [string, string][]][]) {
+      const r = await debtor.call(method, params);
+      assert.equal(r.code, 1000, `${method}: ${JSON.stringify(r)}`);
+    }
+    await open('user/debtor', '#balances-isolated\\ btc_usdt');
+    const margin = page.locator('[id="balances-isolated btc_usdt"]');
+    assert.deepEqual((await margin.locator('thead th').allTextContents()).slice(0, 5), [
+      'Coin',
+      'Available',
+      'Frozen',
+      'Borrowed',
+      'Interest',
+    ]);
+    const usdt = margin.locator('tr[data-coin="usdt"] td');
+    assert.equal(await usdt.nth(3).textContent(), '200');
+    assert.match((await usdt.nth(4).textContent()) ?? '', /^0(\.\d+)?$/);
+    // The spot account owes nothing: no debt columns.
+    assert.equal(await page.locator('#balances-spot thead th').count(), 3);
     assert.deepEqual(problems, []);
   });
 });

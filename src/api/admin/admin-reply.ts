@@ -1,20 +1,44 @@
-/** @module admin-reply — the admin API's replies (success with data, or a result's code and message) and its `user` parameter. */
+/**
+ * @module admin-reply — the admin API's replies and refusals. A route refuses by throwing the
+ * signed API's `Refusal` (`fail`, or a reader that fails); `answering` turns it into the
+ * interface's `{code, message}` body, in this one place for every admin route (issue 32).
+ */
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApplyResult } from '../../engine/engine.ts';
-import { errorBody } from '../edge/refusal.ts';
-import { param, type ApiReply, type ApiRequest, type VenuePort } from '../http/types.ts';
+import { refuse, Refusal } from '../edge/refusal.ts';
+import { errorReply } from '../http/reply.ts';
+import { param, type ApiReply, type ApiRequest, type RouteHandler, type VenuePort } from '../http/types.ts';
 
-/** An admin refusal: the edge's one error body `{code, message}` (edge/refusal.ts). */
-export const fail = (result: ResultName, message?: string): ApiReply => ({
-  json: errorBody(result, message),
+/** Throws the admin refusal `{code, message}` with the result's wire code. */
+export function fail(result: ResultName, message?: string): never {
+  return refuse(result, message);
+}
+
+/** Success with `data`. */
+export const ok = (data: Record<string, unknown> = {}): ApiReply => ({
+  json: { code: 1000, message: 'success', ...data },
 });
 
-/** Success with `data`, or the engine's refusal. */
-export const fromResult = (r: ApplyResult, data: Record<string, unknown> = {}): ApiReply =>
-  r.result === 'OK' ? { json: { code: 1000, message: 'success', ...data } } : fail(r.result, r.message);
+/** Success with `data`; the engine's refusal is thrown. */
+export function fromResult(r: ApplyResult, data: Record<string, unknown> = {}): ApiReply {
+  if (r.result !== 'OK') fail(r.result, r.message);
+  return ok(data);
+}
+
+/** The handler with its refusals answered: the one place an admin Refusal becomes a reply. */
+export const answering =
+  (handler: RouteHandler): RouteHandler =>
+  async (request) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      if (error instanceof Refusal) return errorReply(error.result, error.message);
+      throw error;
+    }
+  };
 
 /** The user the `user` parameter names, or USER_NOT_FOUND. */
-export function userOf(venue: VenuePort, request: ApiRequest): number | ApiReply {
+export function userOf(venue: VenuePort, request: ApiRequest): number {
   const name = param(request, 'user') ?? '';
   const userId = venue.engine.userId(name);
   return userId ?? fail('USER_NOT_FOUND', `no user named '${name}'`);

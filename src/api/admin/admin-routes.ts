@@ -4,20 +4,23 @@
  * on the admin listener only (admin-server.ts). Every call but `/admin/instance` needs the admin
  * token that the server writes into its data directory (`Authorization: Bearer <token>`).
  */
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { RESULTS } from '../../domain/result-codes.ts';
 import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
 import type { Log } from '../../domain/log.ts';
+import { param, type ApiReply, type Route, type RouteHandler, type VenuePort } from '../http/types.ts';
+import { answering, fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { ACTIVITY_READ_PATHS, activityRoutes } from './activity-routes.ts';
+import { OPERATOR_READ_PATHS, operatorRoutes, SESSION_PATHS } from './operator-routes.ts';
 import {
-  param,
-  type ApiReply,
-  type ApiRequest,
-  type Route,
-  type RouteHandler,
-  type VenuePort,
-} from '../http/types.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
+  MemoryOperatorStore,
+  OperatorAccess,
+  roleAllows,
+  roleNeeded,
+  type OperatorStore,
+} from './operators.ts';
 import { CHANGE_READ_PATHS, changeRoutes, type KeyRenewer } from './change-routes.ts';
 import { auditParams, collectCommands, noteCommand, type AuditCommand, type AuditLog } from './audit-log.ts';
 import { lendingAdminRoutes } from './lending-routes.ts';
@@ -25,7 +28,7 @@ import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
-import { unknownMarketMessage } from './views-routes.ts';
+import { knownMarketParam, unknownMarketMessage } from './views-routes.ts';
 
 /**
  * Creates API key material: the secret is shown once; only its sealed hash is kept. Without
@@ -37,7 +40,10 @@ export interface KeyIssuer extends Partial<KeyRenewer> {
 
 export interface AdminDeps {
   readonly venue: VenuePort;
+  /** The bootstrap token (the data directory's admin.token): the host's own admin (operators.ts). */
   readonly token: string;
+  /** The named operators (absent: none but the bootstrap token's, in memory). */
+  readonly operators?: OperatorStore;
   /** This start's id (listen.json's `instance`), answered without the token at `/admin/instance`. */
   readonly instance: string;
   readonly keys: KeyIssuer;
@@ -79,15 +85,13 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   ...VIEW_READ_PATHS,
   ...CHANGE_READ_PATHS,
   ...RISK_READ_PATHS,
+  ...ACTIVITY_READ_PATHS,
+  ...OPERATOR_READ_PATHS,
+  ...SESSION_PATHS,
 ]);
 
-function authorized(request: ApiRequest, token: string): boolean {
-  const header = request.headers['authorization'];
-  const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** The paths answered without a sign-in: the instance check, and signing in and out. */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/admin/instance', ...SESSION_PATHS]);
 
 /** Parses `asset,entrust,…` into the four flags; undefined on an unknown name. */
 export function parsePermissions(text: string): KeyPermissions | undefined {
@@ -107,6 +111,10 @@ function renewer(keys: KeyIssuer): KeyRenewer | undefined {
 }
 
 export function adminRoutes(deps: AdminDeps): Route[] {
+  const access = new OperatorAccess({
+    bootstrapToken: deps.token,
+    store: deps.operators ?? new MemoryOperatorStore(),
+  });
   // Every command an action submits is noted for its audit entry.
   const venue: VenuePort = {
     engine: deps.venue.engine,
@@ -128,12 +136,14 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     const audit = deps.audit;
     if (audit === undefined || READ_ONLY_PATHS.has(path)) return handler;
     return async (request) => {
-      // A call without the token is no action: the listener's access log has it.
-      if (!authorized(request, deps.token)) return handler(request);
+      // A call without a sign-in is no action: the listener's access log has it.
+      const who = access.who(request);
+      if (who === undefined) return handler(request);
       const started = Date.now();
       const id = audit.begin({
         time: started,
         action: path.replace(/^\/admin\//, ''),
+        operator: who.name,
         params: auditParams(request.params),
         seqBefore: venue.engine.lastSeq,
       });
@@ -154,19 +164,34 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       }
     };
   };
+  /** The call of an operator whose role allows it; 401 without a sign-in, 403 beyond the role. */
   const guarded =
-    (handler: (request: ApiRequest) => ApiReply | Promise<ApiReply>) =>
-    (request: ApiRequest): ApiReply | Promise<ApiReply> =>
-      authorized(request, deps.token)
-        ? handler(request)
-        : {
-            status: 401,
-            json: {
-              code: 1003,
-              message:
-                "admin token required: 'Authorization: Bearer <token>', the token in the data directory's admin.token",
-            },
-          };
+    (path: string, handler: RouteHandler): RouteHandler =>
+    (request) => {
+      const who = access.who(request);
+      if (who === undefined) {
+        return {
+          status: 401,
+          json: {
+            code: RESULTS.AUTH_FAILED.code,
+            message:
+              "admin token required: 'Authorization: Bearer <token>', a session from /admin/session/open " +
+              "or the token in the data directory's admin.token",
+          },
+        };
+      }
+      const needed = roleNeeded(path, READ_ONLY_PATHS);
+      if (!roleAllows(who.role, needed)) {
+        return {
+          status: 403,
+          json: {
+            code: RESULTS.PERMISSION_DENIED.code,
+            message: `${who.name} (${who.role}) may not ${path.replace(/^\/admin\//, '')}: it needs the ${needed} role`,
+          },
+        };
+      }
+      return handler(request);
+    };
 
   const routes: Route[] = [
     {
@@ -177,26 +202,25 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     },
     {
       path: '/admin/users/create',
-      handler: guarded(async (request) => {
+      handler: async (request) => {
         const name = param(request, 'name') ?? '';
         const r = await venue.submit({ type: 'RegisterUser', name, uniqueIgnoringCase: true });
         return fromResult(r, { userId: r.userId });
-      }),
+      },
     },
     {
       path: '/admin/keys/create',
-      handler: guarded(async (request) => {
+      handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const perms = param(request, 'perms') ?? '';
         // A key's permissions are chosen, never defaulted: a key with none would be useless, one
         // with all would grant withdrawals nobody asked for.
         if (perms === '') {
-          return fail('INVALID_PARAMETER', `perms is required: a comma list of ${KEY_PERMISSION_HELP}`);
+          fail('INVALID_PARAMETER', `perms is required: a comma list of ${KEY_PERMISSION_HELP}`);
         }
         const permissions = parsePermissions(perms);
         if (permissions === undefined) {
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `perms '${perms.slice(0, 60)}' must be a comma list of ${PERMISSION_NAMES.join(', ')}`,
           );
@@ -204,7 +228,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
         const strict = param(request, 'replayProtection') ?? 'false';
         if (strict !== 'true' && strict !== 'false') {
-          return fail('INVALID_PARAMETER', 'replayProtection must be true or false');
+          fail('INVALID_PARAMETER', 'replayProtection must be true or false');
         }
         const { accessKey, secretKey, sealedSecret } = deps.keys.issue();
         const r = await venue.submit({
@@ -223,22 +247,21 @@ export function adminRoutes(deps: AdminDeps): Route[] {
             ? { accessKey, secretKey, permissions: granted, ips, replayProtection: strict === 'true' }
             : {},
         );
-      }),
+      },
     },
     {
       path: '/admin/deposits/credit',
-      handler: guarded(async (request) => {
+      handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coinName = param(request, 'coin') ?? '';
         const name = checkCoinName(coinName);
-        if (!name.ok) return fail(name.result, name.message);
+        if (!name.ok) fail(name.result, name.message);
         const coin = venue.engine.coin(coinName);
-        if (coin === undefined) return fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
-          return fail(
+          fail(
             'INVALID_AMOUNT',
             `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
               `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
@@ -256,50 +279,46 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         });
         const balance = venue.engine.balance(userId, coinName);
         return fromResult(r, { depositId, duplicate: r.duplicate === true, available: balance?.available });
-      }),
+      },
     },
     {
       path: '/admin/markets/status',
-      handler: guarded(async (request) => {
+      handler: async (request) => {
         const status = param(request, 'status');
         if (status !== 'trading' && status !== 'halted')
-          return fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
+          fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
         const r = await venue.submit({
           type: 'SetMarketStatus',
-          market: param(request, 'market') ?? '',
+          market: knownMarketParam(venue.engine, request).name,
           status,
         });
         return fromResult(r);
-      }),
+      },
     },
     {
       path: '/admin/snapshot',
-      handler: guarded(async () => {
+      handler: async () => {
         const path = await deps.snapshot();
         return path === undefined
           ? fail('GENERAL_ERROR', 'snapshot failed: the server log says why')
           : { json: { code: 1000, message: 'success', path } };
-      }),
+      },
     },
     {
       path: '/admin/state',
-      handler: guarded(() => ({
-        json: {
-          code: 1000,
-          message: 'success',
-          lastSeq: venue.engine.lastSeq,
-          stateHash: venue.engine.stateHash(),
-        },
-      })),
+      handler: () => ok({ lastSeq: venue.engine.lastSeq, stateHash: venue.engine.stateHash() }),
     },
-    ...[
-      ...fundsAdminRoutes({ ...deps.funds, venue }),
-      ...lendingAdminRoutes({ venue }),
-      ...riskAdminRoutes({ venue }),
-      ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
-      ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
-      ...changeRoutes({ venue, keys: renewer(deps.keys) }),
-    ].map((r) => ({ path: r.path, handler: guarded(r.handler) })),
+    ...fundsAdminRoutes({ ...deps.funds, venue }),
+    ...lendingAdminRoutes({ venue }),
+    ...riskAdminRoutes({ venue }),
+    ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
+    ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
+    ...changeRoutes({ venue, keys: renewer(deps.keys) }),
+    ...activityRoutes({ venue }),
+    ...operatorRoutes(access),
   ];
-  return routes.map((r) => ({ path: r.path, handler: audited(r.path, r.handler) }));
+  return routes.map((r) => ({
+    path: r.path,
+    handler: audited(r.path, answering(OPEN_PATHS.has(r.path) ? r.handler : guarded(r.path, r.handler))),
+  }));
 }

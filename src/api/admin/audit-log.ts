@@ -46,6 +46,8 @@ export interface AuditEntry {
   readonly time: number;
   /** The admin API path without `/admin/`, e.g. `users/create`. */
   readonly action: string;
+  /** Who did it: the operator's name (operators.ts; `admin.token` for the bootstrap token), or undefined in entries older than named operators. */
+  readonly operator?: string | undefined;
   /** The parameters as given, secrets redacted; a repeated one as a list. */
   readonly params: Readonly<Record<string, string | readonly string[]>>;
   /** The admin API's answer code (1000 success), or undefined when the action never finished. */
@@ -63,7 +65,7 @@ export interface AuditEntry {
 /** Where audit entries go and come from. */
 export interface AuditLog {
   /** Records that an action begins; returns its id. */
-  begin(entry: Pick<AuditEntry, 'time' | 'action' | 'params' | 'seqBefore'>): number;
+  begin(entry: Pick<AuditEntry, 'time' | 'action' | 'operator' | 'params' | 'seqBefore'>): number;
   /** Records the action's result. */
   end(id: number, result: Pick<AuditEntry, 'code' | 'message' | 'commands' | 'seqAfter' | 'ms'>): void;
   /** Entries newest first, from `offset`, at most `limit`; `total` counts all. */
@@ -108,7 +110,7 @@ export function noteCommand(command: AuditCommand): void {
 type Line =
   | ({ readonly t: 'begin'; readonly id: number } & Pick<
       AuditEntry,
-      'time' | 'action' | 'params' | 'seqBefore'
+      'time' | 'action' | 'operator' | 'params' | 'seqBefore'
     >)
   | ({ readonly t: 'end'; readonly id: number } & Pick<
       AuditEntry,
@@ -131,6 +133,7 @@ function entriesOf(text: string): AuditEntry[] {
         id: line.id,
         time: line.time,
         action: line.action,
+        operator: line.operator,
         params: line.params,
         seqBefore: line.seqBefore,
         code: undefined,
@@ -177,7 +180,7 @@ export class FileAuditLog implements AuditLog {
     if (text !== '' && !text.endsWith('\n')) this.#write('\n');
   }
 
-  begin(entry: Pick<AuditEntry, 'time' | 'action' | 'params' | 'seqBefore'>): number {
+  begin(entry: Pick<AuditEntry, 'time' | 'action' | 'operator' | 'params' | 'seqBefore'>): number {
     const id = this.#nextId++;
     this.#write(`${JSON.stringify({ t: 'begin', id, ...entry })}\n`);
     return id;
@@ -209,7 +212,7 @@ export class MemoryAuditLog implements AuditLog {
   readonly #lines: string[] = [];
   #nextId = 1;
 
-  begin(entry: Pick<AuditEntry, 'time' | 'action' | 'params' | 'seqBefore'>): number {
+  begin(entry: Pick<AuditEntry, 'time' | 'action' | 'operator' | 'params' | 'seqBefore'>): number {
     const id = this.#nextId++;
     this.#lines.push(JSON.stringify({ t: 'begin', id, ...entry }));
     return id;

@@ -376,6 +376,50 @@ describe('admin change routes (issue 16)', () => {
       3005,
       /^unknown market 'nope_qc': the markets are btc_usdt, [a-z_, ]+$/,
     );
+    // Market names follow the signed API's rule (issue 32): lowercase only, never lowercased here.
+    for (const [path, form] of [
+      [
+        '/admin/markets/status',
+        [
+          ['market', 'BTC_USDT'],
+          ['status', 'halted'],
+        ],
+      ],
+      [
+        '/admin/markets/change',
+        [
+          ['market', 'BTC_USDT'],
+          ['takerFee', '0.001'],
+        ],
+      ],
+      ['/admin/markets/close', [['market', 'Btc_usdt']]],
+      [
+        '/admin/users/cancel-orders',
+        [
+          ['user', 'alice'],
+          ['market', 'BTC_USDT'],
+        ],
+      ],
+      ['/admin/markets/list', [['market', 'BTC_USDT']]],
+      [
+        '/admin/markets/add',
+        [
+          ['market', 'SOL_QC'],
+          ['priceScale', '2'],
+          ['amountScale', '2'],
+          ['minAmount', '1'],
+          ['minSize', '1'],
+        ],
+      ],
+    ] as const) {
+      await refused(
+        s,
+        path,
+        form.map(([k, v]): [string, string] => [k, v]),
+        3005,
+        /^market '\w+' must be lowercase \('[a-z_]+'\)$/,
+      );
+    }
     for (const [path, form] of [
       [
         '/admin/markets/status',

@@ -23,8 +23,8 @@ import {
 } from '../../domain/specs.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
-import { unknownMarketMessage } from './views-routes.ts';
+import { fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { knownMarketParam } from './views-routes.ts';
 
 /** New secrets for existing keys (the secret is shown once; only its sealed hash is kept). */
 export interface KeyRenewer {
@@ -47,23 +47,14 @@ const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
 /** The most keys one `keys list` answers. */
 const MAX_KEYS_LISTED = 1000;
 
-const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
-const ok = (data: Record<string, unknown>): ApiReply => ({
-  json: { code: 1000, message: 'success', ...data },
-});
-
 /** `true`/`on`/`false`/`off` (any case), the default when absent, or the refusal. */
-function flag(
-  request: ApiRequest,
-  name: string,
-  absent: boolean | undefined,
-): boolean | undefined | ApiReply {
+function flag(request: ApiRequest, name: string, absent: boolean | undefined): boolean | undefined {
   const text = param(request, name);
   if (text === undefined) return absent;
   const t = text.toLowerCase();
   if (t === 'true' || t === 'on') return true;
   if (t === 'false' || t === 'off') return false;
-  return fail('INVALID_PARAMETER', `${name} must be on or off (true or false), not '${text.slice(0, 20)}'`);
+  fail('INVALID_PARAMETER', `${name} must be on or off (true or false), not '${text.slice(0, 20)}'`);
 }
 
 /** A small integer parameter in [min, max], the default when absent, or the refusal. */
@@ -73,7 +64,7 @@ function integer(
   min: number,
   max: number,
   absent?: number,
-): number | undefined | ApiReply {
+): number | undefined {
   const text = param(request, name);
   if (text === undefined) return absent;
   const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
@@ -83,12 +74,7 @@ function integer(
 }
 
 /** Decimal text at `scale` (≥ 0), or the refusal; undefined when absent. */
-function amount(
-  request: ApiRequest,
-  name: string,
-  scale: number,
-  unit: string,
-): number | undefined | ApiReply {
+function amount(request: ApiRequest, name: string, scale: number, unit: string): number | undefined {
   const text = param(request, name);
   if (text === undefined) return undefined;
   const v = parseDecimal(text, scale);
@@ -105,14 +91,14 @@ function amount(
  * A fee rate as a decimal fraction ("0.002", "-0.0005") → ppm, or the refusal; undefined when
  * absent. Range: −MAX_FEE_PPM..MAX_FEE_PPM here; the engine checks a rebate against the taker fee.
  */
-export function feeRate(request: ApiRequest, name: string): number | undefined | ApiReply {
+export function feeRate(request: ApiRequest, name: string): number | undefined {
   const text = param(request, name);
   if (text === undefined) return undefined;
   const negative = text.startsWith('-');
   const v = parseDecimal(negative ? text.slice(1) : text, 6);
   const max = formatUnitsTrim(MAX_FEE_PPM, 6);
   if (v === undefined || v > MAX_FEE_PPM) {
-    return fail(
+    fail(
       'INVALID_PARAMETER',
       `${name} '${text.slice(0, 20)}' must be a fraction from -${max} to ${max} with at most 6 decimals (0.002 is 0.2%)`,
     );
@@ -207,20 +193,16 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
   const { venue } = deps;
   const engine = venue.engine;
 
-  const coinNamed = (request: ApiRequest): string | ApiReply => {
+  const coinNamed = (request: ApiRequest): string => {
     const name = (param(request, 'coin') ?? '').toLowerCase();
     const check = checkCoinName(name);
     return check.ok ? name : fail(check.result, check.message);
   };
-  const knownCoin = (request: ApiRequest): CoinSpec | ApiReply => {
+  const knownCoin = (request: ApiRequest): CoinSpec => {
     const name = coinNamed(request);
-    if (isReply(name)) return name;
     return engine.coin(name) ?? fail('UNKNOWN_COIN', `unknown coin '${name}'`);
   };
-  const knownMarket = (request: ApiRequest): MarketSpec | ApiReply => {
-    const name = (param(request, 'market') ?? '').toLowerCase();
-    return engine.market(name) ?? fail('UNKNOWN_MARKET', unknownMarketMessage(name, engine.markets()));
-  };
+  const knownMarket = (request: ApiRequest): MarketSpec => knownMarketParam(engine, request);
   const coinSpecs = (extra?: CoinSpec): Map<string, CoinSpec> => {
     const coins = new Map(engine.coins().map((c) => [c.name, c]));
     if (extra !== undefined) coins.set(extra.name, extra);
@@ -230,8 +212,9 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
    * The engine's own checks (src/domain/specs.ts, chains.ts) run here first, so that a bad spec
    * is refused before it is journaled: the state, its sequence position included, is unchanged.
    */
-  const checked = (problems: readonly string[]): ApiReply | undefined =>
-    problems.length === 0 ? undefined : fail('INVALID_PARAMETER', problems.join('; '));
+  const checked = (problems: readonly string[]): void => {
+    if (problems.length > 0) fail('INVALID_PARAMETER', problems.join('; '));
+  };
   const submit = async (cmd: Command, data: () => Record<string, unknown>): Promise<ApiReply> => {
     const r = await venue.submit(cmd);
     return fromResult(r, r.result === 'OK' ? data() : {});
@@ -242,18 +225,16 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     request: ApiRequest,
     coin: CoinSpec,
     current: CoinFunds | undefined,
-  ): CoinFunds | undefined | ApiReply => {
+  ): CoinFunds | undefined => {
     const unit = coin.name;
     const added: ChainSpec[] = [];
     for (const p of request.params.filter((x) => x.name === 'addChain')) {
       const chain = parseChain(p.value, coin.unitDecimal);
-      if (typeof chain === 'string') return fail('INVALID_PARAMETER', chain);
+      if (typeof chain === 'string') fail('INVALID_PARAMETER', chain);
       added.push(chain);
     }
     const daily = amount(request, 'dailyWithdrawLimit', coin.unitDecimal, unit);
-    if (isReply(daily)) return daily;
     const auto = amount(request, 'autoApproveLimit', coin.unitDecimal, unit);
-    if (isReply(auto)) return auto;
     let chains = [...(current?.chains ?? [])];
     const chainName = param(request, 'chain');
     if (chainName !== undefined) {
@@ -261,18 +242,13 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       const c = chains[i];
       if (c === undefined) {
         const names = chains.map((x) => x.name).join(', ') || 'none';
-        return fail(
-          'INVALID_PARAMETER',
-          `${unit} has no chain '${chainName.slice(0, 20)}' (its chains: ${names})`,
-        );
+        fail('INVALID_PARAMETER', `${unit} has no chain '${chainName.slice(0, 20)}' (its chains: ${names})`);
       }
       const withdrawFee = amount(request, 'withdrawFee', coin.unitDecimal, unit);
       const minWithdraw = amount(request, 'minWithdraw', coin.unitDecimal, unit);
       const confirmations = integer(request, 'confirmations', 1, 10_000);
       const canDeposit = flag(request, 'chainDeposit', c.canDeposit);
       const canWithdraw = flag(request, 'chainWithdraw', c.canWithdraw);
-      for (const x of [withdrawFee, minWithdraw, confirmations, canDeposit, canWithdraw])
-        if (isReply(x)) return x;
       chains = chains.with(i, {
         ...c,
         withdrawFee: (withdrawFee as number | undefined) ?? c.withdrawFee,
@@ -284,17 +260,17 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     } else {
       for (const name of ['withdrawFee', 'minWithdraw', 'confirmations', 'chainDeposit', 'chainWithdraw']) {
         if (param(request, name) !== undefined)
-          return fail('INVALID_PARAMETER', `${name} changes one chain: name it with chain`);
+          fail('INVALID_PARAMETER', `${name} changes one chain: name it with chain`);
       }
     }
     chains.push(...added);
     if (chains.length === 0) {
       if (daily !== undefined || auto !== undefined)
-        return fail('INVALID_PARAMETER', `${unit} moves on no chain: add one with addChain first`);
+        fail('INVALID_PARAMETER', `${unit} moves on no chain: add one with addChain first`);
       return undefined;
     }
     if (current === undefined && daily === undefined) {
-      return fail('INVALID_PARAMETER', `dailyWithdrawLimit is required with the first chain of ${unit}`);
+      fail('INVALID_PARAMETER', `dailyWithdrawLimit is required with the first chain of ${unit}`);
     }
     return {
       coin: coin.name,
@@ -313,7 +289,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     replayProtection: k.replayProtection === true,
     opens: deps.keys === undefined ? null : deps.keys.opens(k.sealedSecret, k.accessKey),
   });
-  const knownKey = (request: ApiRequest): ApiKeyRecord | ApiReply => {
+  const knownKey = (request: ApiRequest): ApiKeyRecord => {
     const text = param(request, 'key') ?? '';
     return engine.apiKey(text) ?? fail('UNKNOWN_REFERENCE', `no API key '${text.slice(0, 64)}'`);
   };
@@ -327,12 +303,10 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/coins/add',
       handler: async (request) => {
         const name = coinNamed(request);
-        if (isReply(name)) return name;
         if (engine.coin(name) !== undefined)
-          return fail('INVALID_PARAMETER', `coin ${name} exists: change it with coin change`);
+          fail('INVALID_PARAMETER', `coin ${name} exists: change it with coin change`);
         const unitDecimal = integer(request, 'unitDecimal', 0, 15);
-        if (isReply(unitDecimal)) return unitDecimal;
-        if (unitDecimal === undefined) return fail('INVALID_PARAMETER', 'unitDecimal is required (0 to 15)');
+        if (unitDecimal === undefined) fail('INVALID_PARAMETER', 'unitDecimal is required (0 to 15)');
         const fundsType = integer(
           request,
           'fundsType',
@@ -342,7 +316,6 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         );
         const canDeposit = flag(request, 'canDeposit', true);
         const canWithdraw = flag(request, 'canWithdraw', true);
-        for (const x of [fundsType, canDeposit, canWithdraw]) if (isReply(x)) return x;
         const enName = param(request, 'enName') ?? name.toUpperCase();
         const coin: CoinSpec = {
           name,
@@ -355,12 +328,10 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
           canWithdraw: canWithdraw as boolean,
         };
         const funds = fundsFrom(request, coin, undefined);
-        if (isReply(funds)) return funds;
-        const bad = checked([
+        checked([
           ...validateCoin(coin),
           ...(funds === undefined ? [] : validateCoinFunds(funds, coinSpecs(coin))),
         ]);
-        if (bad !== undefined) return bad;
         return submit({ type: 'AddCoin', coin, ...(funds !== undefined && { funds }) }, () =>
           coinView(coin, funds),
         );
@@ -375,10 +346,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/coins/change',
       handler: async (request) => {
         const coin = knownCoin(request);
-        if (isReply(coin)) return coin;
         const canDeposit = flag(request, 'canDeposit', coin.canDeposit);
         const canWithdraw = flag(request, 'canWithdraw', coin.canWithdraw);
-        for (const x of [canDeposit, canWithdraw]) if (isReply(x)) return x;
         const changed: CoinSpec = {
           ...coin,
           enName: param(request, 'enName') ?? coin.enName,
@@ -389,12 +358,10 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         };
         const current = engine.funds.coinFunds(coin.name);
         const funds = fundsFrom(request, changed, current);
-        if (isReply(funds)) return funds;
         const fundsChanged = !sameFunds(funds, current);
         if (JSON.stringify(changed) === JSON.stringify(coin) && !fundsChanged)
-          return fail('INVALID_PARAMETER', `nothing to change: name what changes (coin change --help)`);
-        const bad = checked(funds === undefined ? [] : validateCoinFunds(funds, coinSpecs(changed)));
-        if (bad !== undefined) return bad;
+          fail('INVALID_PARAMETER', `nothing to change: name what changes (coin change --help)`);
+        checked(funds === undefined ? [] : validateCoinFunds(funds, coinSpecs(changed)));
         return submit(
           { type: 'ChangeCoin', coin: changed, ...(funds !== undefined && fundsChanged && { funds }) },
           () => coinView(changed, funds),
@@ -405,39 +372,39 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       /** market (base_quote), priceScale, amountScale, minAmount, minSize, [makerFee], [takerFee] (default 0.002), [status]. */
       path: '/admin/markets/add',
       handler: async (request) => {
-        const name = (param(request, 'market') ?? '').toLowerCase();
+        const name = param(request, 'market') ?? '';
+        // The signed API's rule: lowercase names only, an uppercase one refused with the name to type.
+        if (name !== name.toLowerCase())
+          fail(
+            'INVALID_PARAMETER',
+            `market '${name.slice(0, 40)}' must be lowercase ('${name.slice(0, 40).toLowerCase()}')`,
+          );
         const split = splitMarketName(name);
         if (split === undefined)
-          return fail(
-            'INVALID_PARAMETER',
-            `market '${name.slice(0, 40)}' must be <base>_<quote>, e.g. sol_usdt`,
-          );
+          fail('INVALID_PARAMETER', `market '${name.slice(0, 40)}' must be <base>_<quote>, e.g. sol_usdt`);
         if (engine.market(name) !== undefined)
-          return fail('INVALID_PARAMETER', `market ${name} exists: change it with market change`);
+          fail('INVALID_PARAMETER', `market ${name} exists: change it with market change`);
         for (const c of [split.base, split.quote]) {
           const check = checkCoinName(c);
-          if (!check.ok) return fail(check.result, check.message);
+          if (!check.ok) fail(check.result, check.message);
           if (engine.coin(c) === undefined)
-            return fail('UNKNOWN_COIN', `unknown coin '${c}': add it first with coin add`);
+            fail('UNKNOWN_COIN', `unknown coin '${c}': add it first with coin add`);
         }
         const base = engine.coin(split.base) as CoinSpec;
         const quote = engine.coin(split.quote) as CoinSpec;
         const priceScale = integer(request, 'priceScale', 0, 12);
         const amountScale = integer(request, 'amountScale', 0, 12);
-        if (isReply(priceScale)) return priceScale;
-        if (isReply(amountScale)) return amountScale;
         if (priceScale === undefined || amountScale === undefined)
-          return fail('INVALID_PARAMETER', 'priceScale and amountScale are required');
+          fail('INVALID_PARAMETER', 'priceScale and amountScale are required');
         const minAmount = amount(request, 'minAmount', amountScale, base.name);
         const minSize = amount(request, 'minSize', quote.unitDecimal, quote.name);
         const makerFee = feeRate(request, 'makerFee');
         const takerFee = feeRate(request, 'takerFee');
-        for (const x of [minAmount, minSize, makerFee, takerFee]) if (isReply(x)) return x;
         if (minAmount === undefined || minSize === undefined)
-          return fail('INVALID_PARAMETER', 'minAmount and minSize are required');
+          fail('INVALID_PARAMETER', 'minAmount and minSize are required');
         const status = param(request, 'status') ?? 'trading';
         if (status !== 'trading' && status !== 'halted')
-          return fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
+          fail('INVALID_PARAMETER', "status must be 'trading' or 'halted'");
         const market: MarketSpec = {
           name,
           base: base.name,
@@ -450,8 +417,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
           takerFee: (takerFee as number | undefined) ?? 2_000,
           status,
         };
-        const bad = checked(validateMarket(market, coinSpecs()));
-        if (bad !== undefined) return bad;
+        checked(validateMarket(market, coinSpecs()));
         return submit({ type: 'AddMarket', market }, () => marketView(market, quote.unitDecimal));
       },
     },
@@ -460,13 +426,11 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/markets/change',
       handler: async (request) => {
         const m = knownMarket(request);
-        if (isReply(m)) return m;
         const quote = engine.coin(m.quote) as CoinSpec;
         const minAmount = amount(request, 'minAmount', m.amountScale, m.base);
         const minSize = amount(request, 'minSize', quote.unitDecimal, quote.name);
         const makerFee = feeRate(request, 'makerFee');
         const takerFee = feeRate(request, 'takerFee');
-        for (const x of [minAmount, minSize, makerFee, takerFee]) if (isReply(x)) return x;
         const market: MarketSpec = {
           ...m,
           minAmount: (minAmount as number | undefined) ?? m.minAmount,
@@ -475,12 +439,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
           takerFee: (takerFee as number | undefined) ?? m.takerFee,
         };
         if (JSON.stringify(market) === JSON.stringify(m))
-          return fail(
-            'INVALID_PARAMETER',
-            'nothing to change: give minAmount, minSize, makerFee or takerFee',
-          );
-        const bad = checked(validateMarket(market, coinSpecs()));
-        if (bad !== undefined) return bad;
+          fail('INVALID_PARAMETER', 'nothing to change: give minAmount, minSize, makerFee or takerFee');
+        checked(validateMarket(market, coinSpecs()));
         return submit({ type: 'ChangeMarket', market }, () => marketView(market, quote.unitDecimal));
       },
     },
@@ -489,7 +449,6 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/markets/close',
       handler: async (request) => {
         const m = knownMarket(request);
-        if (isReply(m)) return m;
         const before = engine.openOrderCount;
         return submit({ type: 'CloseMarket', market: m.name }, () => ({
           market: m.name,
@@ -503,7 +462,6 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: `/admin/users/${verb}`,
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const status = verb === 'freeze' ? 'frozen' : 'active';
         return submit({ type: 'SetUserStatus', userId, status }, () => ({
           user: engine.userName(userId),
@@ -516,10 +474,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/users/cancel-orders',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const named = param(request, 'market');
         const m = named === undefined ? undefined : knownMarket(request);
-        if (isReply(m)) return m;
         const before = engine.openOrders(userId).length;
         return submit({ type: 'CancelUserOrders', userId, market: m?.name ?? '' }, () => ({
           user: engine.userName(userId),
@@ -533,15 +489,11 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/users/withdraw-limit',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coin = knownCoin(request);
-        if (isReply(coin)) return coin;
         const clear = flag(request, 'clear', false);
-        if (isReply(clear)) return clear;
         const limit = amount(request, 'limit', coin.unitDecimal, coin.name);
-        if (isReply(limit)) return limit;
         if ((limit === undefined) === (clear !== true))
-          return fail('INVALID_PARAMETER', 'give either limit (an amount per UTC day) or clear=true');
+          fail('INVALID_PARAMETER', 'give either limit (an amount per UTC day) or clear=true');
         const funds = engine.funds.coinFunds(coin.name);
         return submit({ type: 'SetWithdrawLimit', userId, coin: coin.name, limit: limit ?? null }, () => ({
           user: engine.userName(userId),
@@ -558,15 +510,12 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         let keys: ApiKeyRecord[];
         if (param(request, 'user') !== undefined) {
           const userId = userOf(venue, request);
-          if (typeof userId !== 'number') return userId;
           keys = engine.apiKeysOf(userId);
         } else {
           keys = engine.apiKeys();
         }
         const limit = integer(request, 'limit', 1, MAX_KEYS_LISTED, 50);
         const offset = integer(request, 'offset', 0, 1_000_000_000, 0);
-        if (isReply(limit)) return limit;
-        if (isReply(offset)) return offset;
         const page = keys.slice(offset, (offset as number) + (limit as number));
         return ok({ total: keys.length, offset, limit, keys: page.map(keyView) });
       },
@@ -576,7 +525,6 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/keys/revoke',
       handler: async (request) => {
         const key = knownKey(request);
-        if (isReply(key)) return key;
         return submit({ type: 'DeleteApiKey', accessKey: key.accessKey }, () => ({
           accessKey: key.accessKey,
           user: engine.userName(key.userId),
@@ -589,8 +537,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/keys/rotate',
       handler: async (request) => {
         const key = knownKey(request);
-        if (isReply(key)) return key;
-        if (deps.keys === undefined) return fail('INVALID_STATE', 'this server cannot seal new secrets');
+        if (deps.keys === undefined) fail('INVALID_STATE', 'this server cannot seal new secrets');
         const { secretKey, sealedSecret } = deps.keys.renew(key.accessKey);
         return submit({ type: 'RotateApiKey', accessKey: key.accessKey, sealedSecret }, () => ({
           ...keyView({ ...key, sealedSecret }),
@@ -606,11 +553,10 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       path: '/admin/keys/reissue',
       handler: async (request) => {
         const renewer = deps.keys;
-        if (renewer === undefined) return fail('INVALID_STATE', 'this server cannot seal new secrets');
+        if (renewer === undefined) fail('INVALID_STATE', 'this server cannot seal new secrets');
         let keys = engine.apiKeys();
         if (param(request, 'user') !== undefined) {
           const userId = userOf(venue, request);
-          if (typeof userId !== 'number') return userId;
           keys = engine.apiKeysOf(userId);
         }
         const stale = keys.filter((k) => !renewer.opens(k.sealedSecret, k.accessKey));

@@ -6,6 +6,7 @@ import { DEFAULT_FUNDS } from '../../config/default-venue.ts';
 import { verifyFundPassword } from '../auth/fund-password.ts';
 import { TestVenue } from '../../../test/fixtures/signed-venue.ts';
 import type { ApiRequest, Route } from '../http/types.ts';
+import { answering } from './admin-reply.ts';
 import { fundsAdminRoutes } from './funds-routes.ts';
 
 type Json = Record<string, unknown>;
@@ -45,7 +46,7 @@ async function setUp(withChain = true): Promise<{
       headers: {},
       receivedAt: 0,
     };
-    const reply = await (routes.get(path) as Route).handler(request);
+    const reply = await answering((routes.get(path) as Route).handler)(request);
     return 'json' in reply ? (reply.json as Json) : {};
   };
   return { venue, sim, watcher, call };
@@ -143,6 +144,23 @@ describe('operator funds routes', () => {
     });
     assert.equal((await call('/admin/withdrawals/reject', { id: '2' })).state, 'cancelled');
     assert.equal(((await call('/admin/withdrawals/list', {})).withdrawals as Json[]).length, 2);
+    // Filtered and paged (issue 31): by user, coin, status and time, newest first when asked.
+    const ids = async (form: Record<string, string>): Promise<string[]> =>
+      ((await call('/admin/withdrawals/list', form)).withdrawals as Json[]).map((w) => w.id as string);
+    assert.deepEqual(await ids({ order: 'newest' }), ['2', '1']);
+    assert.deepEqual(await ids({ status: 'cancelled' }), ['2']);
+    assert.deepEqual(await ids({ user: 'bob' }), []);
+    assert.deepEqual(await ids({ user: 'alice', coin: 'usdt', order: 'newest', limit: '1' }), ['2']);
+    assert.deepEqual(await ids({ coin: 'btc' }), []);
+    assert.equal((await call('/admin/withdrawals/list', { limit: '1' })).total, 2);
+    const badStatus = await call('/admin/withdrawals/list', { status: 'lost' });
+    assert.deepEqual(
+      [badStatus.code, badStatus.message],
+      [
+        3005,
+        "status 'lost' must be one of submitted, approved, sending, sent, confirmed, succeeded, failed, cancelled",
+      ],
+    );
     await call('/admin/chain/mine', { blocks: '20' });
     assert.equal(venue.engine.funds.withdrawal('1')?.state, 'succeeded');
     const steps = (await call('/admin/withdrawals/show', { id: '1' })).steps as Json[];

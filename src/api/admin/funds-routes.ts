@@ -14,7 +14,8 @@ import type { ChainAdapter } from '../../chain/chain-port.ts';
 import { ChainError, type SimulatedChain } from '../../chain/simulated-chain.ts';
 import { FUND_PASSWORD, hashFundPassword } from '../auth/fund-password.ts';
 import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
+import { fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { withdrawalsFilter } from './activity-routes.ts';
 
 /** The most blocks one `chain mine` may mine. */
 export const MAX_BLOCKS_PER_MINE = 10_000;
@@ -30,23 +31,21 @@ export interface FundsAdminDeps {
 }
 
 /** The coin a parameter names, in any letter case, or the refusal. */
-function coinOf(venue: VenuePort, request: ApiRequest): CoinSpec | ApiReply {
+function coinOf(venue: VenuePort, request: ApiRequest): CoinSpec {
   const text = (param(request, 'coin') ?? '').toLowerCase();
   const check = checkCoinName(text);
-  if (!check.ok) return fail(check.result, check.message);
+  if (!check.ok) fail(check.result, check.message);
   return venue.engine.coin(text) ?? fail('UNKNOWN_COIN', `unknown coin '${text}'`);
 }
-
-const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
 
 export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
   const { venue } = deps;
   const funds = venue.engine.funds;
 
   /** The chain of `coin` the `chain` parameter names (any case), or the coin's first. */
-  const chainOf = (request: ApiRequest, coin: string): ChainAdapter | ApiReply => {
+  const chainOf = (request: ApiRequest, coin: string): ChainAdapter => {
     const chains = funds.coinFunds(coin)?.chains ?? [];
-    if (chains.length === 0) return fail('INVALID_PARAMETER', `${coin} moves on no chain`);
+    if (chains.length === 0) fail('INVALID_PARAMETER', `${coin} moves on no chain`);
     const name = (param(request, 'chain') ?? '').toUpperCase();
     const chain = name === '' ? chains[0] : chains.find((c) => c.name === name);
     const adapter =
@@ -62,25 +61,24 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
     );
   };
 
-  const withdrawalId = (request: ApiRequest): string | ApiReply => {
+  const withdrawalId = (request: ApiRequest): string => {
     const id = param(request, 'id') ?? '';
     return /^\d{1,15}$/.test(id) && funds.withdrawal(id) !== undefined
       ? id
       : fail('UNKNOWN_REFERENCE', `no withdrawal '${id.slice(0, 40)}'`);
   };
 
-  const simulator = (): SimulatedChain | ApiReply =>
+  const simulator = (): SimulatedChain =>
     deps.simulator ?? fail('GENERAL_ERROR', 'the chains are real ones: there is no simulated chain to drive');
 
   /** Runs a simulated-chain operation, then waits until the engine has seen its effect. */
   const onChain = async (run: (chain: SimulatedChain) => Record<string, unknown>): Promise<ApiReply> => {
     const sim = simulator();
-    if (isReply(sim)) return sim;
     let data: Record<string, unknown>;
     try {
       data = run(sim);
     } catch (error) {
-      if (error instanceof ChainError) return fail(error.result, error.message);
+      if (error instanceof ChainError) fail(error.result, error.message);
       throw error;
     }
     await deps.syncChains();
@@ -93,15 +91,12 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/addresses/create',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coin = coinOf(venue, request);
-        if (isReply(coin)) return coin;
         const adapter = chainOf(request, coin.name);
-        if (isReply(adapter)) return adapter;
         const chain = adapter.chain.name;
         // Checked before the adapter is asked, so that a refused call leaves the chain untouched too.
         if (!coin.canDeposit || !adapter.chain.canDeposit) {
-          return fail('DEPOSIT_DISABLED', `deposits of ${coin.name} on ${chain} are switched off`);
+          fail('DEPOSIT_DISABLED', `deposits of ${coin.name} on ${chain} are switched off`);
         }
         const known = funds.depositAddresses(userId, coin.name).find((a) => a.chain === chain);
         const address = known ?? (await adapter.depositAddress(userId));
@@ -125,9 +120,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/withdraw-addresses/add',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coin = coinOf(venue, request);
-        if (isReply(coin)) return coin;
         const address = param(request, 'address') ?? '';
         const named = param(request, 'chain');
         const candidates = deps
@@ -138,10 +131,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         const chain = candidates.find((a) => a.isAddress(address))?.chain;
         if (chain === undefined) {
           const names = candidates.map((a) => a.chain.name).join(' or ') || 'no such chain';
-          return fail(
-            'INVALID_PARAMETER',
-            `'${address.slice(0, 100)}' is not a ${coin.name} address on ${names}`,
-          );
+          fail('INVALID_PARAMETER', `'${address.slice(0, 100)}' is not a ${coin.name} address on ${names}`);
         }
         const r = await venue.submit({
           type: 'AddWithdrawAddress',
@@ -164,9 +154,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/withdraw-addresses/verify',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coin = coinOf(venue, request);
-        if (isReply(coin)) return coin;
         const address = param(request, 'address') ?? '';
         const r = await venue.submit({ type: 'VerifyWithdrawAddress', userId, coin: coin.name, address });
         return fromResult(r, { coin: coin.name, address, verified: true, duplicate: r.duplicate === true });
@@ -177,10 +165,9 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/fund-password/set',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const password = param(request, 'password') ?? '';
         if (!FUND_PASSWORD.test(password)) {
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `the fund password must be 6 to 64 printable ASCII characters (${password.length} given` +
               `${/^[\x20-\x7e]*$/.test(password) ? '' : ', some not printable ASCII'})`,
@@ -192,14 +179,20 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       },
     },
     {
-      /** [pending=1]: every withdrawal, or those in progress, oldest first, with amounts as decimal text. */
+      /**
+       * [pending=1]: every withdrawal, or those in progress, with amounts as decimal text; filtered and
+       * paged by activity-routes.ts's withdrawalsFilter ([user], [coin], [status], [from], [to],
+       * [order=newest], [limit], [offset]).
+       */
       path: '/admin/withdrawals/list',
       handler: (request) => {
         const pending = param(request, 'pending');
         if (pending !== undefined && pending !== '0' && pending !== '1') {
-          return fail('INVALID_PARAMETER', "pending must be '0' or '1'");
+          fail('INVALID_PARAMETER', "pending must be '0' or '1'");
         }
-        const withdrawals = funds.withdrawals(pending === '1').map((w) => {
+        const filter = withdrawalsFilter(venue, request);
+        const { rows, ...paged } = filter.arrange(funds.withdrawals(pending === '1').filter(filter.keep));
+        const withdrawals = rows.map((w) => {
           const decimals = venue.engine.coin(w.coin)?.unitDecimal ?? 8;
           return {
             id: w.withdrawalId,
@@ -217,7 +210,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
             submitTime: w.submitTime,
           };
         });
-        return { json: { code: 1000, message: 'success', withdrawals } };
+        return ok({ ...paged, withdrawals });
       },
     },
     {
@@ -225,7 +218,6 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/withdrawals/show',
       handler: async (request) => {
         const id = withdrawalId(request);
-        if (typeof id !== 'string') return id;
         return { json: { code: 1000, message: 'success', steps: await venue.history.withdrawalSteps(id) } };
       },
     },
@@ -234,7 +226,6 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: `/admin/withdrawals/${verb}`,
       handler: async (request) => {
         const id = withdrawalId(request);
-        if (typeof id !== 'string') return id;
         const r = await venue.submit(
           verb === 'approve'
             ? { type: 'ApproveWithdrawal', withdrawalId: id }
@@ -294,7 +285,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         const text = param(request, 'blocks') ?? '1';
         const blocks = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
         if (!(blocks >= 1 && blocks <= MAX_BLOCKS_PER_MINE)) {
-          return fail('INVALID_PARAMETER', `blocks must be an integer from 1 to ${MAX_BLOCKS_PER_MINE}`);
+          fail('INVALID_PARAMETER', `blocks must be an integer from 1 to ${MAX_BLOCKS_PER_MINE}`);
         }
         return onChain((sim) => ({ mined: blocks, height: sim.mine(blocks) }));
       },

@@ -6,6 +6,7 @@ import { Engine } from '../../engine/engine.ts';
 import type { HistoryStore } from '../../store/history-store.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
 import { lendingAdminRoutes } from './lending-routes.ts';
+import { answering } from './admin-reply.ts';
 
 function setUp(): {
   engine: Engine;
@@ -34,7 +35,7 @@ function setUp(): {
       headers: {},
       receivedAt: 0,
     };
-    const reply: ApiReply = await route.handler(request);
+    const reply: ApiReply = await answering(route.handler)(request);
     return 'json' in reply ? (reply.json as Record<string, unknown>) : {};
   };
   return { engine, submitted, call };

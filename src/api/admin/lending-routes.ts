@@ -34,14 +34,14 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
       handler: async (request) => {
         const coinName = (param(request, 'coin') ?? '').toLowerCase();
         const name = checkCoinName(coinName);
-        if (!name.ok) return fail(name.result, name.message);
+        if (!name.ok) fail(name.result, name.message);
         const coin = venue.engine.coin(coinName);
-        if (coin === undefined) return fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
         const lending = defaultLendingSettings(coin.name, coin.unitDecimal);
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
-          return fail(
+          fail(
             'INVALID_AMOUNT',
             `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
               `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
@@ -50,25 +50,25 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
         const rateText = param(request, 'rate') ?? '';
         const dailyRatePpm = parseRatePercent(rateText);
         if (dailyRatePpm === undefined) {
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `rate '${rateText.slice(0, 40)}' must be a percent per day with at most 4 decimals, e.g. 0.05 ` +
               `(${formatRatePercent(lending.minDailyRatePpm)} to ${formatRatePercent(lending.maxDailyRatePpm)})`,
           );
         }
         const rate = checkRate(lending, dailyRatePpm);
-        if (!rate.ok) return fail(rate.result, rate.message.replace('interestRateOfDay', 'rate'));
+        if (!rate.ok) fail(rate.result, rate.message.replace('interestRateOfDay', 'rate'));
         const daysText = param(request, 'days') ?? '';
         const days = /^[1-9][0-9]{0,2}$/.test(daysText) ? Number(daysText) : NaN;
         if (!checkTerm(lending, days).ok) {
-          return fail(
+          fail(
             'INVALID_LOAN_TERM',
             `days '${daysText.slice(0, 40)}' must be one of ${lending.termsDays.join(', ')}`,
           );
         }
         const ref = param(request, 'ref') ?? randomUUID();
         if (ref.length === 0 || ref.length > MAX_REF_LENGTH) {
-          return fail('INVALID_PARAMETER', `ref must be 1 to ${MAX_REF_LENGTH} characters`);
+          fail('INVALID_PARAMETER', `ref must be 1 to ${MAX_REF_LENGTH} characters`);
         }
         const fundingId = `operator:${ref}`;
         const r = await venue.submit({

@@ -62,7 +62,7 @@ describe('liquidations and the insurance fund for the operator', () => {
     for (const [form, total] of [
       [[['user', 'alice']], 1],
       [[['user', 'bob']], 0],
-      [[['market', 'BTC_USDT']], 1],
+      [[['market', 'btc_usdt']], 1],
       [[['market', 'eth_usdt']], 0],
       [[['status', 'running']], 0],
       [[['status', 'done']], 1],
@@ -70,6 +70,9 @@ describe('liquidations and the insurance fund for the operator', () => {
       const r = await h.call('/admin/liquidations/list', form);
       assert.equal(r.total, total, JSON.stringify(form));
     }
+    // Market names follow the signed API's rule: lowercase, an uppercase one refused with the name to type.
+    const upper = await h.call('/admin/liquidations/list', [['market', 'BTC_USDT']]);
+    assert.deepEqual([upper.code, upper.message], [3005, "market 'BTC_USDT' must be lowercase ('btc_usdt')"]);
     // The fund: 1 % of the 3,000.0625 usdt repaid, and 10 % of the 0.0625 usdt of interest paid.
     const ins = await h.call('/admin/insurance', [['coin', 'usdt']]);
     assert.deepEqual([ins.liquidations, ins.running], [1, 0]);

@@ -10,10 +10,10 @@ import type { CoinBooks } from '../../engine/books.ts';
 import type { LiquidationRecord } from '../../margin/liquidation.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { liquidationOf } from '../http/signed/margin-views.ts';
-import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
-import { fail } from './admin-reply.ts';
+import { param, type Route, type VenuePort } from '../http/types.ts';
+import { fail, ok } from './admin-reply.ts';
 import { engineReader } from './venue-reader.ts';
-import { coinParam, DEFAULT_LIST_LIMIT, isReply, marketParam, paging, userParam } from './views-routes.ts';
+import { coinParam, DEFAULT_LIST_LIMIT, marketParam, paging, userParam } from './views-routes.ts';
 
 /** The paths of risk-routes (all read-only: the audit log does not record them). */
 export const RISK_READ_PATHS: readonly string[] = [
@@ -23,10 +23,6 @@ export const RISK_READ_PATHS: readonly string[] = [
 ];
 
 const STATUSES = ['running', 'done'] as const;
-
-const ok = (data: Record<string, unknown>): ApiReply => ({
-  json: { code: 1000, message: 'success', ...data },
-});
 
 const ownerOf = (r: LiquidationRecord): number => (r.account.kind === 'system' ? 0 : r.account.userId);
 
@@ -49,22 +45,19 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
         const userText = param(request, 'user');
         const user =
           userText === undefined || userText === '' ? undefined : userParam(engine, reader, request);
-        if (isReply(user)) return user;
         const market = marketParam(engine, request);
-        if (isReply(market)) return market;
         const statusText = param(request, 'status');
         if (
           statusText !== undefined &&
           statusText !== '' &&
           !(STATUSES as readonly string[]).includes(statusText)
         ) {
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `status '${statusText.slice(0, 20)}' must be one of ${STATUSES.join(', ')}`,
           );
         }
         const page = paging(request, DEFAULT_LIST_LIMIT);
-        if (isReply(page)) return page;
         const found = engine
           .liquidations()
           .filter(
@@ -88,13 +81,10 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
       handler: (request) => {
         const text = param(request, 'id') ?? '';
         if (!/^[1-9]\d{0,14}$/.test(text)) {
-          return fail(
-            'INVALID_PARAMETER',
-            `id '${text.slice(0, 20)}' must be a liquidation number (1, 2, …)`,
-          );
+          fail('INVALID_PARAMETER', `id '${text.slice(0, 20)}' must be a liquidation number (1, 2, …)`);
         }
         const record = engine.liquidations().find((r) => r.id === Number(text));
-        if (record === undefined) return fail('INVALID_PARAMETER', `no liquidation ${text}`);
+        if (record === undefined) fail('INVALID_PARAMETER', `no liquidation ${text}`);
         return ok({ liquidation: recordRow(engine, record) });
       },
     },
@@ -107,7 +97,6 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
       path: '/admin/insurance',
       handler: (request) => {
         const only = coinParam(engine, request);
-        if (isReply(only)) return only;
         const records = engine.liquidations();
         const coins = only === undefined ? engine.coins() : [only];
         return ok({

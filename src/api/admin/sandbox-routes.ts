@@ -91,14 +91,13 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
       path: '/admin/demo/faucet',
       handler: async (request): Promise<ApiReply> => {
         const userId = userOf(venue, request);
-        if (typeof userId !== 'number') return userId;
         const coinName = (param(request, 'coin') ?? '').toLowerCase();
         const coin = engine.coin(coinName);
-        if (coin === undefined) return fail('UNKNOWN_COIN', `unknown coin '${coinName.slice(0, 40)}'`);
+        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName.slice(0, 40)}'`);
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
-          return fail(
+          fail(
             'INVALID_AMOUNT',
             `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals`,
           );
@@ -120,7 +119,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
       path: '/admin/clock/advance',
       handler: async (request): Promise<ApiReply> => {
         if (!clock.manual) {
-          return fail(
+          fail(
             'INVALID_STATE',
             'the venue runs on the wall clock: only a venue started with --clock=manual can be advanced',
           );
@@ -130,7 +129,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         if (ms === undefined || ms > deps.maxAdvanceMs) {
           // Said in the words of the person advancing (the CLI's <duration>), not the form field's name.
           const what = text === '' ? 'no duration given' : `'${text.slice(0, 40)}' is not a duration`;
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `${what}: give a number with its unit, such as 30s, 15m, 1h, 1h30m, 2d or 1w ` +
               `(ms s m h d w), from 1 ms to ${deps.maxAdvanceMs / 86_400_000} days`,

@@ -554,3 +554,107 @@ describe('audit log', () => {
     second.close();
   });
 });
+
+describe('venue-wide lists (issue 31): deposits and trades of every user, with filters', () => {
+  test('deposits by user, coin, status and time, newest first, paged', async () => {
+    const h = setUp();
+    await trading(h);
+    const all = await h.call('/admin/deposits/list');
+    assert.equal(all.total, 3);
+    const rows = all.deposits as Record<string, unknown>[];
+    assert.deepEqual(
+      rows.map((d) => [d.user, d.coin, d.amount, d.status]),
+      [
+        ['bob', 'usdt', '100', 'credited'],
+        ['alice', 'btc', '1', 'credited'],
+        ['alice', 'usdt', '30', 'credited'],
+      ],
+    );
+    const t = (i: number): number => Number(rows[i]?.time);
+    for (const [form, expected] of [
+      [[['user', 'alice']], 2],
+      [[['user', '2']], 1],
+      [[['coin', 'usdt']], 2],
+      [[['status', 'confirming']], 0],
+      [[['from', String(t(1))]], 2],
+      [
+        [
+          ['from', String(t(1))],
+          ['to', String(t(1))],
+        ],
+        1,
+      ],
+      [
+        [
+          ['user', 'alice'],
+          ['coin', 'btc'],
+        ],
+        1,
+      ],
+    ] as [[string, string][], number][]) {
+      assert.equal((await h.call('/admin/deposits/list', form)).total, expected, JSON.stringify(form));
+    }
+    const second = await h.call('/admin/deposits/list', [
+      ['limit', '1'],
+      ['offset', '1'],
+    ]);
+    assert.deepEqual(
+      (second.deposits as Record<string, unknown>[]).map((d) => d.coin),
+      ['btc'],
+    );
+    for (const [form, message] of [
+      [[['user', 'nobody']], /^no user named or numbered 'nobody'$/],
+      [[['coin', 'doge1']], /unknown coin/],
+      [[['status', 'lost']], /^status 'lost' must be one of confirming, credited, failed$/],
+      [
+        [
+          ['from', '10'],
+          ['to', '5'],
+        ],
+        /^from \(10\) must not be after to \(5\)$/,
+      ],
+      [[['from', '-1']], /^from '-1' must be an integer/],
+    ] as [[string, string][], RegExp][]) {
+      const r = await h.call('/admin/deposits/list', form);
+      assert.equal(r.code === 3004 || r.code === 3005, true, JSON.stringify([form, r]));
+      assert.match(String(r.message), message);
+    }
+  });
+
+  test('trades of every market, or one, by user (taker or maker) and time', async () => {
+    const h = setUp();
+    await trading(h);
+    const all = await h.call('/admin/trades/list');
+    assert.equal(all.total, 1);
+    const [trade] = all.trades as Record<string, unknown>[];
+    assert.deepEqual(
+      [
+        trade?.market,
+        trade?.price,
+        trade?.amount,
+        trade?.value,
+        trade?.takerSide,
+        trade?.taker,
+        trade?.maker,
+      ],
+      ['btc_usdt', '21000', '0.0005', '10.5', 'buy', 'bob', 'alice'],
+    );
+    for (const [form, expected] of [
+      [[['user', 'alice']], 1],
+      [[['user', 'bob']], 1],
+      [[['user', 'carol']], 0],
+      [[['market', 'eth_usdt']], 0],
+      [
+        [
+          ['market', 'btc_usdt'],
+          ['to', String(Number(trade?.time) - 1)],
+        ],
+        0,
+      ],
+    ] as [[string, string][], number][]) {
+      assert.equal((await h.call('/admin/trades/list', form)).total, expected, JSON.stringify(form));
+    }
+    const upper = await h.call('/admin/trades/list', [['market', 'BTC_USDT']]);
+    assert.equal(upper.message, "market 'BTC_USDT' must be lowercase ('btc_usdt')");
+  });
+});

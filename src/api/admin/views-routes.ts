@@ -12,13 +12,13 @@ import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/spec
 import type { CoinBooks } from '../../engine/books.ts';
 import type { Log } from '../../domain/log.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
-import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
+import type { ApiRequest, Route, VenuePort } from '../http/types.ts';
 import { param, paramText } from '../http/types.ts';
-import { readMarket } from '../edge/readers.ts';
-import { Refusal } from '../edge/refusal.ts';
 import type { RateLimitLock } from '../auth/rate-limit.ts';
 import { MAX_PAGE_SIZE } from '../../store/history-store.ts';
-import { fail } from './admin-reply.ts';
+import { fail, ok } from './admin-reply.ts';
+import { readMarket } from '../edge/readers.ts';
+import { Refusal } from '../edge/refusal.ts';
 import type { AuditLog } from './audit-log.ts';
 import { engineReader, type UserRecord, type VenueReader } from './venue-reader.ts';
 
@@ -99,27 +99,20 @@ async function awaitHistory(venue: VenuePort): Promise<number> {
   return at;
 }
 
-const ok = (data: Record<string, unknown>): ApiReply => ({
-  json: { code: 1000, message: 'success', ...data },
-});
-
 /** `limit` (1..MAX_LIST_LIMIT) and `offset` (≥ 0) from the request, or the refusal. */
-export function paging(
-  request: ApiRequest,
-  defaultLimit: number,
-): { limit: number; offset: number } | ApiReply {
+export function paging(request: ApiRequest, defaultLimit: number): { limit: number; offset: number } {
   const limitText = param(request, 'limit') ?? String(defaultLimit);
   const offsetText = param(request, 'offset') ?? '0';
   const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
-    return fail(
+    fail(
       'INVALID_PARAMETER',
       `limit '${limitText.slice(0, 20)}' must be an integer from 1 to ${MAX_LIST_LIMIT}`,
     );
   }
   const offset = /^\d{1,10}$/.test(offsetText) ? Number(offsetText) : NaN;
   if (!(offset >= 0 && offset <= MAX_OFFSET)) {
-    return fail(
+    fail(
       'INVALID_PARAMETER',
       `offset '${offsetText.slice(0, 20)}' must be an integer from 0 to ${MAX_OFFSET}`,
     );
@@ -128,13 +121,9 @@ export function paging(
 }
 
 /** The user named, or numbered, by the `user` parameter (a name first: names may be digits). */
-export function userParam(
-  engine: VenueState,
-  reader: VenueReader,
-  request: ApiRequest,
-): UserRecord | ApiReply {
+export function userParam(engine: VenueState, reader: VenueReader, request: ApiRequest): UserRecord {
   const text = param(request, 'user') ?? '';
-  if (text === '') return fail('INVALID_PARAMETER', 'user is required: a name or an id');
+  if (text === '') fail('INVALID_PARAMETER', 'user is required: a name or an id');
   const byName = engine.userId(text);
   const id = byName ?? (/^\d{1,15}$/.test(text) ? Number(text) : undefined);
   const user = id === undefined ? undefined : reader.user(id);
@@ -142,12 +131,12 @@ export function userParam(
 }
 
 /** The coin of the `coin` parameter (any case); undefined when absent or empty. */
-export function coinParam(engine: VenueState, request: ApiRequest): CoinSpec | undefined | ApiReply {
+export function coinParam(engine: VenueState, request: ApiRequest): CoinSpec | undefined {
   const text = param(request, 'coin');
   if (text === undefined || text === '') return undefined;
   const lower = text.toLowerCase();
   const check = checkCoinName(lower);
-  if (!check.ok) return fail(check.result, check.message);
+  if (!check.ok) fail(check.result, check.message);
   return engine.coin(lower) ?? fail('UNKNOWN_COIN', `unknown coin '${lower}'`);
 }
 
@@ -171,25 +160,29 @@ export function unknownMarketMessage(
 }
 
 /**
- * The market of the `market` parameter, read by the edge's one market reader after lowercasing
- * (the operator's leniency: `BTC_USDT` is btc_usdt); undefined when absent or empty. A refused
- * one is answered UNKNOWN_MARKET with the markets to type instead.
+ * The market `name` names, by the signed API's rule (src/api/http/signed/wire.ts: lowercase
+ * `<base>_<quote>`, an uppercase name refused with the lowercase one to type, a retired coin name
+ * with its replacement); an unknown or misshapen one is refused with the markets there are.
  */
-export function marketParam(engine: VenueState, request: ApiRequest): MarketSpec | undefined | ApiReply {
-  const text = paramText(request, 'market');
-  if (text === undefined) return undefined;
-  const lower = text.toLowerCase();
+export function knownMarketParam(engine: VenueState, request: ApiRequest, name = 'market'): MarketSpec {
   try {
-    return readMarket(engine, 'market', lower);
+    return readMarket(engine, name, paramText(request, name));
   } catch (error) {
-    if (!(error instanceof Refusal)) throw error;
-    // Whatever is wrong with it (shape, coin, market), the operator is shown what to type instead.
-    return fail('UNKNOWN_MARKET', unknownMarketMessage(lower, engine.markets()));
+    // A mistyped name (unknown, or not <base>_<quote>) is answered with the names to type instead.
+    const text = param(request, name) ?? '';
+    const mistyped =
+      error instanceof Refusal &&
+      (error.result === 'UNKNOWN_MARKET' ||
+        (error.result === 'INVALID_PARAMETER' && text !== '' && text === text.toLowerCase()));
+    if (mistyped) fail('UNKNOWN_MARKET', unknownMarketMessage(text, engine.markets()));
+    throw error;
   }
 }
 
-/** Whether a helper's answer is a refusal to send back. */
-export const isReply = (x: unknown): x is ApiReply => typeof x === 'object' && x !== null && 'json' in x;
+/** The market of the `market` parameter (knownMarketParam); undefined when absent or empty. */
+export function marketParam(engine: VenueState, request: ApiRequest): MarketSpec | undefined {
+  return paramText(request, 'market') === undefined ? undefined : knownMarketParam(engine, request);
+}
 
 /**
  * One coin's row of `/admin/solvency` as decimal text (docs/operations.md, "Solvency"): the spot
@@ -263,9 +256,9 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
   const decimals = (coin: string): number => engine.coin(coin)?.unitDecimal ?? 8;
   const units = (coin: string, n: number): string => formatUnitsTrim(n, decimals(coin));
 
-  const userOf = (request: ApiRequest): UserRecord | ApiReply => userParam(engine, reader, request);
-  const coinOf = (request: ApiRequest): CoinSpec | undefined | ApiReply => coinParam(engine, request);
-  const marketOf = (request: ApiRequest): MarketSpec | undefined | ApiReply => marketParam(engine, request);
+  const userOf = (request: ApiRequest): UserRecord => userParam(engine, reader, request);
+  const coinOf = (request: ApiRequest): CoinSpec | undefined => coinParam(engine, request);
+  const marketOf = (request: ApiRequest): MarketSpec | undefined => marketParam(engine, request);
 
   const userRow = (u: UserRecord): Record<string, unknown> => ({
     id: u.userId,
@@ -283,10 +276,9 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       path: '/admin/users/list',
       handler: (request) => {
         const page = paging(request, DEFAULT_LIST_LIMIT);
-        if (isReply(page)) return page;
         const search = (param(request, 'search') ?? '').toLowerCase();
         if (search.length > MAX_SEARCH_CHARS) {
-          return fail('INVALID_PARAMETER', `search must be at most ${MAX_SEARCH_CHARS} characters`);
+          fail('INVALID_PARAMETER', `search must be at most ${MAX_SEARCH_CHARS} characters`);
         }
         const all = reader.users();
         const found =
@@ -309,11 +301,9 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       path: '/admin/users/show',
       handler: async (request) => {
         const user = userOf(request);
-        if (isReply(user)) return user;
         const page = paging(request, DEFAULT_SECTION_LIMIT);
-        if (isReply(page)) return page;
         if (page.offset + page.limit > MAX_PAGE_SIZE) {
-          return fail(
+          fail(
             'INVALID_PARAMETER',
             `offset + limit must be at most ${MAX_PAGE_SIZE}: the history sections show the latest rows`,
           );
@@ -430,7 +420,6 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       path: '/admin/solvency',
       handler: (request) => {
         const only = coinOf(request);
-        if (isReply(only)) return only;
         const coins = only === undefined ? engine.coins() : [only];
         return ok({
           coins: coins.map((c) => {
@@ -446,9 +435,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       path: '/admin/markets/list',
       handler: (request) => {
         const only = marketOf(request);
-        if (isReply(only)) return only;
         const page = paging(request, DEFAULT_LIST_LIMIT);
-        if (isReply(page)) return page;
         const all = only === undefined ? engine.markets() : [only];
         const open = reader.openOrdersByMarket();
         return ok({
@@ -513,7 +500,6 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       path: '/admin/limits/list',
       handler: async (request) => {
         const page = paging(request, DEFAULT_LIST_LIMIT);
-        if (isReply(page)) return page;
         if (deps.limits === undefined) return ok({ enabled: false, total: 0, locks: [] });
         const locks = await deps.limits.locks();
         return ok({
@@ -531,14 +517,14 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       handler: async (request) => {
         const subject = param(request, 'subject') ?? '';
         if (subject === '' || subject.length > 128) {
-          return fail('INVALID_PARAMETER', 'subject is required: the IP address or access key locked');
+          fail('INVALID_PARAMETER', 'subject is required: the IP address or access key locked');
         }
         if (deps.limits === undefined) {
-          return fail('INVALID_PARAMETER', 'rate limits are switched off on this venue: nothing is locked');
+          fail('INVALID_PARAMETER', 'rate limits are switched off on this venue: nothing is locked');
         }
         const lifted = await deps.limits.lift(subject);
         if (lifted === undefined) {
-          return fail(
+          fail(
             'UNKNOWN_REFERENCE',
             `no rate-limit lock on '${subject.slice(0, 128)}' (bourse limits lists them)`,
           );
@@ -555,8 +541,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
       path: '/admin/audit/list',
       handler: (request) => {
         const page = paging(request, DEFAULT_LIST_LIMIT);
-        if (isReply(page)) return page;
-        if (deps.audit === undefined) return fail('GENERAL_ERROR', 'this venue keeps no audit log');
+        if (deps.audit === undefined) fail('GENERAL_ERROR', 'this venue keeps no audit log');
         const { total, entries } = deps.audit.list(page.limit, page.offset);
         return ok({
           total,

@@ -1,6 +1,7 @@
 /**
  * @module api — the console's calls to the admin API, made as the `bourse` CLI makes them: a form
- * POST to `/admin/<path>` with `Authorization: Bearer <admin token>`, answered with JSON
+ * POST to `/admin/<path>` with `Authorization: Bearer <session>` (the session an operator opened
+ * with its token and, for the roles that move money, a TOTP code), answered with JSON
  * `{code, message, …}`. The probes (`/health`, `/ready`, `/metrics`) are GETs on the same listener.
  */
 
@@ -19,6 +20,21 @@ export class AdminError extends Error {
 
 /** The admin API's code for a missing or wrong token. */
 export const TOKEN_REFUSED = 1003;
+
+/** A signed-in operator: the session the server gave, who it is, and its role. */
+export interface Session {
+  readonly session: string;
+  readonly operator: string;
+  readonly role: 'viewer' | 'operator' | 'admin';
+}
+
+/** Opens a session with an operator's token (or the bootstrap admin.token) and a TOTP code. */
+export async function openSession(token: string, code: string): Promise<Session> {
+  const reply: Json = await new AdminApi(token).call('/admin/session/open', {
+    code: code === '' ? undefined : code,
+  });
+  return { session: reply.session, operator: reply.operator, role: reply.role };
+}
 
 export class AdminApi {
   readonly #token: string;

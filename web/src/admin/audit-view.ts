@@ -32,6 +32,8 @@ export const auditView: View = async (ctx) => {
           [
             { title: '#', cell: (e) => e.id, num: true },
             { title: 'Time', cell: (e) => time(e.time) },
+            // Who: the operator's name (admin.token: the bootstrap token; – before named operators).
+            { title: 'Operator', cell: (e) => text(e.operator) },
             { title: 'Action', cell: (e) => e.action },
             { title: 'Parameters', cell: (e) => h('code', {}, params(e.params)) },
             {

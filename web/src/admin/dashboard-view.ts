@@ -8,7 +8,7 @@ import { confirmButton, confirming, h, section, table } from './dom.ts';
 import { text, time } from './format.ts';
 import { mean, parseMetrics, sum, type Metrics } from './prom.ts';
 import { keepFresh } from './refresh.ts';
-import type { Console, View } from './view.ts';
+import { may, type Console, type View } from './view.ts';
 
 /** The most markets the dashboard lists (the markets view pages through all). */
 const MARKETS_SHOWN = 100;
@@ -224,7 +224,7 @@ function withdrawalsSection(ctx: Console, rows: Json[], reload: () => void): HTM
         {
           title: '',
           cell: (w) =>
-            w.state === 'submitted'
+            w.state === 'submitted' && may(ctx, 'operator')
               ? h(
                   'span',
                   { class: 'actions' },

@@ -1,11 +1,14 @@
 /**
  * @module main — the operator console, served at /admin on the admin listener: a client of the
- * admin API only (as the `bourse` CLI is). Sign-in with the admin token, kept in this tab's
- * sessionStorage; then the dashboard, users, markets and the audit log, one view at a time,
- * chosen by the address's hash (`#dashboard`, `#users`, `#user/<id>`, `#markets`, `#audit`).
+ * admin API only (as the `bourse` CLI is). An operator signs in with its token and, for the roles
+ * that move money, a TOTP code (src/api/admin/operators.ts); the session is kept in this tab's
+ * sessionStorage. Then the dashboard, users, activity, markets and the audit log, one view at a
+ * time, chosen by the address's hash (`#dashboard`, `#users`, `#user/<id>`, `#activity`,
+ * `#markets`, `#audit`).
  */
 import './console.css';
-import { AdminApi } from './api.ts';
+import { activityView } from './activity-view.ts';
+import { AdminApi, openSession, type Session } from './api.ts';
 import { auditView } from './audit-view.ts';
 import { dashboardView } from './dashboard-view.ts';
 import { h } from './dom.ts';
@@ -13,12 +16,13 @@ import { marketsView } from './markets-view.ts';
 import { userView, usersView } from './users-view.ts';
 import type { Console, View } from './view.ts';
 
-/** Where the token is kept: this tab only, gone when it closes or on Sign out. */
-const TOKEN_KEY = 'bourse.admin.token';
+/** Where the session is kept: this tab only, gone when it closes or on Sign out. */
+const SESSION_KEY = 'bourse.admin.session';
 
 const VIEWS: readonly { readonly hash: string; readonly title: string; readonly view: View }[] = [
   { hash: 'dashboard', title: 'Dashboard', view: dashboardView },
   { hash: 'users', title: 'Users', view: usersView },
+  { hash: 'activity', title: 'Activity', view: activityView },
   { hash: 'markets', title: 'Markets', view: marketsView },
   { hash: 'audit', title: 'Audit log', view: auditView },
 ];
@@ -29,9 +33,17 @@ function signInScreen(problem?: string): void {
   const input = h('input', {
     id: 'token',
     type: 'password',
-    placeholder: 'admin token',
+    placeholder: 'operator token',
     autocomplete: 'off',
     spellcheck: 'false',
+  });
+  const code = h('input', {
+    id: 'code',
+    inputmode: 'numeric',
+    pattern: '[0-9]{6}',
+    maxlength: 6,
+    placeholder: '6 digits',
+    autocomplete: 'one-time-code',
   });
   const result = h(
     'div',
@@ -49,11 +61,10 @@ function signInScreen(problem?: string): void {
         if (token === '') return;
         result.textContent = 'Checking…';
         result.className = 'result';
-        new AdminApi(token)
-          .call('/admin/venue')
-          .then(() => {
-            sessionStorage.setItem(TOKEN_KEY, token);
-            start(token);
+        openSession(token, code.value.trim())
+          .then((who) => {
+            sessionStorage.setItem(SESSION_KEY, JSON.stringify(who));
+            start(who);
           })
           .catch((error: unknown) => {
             result.textContent = `Not signed in: ${error instanceof Error ? error.message : String(error)}`;
@@ -62,21 +73,26 @@ function signInScreen(problem?: string): void {
       },
     },
     h('h1', {}, 'Bourse operator console'),
-    h('label', { for: 'token' }, 'Admin token'),
+    h('label', { for: 'token' }, 'Operator token'),
     input,
+    h('label', { for: 'code' }, 'Code from your authenticator app (operator and admin roles)'),
+    code,
     h('button', { type: 'submit' }, 'Sign in'),
     result,
     h(
       'p',
       { class: 'note' },
-      'The admin token is in the file ',
+      'Each operator has a token of its own, given once by ',
+      h('code', {}, 'bourse operator add <name> <role>'),
+      '; the operator and admin roles, which move money, also give the 6-digit code of the ',
+      'authenticator app set up with the secret shown then. The host’s own key is the file ',
       h('code', {}, 'admin.token'),
       " in the venue's data directory — the file the ",
       h('code', {}, 'bourse'),
       ' CLI reads (',
       h('code', {}, 'cat data/admin.token'),
-      ' for the default one). It is kept in this browser tab only (sessionStorage, gone when the tab ',
-      'closes or on Sign out) and sent with every call as the CLI sends it: ',
+      ' for the default one). The session is kept in this browser tab only (sessionStorage, gone when the tab ',
+      'closes or on Sign out) and sent with every call: ',
       h('code', {}, 'Authorization: Bearer …'),
       '.',
     ),
@@ -85,20 +101,22 @@ function signInScreen(problem?: string): void {
   input.focus();
 }
 
-function start(token: string): void {
+function start(who: Session): void {
   const main = h('main', { id: 'view' });
   const notice = h('div', { id: 'notice', class: 'notice', role: 'status', hidden: true });
   let noticeTimer: ReturnType<typeof setTimeout> | undefined;
   const signOut = (problem?: string): void => {
-    sessionStorage.removeItem(TOKEN_KEY);
+    if (problem === undefined) void ctx.api.call('/admin/session/close').catch(() => undefined);
+    sessionStorage.removeItem(SESSION_KEY);
     ctx.stopped = true;
     if (location.hash !== '') history.replaceState(null, '', location.pathname);
     signInScreen(problem);
   };
   const ctx: Console = {
-    api: new AdminApi(token, () =>
-      signOut('The server refused the token (it may have restarted with another).'),
+    api: new AdminApi(who.session, () =>
+      signOut('The session ended (it expired, or the server restarted): sign in again.'),
     ),
+    who,
     stopped: false,
     notice: (message, good = false) => {
       notice.textContent = message;
@@ -122,6 +140,7 @@ function start(token: string): void {
       { class: 'top' },
       h('div', { class: 'brand' }, 'Bourse ', h('span', { class: 'muted' }, 'operator')),
       nav,
+      h('span', { id: 'who', class: 'muted' }, `${who.operator} (${who.role})`),
       h('button', { id: 'sign-out', type: 'button', onclick: () => signOut() }, 'Sign out'),
     ),
     notice,
@@ -164,6 +183,6 @@ function start(token: string): void {
   void route();
 }
 
-const saved = sessionStorage.getItem(TOKEN_KEY);
+const saved = sessionStorage.getItem(SESSION_KEY);
 if (saved === null) signInScreen();
-else start(saved);
+else start(JSON.parse(saved) as Session);

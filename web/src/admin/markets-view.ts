@@ -1,12 +1,14 @@
 /**
  * @module markets-view — every market (`/admin/markets/list`, paged) with its status, fees, best
  * bid and ask, last price, 24 h volume and open orders; Halt and Resume (`/admin/markets/status`).
- * Add market (`/admin/markets/add`, a journaled command like every runtime change).
+ * For admins: add a market (`/admin/markets/add`), change its fees (`/admin/markets/change`) and
+ * close it for good (`/admin/markets/close`), each confirmed first — journaled commands like
+ * every runtime change, audited under the operator's name.
  */
 import type { Json } from './api.ts';
 import { confirmButton, h, pager, section, table } from './dom.ts';
 import { percent, text } from './format.ts';
-import type { View } from './view.ts';
+import { act, may, type Console, type View } from './view.ts';
 
 export const MARKETS_PAGE = 25;
 
@@ -52,6 +54,45 @@ function addMarketForm(ctx: Parameters<View>[0], done: () => void): HTMLFormElem
   return form;
 }
 
+/** Fee fields in place of the row's Fees button: maker and taker as fractions, then a confirmation. */
+function feesForm(ctx: Console, m: Json, done: () => void): HTMLElement {
+  const maker = h('input', { name: 'makerFee', value: m.makerFee, size: 8, 'aria-label': 'maker fee' });
+  const taker = h('input', { name: 'takerFee', value: m.takerFee, size: 8, 'aria-label': 'taker fee' });
+  const confirm = h('span', {});
+  const form = h(
+    'form',
+    {
+      class: 'inline-form fees-form',
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const [makerFee, takerFee] = [maker.value.trim(), taker.value.trim()];
+        confirm.replaceChildren(
+          confirmButton(
+            'Save',
+            `Maker ${percent(makerFee)}, taker ${percent(takerFee)} on ${String(m.market)}?`,
+            () =>
+              act(
+                ctx,
+                `${String(m.market)} fees unchanged`,
+                () => ctx.api.call('/admin/markets/change', { market: m.market, makerFee, takerFee }),
+                `${String(m.market)} fees: maker ${percent(makerFee)}, taker ${percent(takerFee)}.`,
+                done,
+              ),
+          ),
+        );
+        (confirm.querySelector('button') as HTMLButtonElement).click();
+      },
+    },
+    'maker ',
+    maker,
+    ' taker ',
+    taker,
+    h('button', { type: 'submit' }, 'Save…'),
+    confirm,
+  );
+  return form;
+}
+
 export const marketsView: View = async (ctx) => {
   const root = h('div', { id: 'markets' });
   const load = async (offset: number): Promise<void> => {
@@ -73,22 +114,26 @@ export const marketsView: View = async (ctx) => {
       section(
         'Markets',
         'markets-list',
-        h(
-          'div',
-          { class: 'toolbar' },
-          h(
-            'button',
-            {
-              id: 'add-market',
-              type: 'button',
-              onclick: (event: Event) => {
-                const button = event.currentTarget as HTMLButtonElement;
-                button.replaceWith(addMarketForm(ctx, reload));
-              },
-            },
-            'Add market',
-          ),
-        ),
+        ...(may(ctx, 'admin')
+          ? [
+              h(
+                'div',
+                { class: 'toolbar' },
+                h(
+                  'button',
+                  {
+                    id: 'add-market',
+                    type: 'button',
+                    onclick: (event: Event) => {
+                      const button = event.currentTarget as HTMLButtonElement;
+                      button.replaceWith(addMarketForm(ctx, reload));
+                    },
+                  },
+                  'Add market',
+                ),
+              ),
+            ]
+          : []),
         table<Json>(
           [
             { title: 'Market', cell: (m) => m.market },
@@ -102,21 +147,60 @@ export const marketsView: View = async (ctx) => {
             { title: 'Last', cell: (m) => text(m.last), num: true },
             { title: '24 h volume', cell: (m) => text(m.volume24h), num: true },
             { title: 'Open orders', cell: (m) => m.openOrders, num: true },
+            ...(may(ctx, 'admin')
+              ? [
+                  {
+                    title: '',
+                    cell: (m: Json) =>
+                      m.status === 'closed'
+                        ? ''
+                        : h(
+                            'span',
+                            { class: 'actions' },
+                            h(
+                              'button',
+                              {
+                                type: 'button',
+                                class: 'fees',
+                                onclick: (event: Event) =>
+                                  (event.currentTarget as HTMLElement).replaceWith(feesForm(ctx, m, reload)),
+                              },
+                              'Fees…',
+                            ),
+                            confirmButton(
+                              'Close',
+                              `Close ${String(m.market)} for good? Its orders are cancelled; it cannot reopen.`,
+                              () =>
+                                act(
+                                  ctx,
+                                  `${String(m.market)} not closed`,
+                                  () => ctx.api.call('/admin/markets/close', { market: m.market }),
+                                  `${String(m.market)} closed: its orders cancelled.`,
+                                  reload,
+                                ),
+                              { class: 'close' },
+                            ),
+                          ),
+                  },
+                ]
+              : []),
             {
               title: '',
               cell: (m) =>
-                m.status === 'halted'
-                  ? confirmButton('Resume', `Resume trading on ${m.market}?`, setStatus(m, 'trading'), {
-                      class: 'resume',
-                    })
-                  : confirmButton(
-                      'Halt',
-                      `Halt ${m.market}? It will refuse orders.`,
-                      setStatus(m, 'halted'),
-                      {
-                        class: 'halt',
-                      },
-                    ),
+                m.status === 'closed' || !may(ctx, 'operator')
+                  ? ''
+                  : m.status === 'halted'
+                    ? confirmButton('Resume', `Resume trading on ${m.market}?`, setStatus(m, 'trading'), {
+                        class: 'resume',
+                      })
+                    : confirmButton(
+                        'Halt',
+                        `Halt ${m.market}? It will refuse orders.`,
+                        setStatus(m, 'halted'),
+                        {
+                          class: 'halt',
+                        },
+                      ),
             },
           ],
           reply.markets as Json[],

@@ -1,12 +1,15 @@
 /**
  * @module users-view — users with search and paging (`/admin/users/list`), and one user in full
- * (`/admin/users/show`): balances of every account, open orders, bills, deposits, withdrawals and
- * API keys (never secrets).
+ * (`/admin/users/show`): balances of every account (margin ones with what they owe), open orders,
+ * bills, deposits, withdrawals and API keys (never secrets). The user page acts too, each action
+ * confirmed first and audited by the server under the operator's name: freeze and unfreeze,
+ * credit, cancel the open orders, revoke a key (the CLI's calls: src/api/admin/change-routes.ts,
+ * admin-routes.ts).
  */
 import type { Json } from './api.ts';
-import { h, pager, section, table } from './dom.ts';
+import { confirmButton, h, pager, section, table } from './dom.ts';
 import { text, time } from './format.ts';
-import type { View } from './view.ts';
+import { act, may, type Console, type View } from './view.ts';
 
 /** Users a page. */
 export const USERS_PAGE = 25;
@@ -66,6 +69,93 @@ export const usersView: View = async (ctx) => {
   return root;
 };
 
+/** The user's actions, for the roles that may take them: freeze, credit, cancel orders. */
+function userActions(ctx: Console, r: Json, reload: () => void): HTMLElement {
+  const u = r.user;
+  const user = String(u.name);
+  const run = (what: string, path: string, params: Record<string, string>, success: string) => () =>
+    act(ctx, what, () => ctx.api.call(path, params), success, reload);
+  const frozen = u.status === 'frozen';
+  const coins = ((r.accounts as Json[])[0]?.balances as Json[] | undefined) ?? [];
+  const coin = h(
+    'select',
+    { id: 'credit-coin', name: 'coin' },
+    ...coins.map((b) => h('option', { value: b.coin }, String(b.coin).toUpperCase())),
+  );
+  const amount = h('input', { id: 'credit-amount', name: 'amount', placeholder: 'amount', size: 12 });
+  const credit = h('span', { id: 'credit-confirm' });
+  const creditForm = h(
+    'form',
+    {
+      id: 'credit-form',
+      class: 'inline-form',
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const value = amount.value.trim();
+        if (value === '') return;
+        // One reference a confirmed credit: the server applies it once, whatever the clicks.
+        const ref = `console-${crypto.randomUUID()}`;
+        const c = coin.value;
+        credit.replaceChildren(
+          confirmButton(
+            'Credit',
+            `Credit ${value} ${c.toUpperCase()} to ${user}?`,
+            run(
+              `no credit to ${user}`,
+              '/admin/deposits/credit',
+              { user, coin: c, amount: value, ref },
+              `${value} ${c.toUpperCase()} credited to ${user}.`,
+            ),
+            { class: 'credit' },
+          ),
+        );
+        (credit.querySelector('button') as HTMLButtonElement).click();
+      },
+    },
+    h('label', {}, 'Credit ', coin, ' ', amount),
+    h('button', { type: 'submit' }, 'Credit…'),
+    credit,
+  );
+  return section(
+    'Actions',
+    'user-actions',
+    h(
+      'div',
+      { class: 'toolbar' },
+      frozen
+        ? confirmButton(
+            'Unfreeze',
+            `Unfreeze ${user}? Orders and withdrawals work again.`,
+            run(`${user} unchanged`, '/admin/users/unfreeze', { user }, `${user} unfrozen: active again.`),
+            { id: 'unfreeze' },
+          )
+        : confirmButton(
+            'Freeze',
+            `Freeze ${user}? No orders, no withdrawals (reads and cancels work).`,
+            run(
+              `${user} unchanged`,
+              '/admin/users/freeze',
+              { user },
+              `${user} frozen: orders and withdrawals refused.`,
+            ),
+            { id: 'freeze' },
+          ),
+      confirmButton(
+        'Cancel all orders',
+        `Cancel all ${String(r.openOrders.total)} open orders of ${user}?`,
+        run(
+          `orders of ${user} not cancelled`,
+          '/admin/users/cancel-orders',
+          { user },
+          `orders of ${user} cancelled.`,
+        ),
+        { id: 'cancel-orders', disabled: Number(r.openOrders.total) === 0 },
+      ),
+    ),
+    creditForm,
+  );
+}
+
 export const userView: View = async (ctx, arg) => {
   const root = h('div', { id: 'user' });
   const load = async (offset: number): Promise<void> => {
@@ -78,6 +168,7 @@ export const userView: View = async (ctx, arg) => {
       (o) => void load(o).catch((e: unknown) => ctx.notice(String(e))),
     );
     const u = r.user;
+    const reload = (): void => void load(offset).catch((e: unknown) => ctx.notice(String(e)));
     root.replaceChildren(
       h(
         'div',
@@ -87,9 +178,12 @@ export const userView: View = async (ctx, arg) => {
         h(
           'span',
           { class: 'muted' },
-          `id ${u.id} · ${u.status}${u.demo ? ' · demo' : ''} · created ${time(u.created)}`,
+          `id ${u.id} · `,
+          h('span', { id: 'user-status', class: `status ${u.status}` }, u.status),
+          `${u.demo ? ' · demo' : ''} · created ${time(u.created)}`,
         ),
       ),
+      ...(may(ctx, 'operator') ? [userActions(ctx, r, reload)] : []),
       h(
         'p',
         { class: 'note' },
@@ -105,12 +199,21 @@ export const userView: View = async (ctx, arg) => {
               { title: 'Coin', cell: (b) => String(b.coin).toUpperCase() },
               { title: 'Available', cell: (b) => b.available, num: true },
               { title: 'Frozen', cell: (b) => b.frozen, num: true },
+              // A margin account owes what it borrowed and the interest on it (issue 14).
+              ...(a.account === 'spot'
+                ? []
+                : [
+                    { title: 'Borrowed', cell: (b: Json) => b.borrowed, num: true },
+                    { title: 'Interest', cell: (b: Json) => b.interest, num: true },
+                  ]),
             ],
             a.balances as Json[],
             {
               rowAttrs: (b) => ({
                 'data-coin': b.coin,
-                class: /^0*(\.0*)?$/.test(`${b.available}${b.frozen}`) ? 'zero' : undefined,
+                class: /^0*(\.0*)?$/.test(`${b.available}${b.frozen}${b.borrowed ?? ''}${b.interest ?? ''}`)
+                  ? 'zero'
+                  : undefined,
               }),
             },
           ),
@@ -195,9 +298,30 @@ export const userView: View = async (ctx, arg) => {
             { title: 'Permissions', cell: (k) => (k.permissions as string[]).join(', ') || 'none' },
             { title: 'Bound IPs', cell: (k) => (k.ips as string[]).join(', ') || 'any' },
             { title: 'Replay protection', cell: (k) => (k.replayProtection ? 'yes' : 'no') },
+            ...(may(ctx, 'operator')
+              ? [
+                  {
+                    title: '',
+                    cell: (k: Json) =>
+                      confirmButton(
+                        'Revoke',
+                        `Revoke ${String(k.accessKey).slice(0, 8)}…? Requests signed with it fail from now on.`,
+                        () =>
+                          act(
+                            ctx,
+                            'key not revoked',
+                            () => ctx.api.call('/admin/keys/revoke', { key: k.accessKey }),
+                            `key ${String(k.accessKey).slice(0, 8)}… of ${String(u.name)} revoked.`,
+                            reload,
+                          ),
+                        { class: 'revoke' },
+                      ),
+                  },
+                ]
+              : []),
           ],
           r.keys as Json[],
-          { empty: 'No API key.' },
+          { empty: 'No API key.', rowAttrs: (k) => ({ 'data-key': k.accessKey }) },
         ),
       ),
     );
