@@ -19,7 +19,12 @@ import { join, resolve } from 'node:path';
 import { adminRoutes } from './api/admin/admin-routes.ts';
 import { AUDIT_FILE, FileAuditLog } from './api/admin/audit-log.ts';
 import { ADMIN_ROLE, startAdminServer, type RunningAdminServer } from './api/admin/admin-server.ts';
-import { createSecretSealer, generateApiCredentials } from './api/auth/secret-sealing.ts';
+import {
+  createSecretSealer,
+  generateApiCredentials,
+  issueSealedKey,
+  type IssuedApiKey,
+} from './api/auth/secret-sealing.ts';
 import { Authenticator } from './api/auth/authenticate.ts';
 import { MemoryRateLimiter, type RateLimiter } from './api/auth/rate-limit.ts';
 import { TrustedProxies } from './api/http/client-ip.ts';
@@ -446,14 +451,7 @@ async function startLocked(
     // What the chain did while the venue was down (or mid-pass when it stopped) reaches the engine now.
     await watcher.start();
 
-    const issueKey = (): { accessKey: string; secretKey: string; sealedSecret: string } => {
-      const c = generateApiCredentials();
-      return {
-        accessKey: c.accessKey,
-        secretKey: c.secret,
-        sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-      };
-    };
+    const issueKey = (): IssuedApiKey => issueSealedKey(sealer);
     const routes = [
       // The kline endpoint's per-IP spacing is a rate limit: on the wall clock, like the others.
       ...publicRoutes({ venue: { ...venue, now: Date.now }, marketData }),
