@@ -40,7 +40,7 @@ const ADMIN_TOKEN = 'fuzz-admin-token-0123456789abcdef';
 const UA = 'Mozilla/5.0 (fuzz)';
 const PASSWORD = 'secret1';
 const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
-const ALL: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
+const ALL: KeyPermissions = { asset: true, entrust: true, money: true, lever: true, subUser: true };
 /** A good value replaced, when sent, by a customerOrderId never used before. */
 const FRESH_CLIENT_ORDER_ID = 'fresh0';
 let clientOrderIds = 0;
@@ -107,8 +107,10 @@ const RATE = ['0.05', '0.2', '0.1234', '0.3'];
 const TERM = ['10', '20', '30', '15'];
 const FLAG = ['1', '0', 'true'];
 const LOAN_ID = ['1', '2', '999'];
-/** Parameters only some margin endpoints may leave out. */
+/** Parameters only some margin and sub-account endpoints may leave out. */
 const MARGIN_OPTIONAL: Readonly<Record<string, readonly string[]>> = {
+  addSubUser: ['memo'],
+  createSubUserKey: ['assetPerm', 'entrustPerm', 'moneyPerm', 'leverPerm'],
   getLoanRecords: ['loanId', 'marketName', 'status'],
   getLeverBills: ['coin', 'marketName'],
   getCrossBills: ['coin'],
@@ -236,6 +238,26 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
     getFinanceRecords: { coin: MARGIN_COIN, ...pages },
     getRepayments: { loanRecordId: LOAN_ID, ...pages },
     getCrossRepayRecords: { coin: MARGIN_COIN, ...pages },
+    // Sub-accounts (issue 33): alice has the sub-account alice-sub; bob is another main user.
+    addSubUser: {
+      subUserName: ['alice-sub2', 'alice-sub', 'bob', 'sub.x'],
+      password: ['sub-pass1', 'short'],
+      memo: ['desk', ''],
+    },
+    getSubUserList: {},
+    doTransferFunds: {
+      amount: ['1', '0.5', '5e-1', '100000000'],
+      currency: COIN,
+      fromUserName: ['alice', 'alice-sub', 'bob'],
+      toUserName: ['alice-sub', 'alice', 'bob'],
+    },
+    createSubUserKey: {
+      subUserName: ['alice-sub', 'bob', 'alice'],
+      assetPerm: FLAG,
+      entrustPerm: FLAG,
+      moneyPerm: FLAG,
+      leverPerm: FLAG,
+    },
   };
   const optional = [
     ...['acctType', 'customerOrderId', 'orderType', 'enableExpress', 'itransfer', 'dataType'],
@@ -253,6 +275,8 @@ function catalog(orderIds: readonly string[]): Endpoint[] {
       params,
       optional: [...optional, ...(coinOptional ? ['currency'] : []), ...(MARGIN_OPTIONAL[e.method] ?? [])],
       ...('id' in params && { oneOf: ['id', 'customerOrderId'] }),
+      // scrypt: tens of ms a call.
+      ...(e.method === 'addSubUser' && { weight: 0.1 }),
     };
   });
   endpoints.push(
@@ -410,6 +434,13 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
       memo: '',
     },
     { type: 'SetFundPassword', userId: alice, hash: await hashFundPassword(PASSWORD) },
+    {
+      type: 'AddSubUser',
+      mainUserId: alice,
+      name: 'alice-sub',
+      memo: '',
+      passwordHash: await hashFundPassword(PASSWORD),
+    },
     { type: 'AddWithdrawAddress', userId: alice, coin: 'usdt', chain: 'TRC20', address: EXTERNAL_TRC20 },
     { type: 'VerifyWithdrawAddress', userId: alice, coin: 'usdt', address: EXTERNAL_TRC20 },
     {
