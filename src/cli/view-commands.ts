@@ -74,10 +74,25 @@ const LEVEL_NOTE: Readonly<Record<number, string>> = {
   3: ', locked by its liquidation',
 };
 
+/** The user's place in the tree of sub-accounts (issue 33), as lines. */
+function family(u: Row): string[] {
+  const subs = (u.subAccounts as string[] | undefined) ?? [];
+  if (typeof u.mainUser === 'string') return [`sub-account of ${u.mainUser} (frozen with it)`];
+  return subs.length === 0 ? [] : [`sub-accounts: ${subs.join(', ')}`];
+}
+
+/** The tree column of the user list: whose sub-account, or how many it has. */
+function tree(r: Row): string {
+  const subs = (r.subAccounts as string[] | undefined) ?? [];
+  if (typeof r.mainUser === 'string') return `sub of ${r.mainUser}`;
+  return subs.length === 0 ? '' : `${subs.length} sub`;
+}
+
 function showUser(b: Row): string {
   const u = b.user as Row;
   const lines = [
     `user ${cell(u.name)} (id ${cell(u.id)}): ${cell(u.status)}${u.demo === true ? ', demo' : ''}, created ${when(u.created)}`,
+    ...family(u),
   ];
   for (const account of b.accounts as Row[]) {
     const margin = account.account !== 'spot';
@@ -192,6 +207,7 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
           ['status', (r) => `${cell(r.status)}${r.demo === true ? ' (demo)' : ''}`],
           ['>keys', 'keys'],
           ['>open orders', 'openOrders'],
+          ['family', tree],
         ]),
     }),
   },
@@ -273,6 +289,7 @@ export const VIEW_COMMANDS: readonly CommandSpec[] = [
           ['>last', 'last'],
           ['>24h volume', 'volume24h'],
           ['>open orders', 'openOrders'],
+          ['family', tree],
         ]),
     }),
   },

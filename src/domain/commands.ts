@@ -249,17 +249,39 @@ export interface SetMarketStatus {
   readonly status: MarketStatus;
 }
 
-/** What an API key may do (the interface's four permission flags). */
+/** What an API key may do (the interface's four permission flags, and the venue's subUserPerm). */
 export interface KeyPermissions {
   readonly asset: boolean;
   readonly entrust: boolean;
   readonly money: boolean;
   readonly lever: boolean;
+  /**
+   * Managing the user's sub-accounts (getAccountInfo's `subUserPerm`; issue 33). Optional: keys
+   * created before it (and their snapshots) have none, which means no.
+   */
+  readonly subUser?: boolean;
+}
+
+/** The operator's names of the permissions (`--perms asset,subuser`), each with its flag. */
+export const PERMISSION_NAMES = {
+  asset: 'asset',
+  entrust: 'entrust',
+  money: 'money',
+  lever: 'lever',
+  subuser: 'subUser',
+} as const satisfies Record<string, keyof KeyPermissions>;
+
+/** The names a key holds, in PERMISSION_NAMES order. */
+export function permissionNames(p: KeyPermissions): string[] {
+  return Object.entries(PERMISSION_NAMES)
+    .filter(([, flag]) => p[flag] === true)
+    .map(([name]) => name);
 }
 
 /** What each permission grants (docs/api-keys.md, "Permissions"): for help texts and refusals. */
 export const KEY_PERMISSION_HELP =
-  'asset (account and bills), entrust (orders), money (addresses, deposits, withdrawals), lever (margin)';
+  'asset (account and bills), entrust (orders), money (addresses, deposits, withdrawals), lever (margin), ' +
+  'subuser (sub-accounts)';
 
 /**
  * Registers an API key. The secret travels sealed (encrypted by the gateway with the operator's
@@ -359,6 +381,42 @@ export interface RotateApiKey {
   readonly accessKey: string;
   readonly sealedSecret: string;
 }
+
+// ───────────── sub-accounts (issue 33): src/engine/sub-accounts.ts applies them ─────────────
+
+/**
+ * A main user opens a sub-account: a user of its own (spot and margin accounts, orders, bills,
+ * keys) owned by `mainUserId`, who must not be a sub-account itself. `passwordHash` is the
+ * sub-account's fund password, a slow hash made at the edge as SetFundPassword's.
+ */
+export interface AddSubUser {
+  readonly type: 'AddSubUser';
+  readonly mainUserId: number;
+  readonly name: string;
+  readonly memo: string;
+  readonly passwordHash: string;
+}
+
+/**
+ * Moves `amount` of a coin's available spot balance between two users of one family: a main user
+ * and its sub-accounts (main ↔ sub, sub ↔ sub), asked for by the main user.
+ */
+export interface TransferFunds {
+  readonly type: 'TransferFunds';
+  readonly mainUserId: number;
+  readonly fromUserId: number;
+  readonly toUserId: number;
+  readonly coin: string;
+  readonly amount: CoinUnits;
+}
+
+/** The sub-account commands (src/engine/sub-accounts.ts). */
+export type SubAccountCommand = AddSubUser | TransferFunds;
+
+export const SUB_ACCOUNT_COMMAND_TYPES = [
+  'AddSubUser',
+  'TransferFunds',
+] as const satisfies readonly CommandType[];
 
 /** The runtime-change commands. */
 export type VenueChangeCommand =
@@ -575,7 +633,8 @@ export type Command =
   | Borrow
   | RepayLoan
   | RepayAll
-  | SetMarginPreferences;
+  | SetMarginPreferences
+  | SubAccountCommand;
 
 export type CommandType = Command['type'];
 

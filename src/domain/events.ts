@@ -44,6 +44,9 @@ export type BillType =
   | 'withdrawFee'
   | 'transferOut'
   | 'transferIn'
+  // Sub-accounts (issue 33): a main user's transfer between two users of its family.
+  | 'subTransferOut'
+  | 'subTransferIn'
   | 'buy'
   | 'sell'
   | 'buyFee'
@@ -149,6 +152,15 @@ export interface UserRegistered {
   readonly type: 'UserRegistered';
   readonly userId: number;
   readonly name: string;
+  readonly time: number;
+}
+
+/** A user registered as a sub-account of `mainUserId` (after its UserRegistered). */
+export interface SubUserAdded {
+  readonly type: 'SubUserAdded';
+  readonly mainUserId: number;
+  readonly userId: number;
+  readonly memo: string;
   readonly time: number;
 }
 
@@ -362,6 +374,7 @@ export type EngineEvent =
   | OrderUpdated
   | BalanceChanged
   | UserRegistered
+  | SubUserAdded
   | FeePreferenceSet
   | DeadmanArmed
   | DeadmanFired

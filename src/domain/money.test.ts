@@ -33,7 +33,11 @@ describe('parseDecimal', () => {
       '',
       '-1',
       '+1',
-      '1e3',
+      '1e',
+      'e3',
+      '1e3.5',
+      '-1e3',
+      '1e--3',
       '1.',
       '.5',
       ' 1',
@@ -46,6 +50,30 @@ describe('parseDecimal', () => {
     ]) {
       assert.equal(parseDecimal(bad, 4), undefined, bad);
     }
+  });
+
+  test('converts exponent notation exactly, by moving the point in the text', () => {
+    assert.equal(parseDecimal('5e-05', 5), 5);
+    assert.equal(parseDecimal('5e-05', 8), 5000);
+    assert.equal(parseDecimal('1.5E+3', 0), 1500);
+    assert.equal(parseDecimal('1e3', 2), 100_000);
+    assert.equal(parseDecimal('0.1e1', 0), 1);
+    assert.equal(parseDecimal('12.34e-1', 3), 1234);
+    assert.equal(parseDecimal('3e0', 1), 30);
+    assert.equal(parseDecimal('0e999999', 4), 0);
+    // 1.1e-05 is not exactly representable as a double; here it is exact.
+    assert.equal(parseDecimal('1.1e-05', 6), 11);
+  });
+
+  test('exponent notation still refuses decimals beyond the scale and unsafe values', () => {
+    assert.equal(parseDecimal('5e-05', 4), undefined);
+    assert.equal(parseDecimal('1.23e-1', 2), undefined);
+    assert.equal(parseDecimal('1e16', 0), undefined);
+    assert.equal(parseDecimal('1e999999999', 0), undefined);
+    assert.equal(parseDecimal('1e-999999999', 8), undefined);
+    assert.equal(parseDecimal('9.007199254740991e15', 0), Number.MAX_SAFE_INTEGER);
+    assert.equal(parseDecimal('9.007199254740992e15', 0), undefined);
+    assert.equal(parseDecimal('5.000e-2', 2), 5);
   });
 
   test('refuses values outside the exact range and over-long text', () => {

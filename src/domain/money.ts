@@ -61,20 +61,33 @@ export const PPM = 1_000_000;
 /** The longest decimal text accepted for any amount (digits and point), to bound parse work. */
 export const MAX_DECIMAL_TEXT_LENGTH = 40;
 
-const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+const DECIMAL = /^(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/**
+ * Beyond this exponent a non-zero mantissa of at most MAX_DECIMAL_TEXT_LENGTH digits is either
+ * past the safe range (positive) or has a digit past any scale up to 15 (negative).
+ */
+const MAX_EXPONENT = 2 * MAX_DECIMAL_TEXT_LENGTH;
 
 /**
- * Parses plain decimal text ("30000", "0.0100") into integer units of 10^-scale.
- * Returns `undefined` when the text is not a plain non-negative decimal, has more significant
- * decimals than `scale` (trailing zeros beyond the scale are fine: the value is exact), or the
- * result is not a safe integer. Never rounds.
+ * Parses decimal text ("30000", "0.0100") into integer units of 10^-scale. Exponent notation
+ * ("5e-05", "1.5E+3") is accepted too, because real clients format floats that way (ZB's Python SDK
+ * sends prices with `%s`); it is converted by moving the decimal point in the text, never through
+ * a float, so "5e-05" is exactly 5 units of 10^-5.
+ * Returns `undefined` when the text is not a non-negative decimal of that form, has more
+ * significant decimals than `scale` (trailing zeros beyond the scale are fine: the value is
+ * exact), or the result is not a safe integer. Never rounds.
  */
 export function parseDecimal(text: string, scale: number): number | undefined {
   if (text.length === 0 || text.length > MAX_DECIMAL_TEXT_LENGTH) return undefined;
   const m = DECIMAL.exec(text);
   if (m === null) return undefined;
-  const whole = m[1] as string;
+  let whole = m[1] as string;
   let frac = m[2] ?? '';
+  if (m[3] !== undefined) {
+    const shifted = shiftPoint(whole, frac, Number(m[3]));
+    if (shifted === undefined) return undefined;
+    [whole, frac] = shifted;
+  }
   if (frac.length > scale) {
     const extra = frac.slice(scale);
     if (!/^0*$/.test(extra)) return undefined;
@@ -83,6 +96,21 @@ export function parseDecimal(text: string, scale: number): number | undefined {
   const digits = whole + frac.padEnd(scale, '0');
   const value = Number(digits);
   return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/**
+ * The whole and fraction digits of whole.frac × 10^exponent, by moving the point in the text;
+ * `undefined` when the exponent is so large that a non-zero value cannot be exact (see
+ * MAX_EXPONENT). A zero mantissa is zero whatever its exponent.
+ */
+function shiftPoint(whole: string, frac: string, exponent: number): readonly [string, string] | undefined {
+  const mantissa = whole + frac;
+  if (/^0+$/.test(mantissa)) return ['0', ''];
+  if (Math.abs(exponent) > MAX_EXPONENT) return undefined;
+  const point = whole.length + exponent;
+  if (point <= 0) return ['0', '0'.repeat(-point) + mantissa];
+  if (point >= mantissa.length) return [mantissa + '0'.repeat(point - mantissa.length), ''];
+  return [mantissa.slice(0, point), mantissa.slice(point)];
 }
 
 /** Formats integer units of 10^-scale as fixed decimal text with exactly `scale` decimals. */

@@ -91,13 +91,19 @@ describe('parseOrderNumbers', () => {
     assert.ok(!a.ok && a.result === 'INVALID_AMOUNT');
   });
 
+  test("reads exponent notation exactly (ZB's Python SDK sends 5e-05)", () => {
+    const p = parseOrderNumbers(btcUsdt, '3.00005e4', '1e-2');
+    assert.ok(p.ok && p.price === 3_000_050 && p.amount === 100, JSON.stringify(p));
+  });
+
   test('refuses zero, negative and malformed numbers', () => {
     for (const [price, amount] of [
       ['0', '1'],
       ['1', '0'],
       ['-1', '1'],
       ['abc', '1'],
-      ['1', '1e2'],
+      ['1', '1e-5'],
+      ['-3e4', '1'],
     ]) {
       assert.equal(
         parseOrderNumbers(btcUsdt, price as string, amount as string).ok,

@@ -28,13 +28,15 @@ import {
 import { CommandContext, refused } from './command-context.ts';
 import { DeadManSwitch, earliest } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
-import { Funds, isFundsCommand, type FundsLedger, type FundsView } from './funds.ts';
+import { Funds, isFundsCommand, type FundsView } from './funds.ts';
+import { spotFundsLedger } from './funds-ledger.ts';
 import { Ledger } from './ledger.ts';
 import { checksLimits, LimitPrices } from './limit-prices.ts';
 import { isMarginCommand, Margin, type MarginView } from './margin.ts';
 import { Matching } from './matching.ts';
-import { isRegistryCommand, Registry, type ApiKeyRecord, type User } from './registry.ts';
+import { isRegistryCommand, Registry, type ApiKeyRecord } from './registry.ts';
 import { Settlement } from './settlement.ts';
+import { isSubAccountCommand, SubAccounts, type SubAccountsView } from './sub-accounts.ts';
 import { markRuleOf, Risk, riskHooks, type RiskView } from './risk.ts';
 import { coinBooks, type CoinBooks } from './books.ts';
 import type { LiquidationRecord } from '../margin/liquidation.ts';
@@ -70,6 +72,8 @@ export class Engine {
   readonly #changes: VenueChanges;
   /** Margin accounts, lending, loans and interest (src/engine/margin.ts). */
   readonly #margin: Margin;
+  /** Main users' sub-accounts and the transfers among a family (src/engine/sub-accounts.ts). */
+  readonly #subAccounts: SubAccounts;
   /** Mark prices, the liquidation index, forced liquidations (src/engine/risk.ts). */
   readonly #risk: Risk;
   /** Sequence number of the last command applied (0 before any). */
@@ -112,20 +116,14 @@ export class Engine {
       cancelAllIn: (userId, market, reason) => matching.cancelAllIn(userId, market, reason),
     });
     const ledger = this.#ledger;
-    // Funds and the demo move spot balances only.
-    const fundsLedger: FundsLedger = {
-      hasUser: (userId) => registry.hasUser(userId),
-      isFrozen: (userId) => registry.user(userId)?.status === 'frozen',
-      coin: (name) => registry.coin(name),
-      available: (userId, coin) => registry.user(userId)?.spot.available(coin.index) ?? 0,
-      change: (userId, coin, deltaAvailable, deltaFrozen, bill, ref) =>
-        ledger.change((registry.user(userId) as User).spot, coin, deltaAvailable, deltaFrozen, bill, ref),
-      addFeeIncome: (coin, amount) => ledger.addFeeIncome(coin, amount),
-      poolFunded: (coin) => BigInt(this.#margin.poolFunded(coin)),
-    };
+    const fundsLedger = spotFundsLedger(registry, ledger, (coin) => this.#margin.poolFunded(coin));
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
     this.#changes = new VenueChanges(ctx, registry, this.#funds, matching);
+    this.#subAccounts = new SubAccounts(ctx, registry, ledger, {
+      setFundPassword: (userId, hash) =>
+        this.#funds.apply({ type: 'SetFundPassword', userId, hash }, ctx.time, ctx.events),
+    });
     const rule = markRuleOf(config.settings);
     this.#risk = new Risk(ctx, ledger, registry, riskHooks(this.#margin, matching), rule);
   }
@@ -178,6 +176,7 @@ export class Engine {
         if (isDemoCommand(cmd)) return this.#demo.apply(cmd, ctx.time, ctx.events);
         if (isVenueChangeCommand(cmd)) return this.#changes.apply(cmd);
         if (isMarginCommand(cmd)) return this.#margin.apply(cmd);
+        if (isSubAccountCommand(cmd)) return this.#subAccounts.apply(cmd);
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
   }
@@ -199,6 +198,11 @@ export class Engine {
 
   get demo(): DemoView {
     return this.#demo;
+  }
+
+  /** Which users are whose sub-accounts, read-only. */
+  get subAccounts(): SubAccountsView {
+    return this.#subAccounts;
   }
 
   /** Margin accounts, lending offers, loan records, repayments and margin settings, read-only. */
@@ -334,23 +338,12 @@ export class Engine {
 
   /** Per coin: Σ over spot accounts of the available and frozen balances, in the coin's units. */
   spotHoldings(): Map<string, { available: bigint; frozen: bigint }> {
-    const coins = this.#registry.coinCount;
-    const { available, frozen } = this.#ledger.spotHoldings(coins);
-    return new Map(
-      this.#registry
-        .coinStates()
-        .map((c) => [
-          c.spec.name,
-          { available: available[c.index] as bigint, frozen: frozen[c.index] as bigint },
-        ]),
-    );
+    return this.#registry.spotHoldingsByName(this.#ledger);
   }
 
   /** Resting orders per market name (a market without any is absent). */
   openOrdersByMarket(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const m of this.#registry.marketStates()) if (m.book.size > 0) counts.set(m.spec.name, m.book.size);
-    return counts;
+    return this.#registry.openOrdersByMarket();
   }
 
   /** Number of resting orders over all markets. */
@@ -403,6 +396,7 @@ export class Engine {
       demo: this.#demo,
       margin: this.#margin,
       risk: this.#risk,
+      subAccounts: this.#subAccounts,
     };
   }
 

@@ -51,7 +51,7 @@ const MAX_REFERENCE_LENGTH = 128;
 /** Addresses one user may keep in the withdrawal book of one coin. */
 export const MAX_WITHDRAW_ADDRESSES = 20;
 /** The longest fund-password hash text accepted (the edge's format, opaque here). */
-const MAX_HASH_LENGTH = 512;
+export const MAX_HASH_LENGTH = 512;
 
 /** A coin as the engine's ledger knows it. */
 export interface LedgerCoin {

@@ -6,7 +6,7 @@
  * Σ (available + frozen) + system accounts = credits − settled withdrawals + pool funding); the
  * operator's books of every coin over every kind of account (src/engine/books.ts: the same sum as
  * the solvency view adds it, and the insurance fund = interest share + liquidation fees − cover);
- * and the margin, risk, funds and demo states' own rules. Throws on the first broken one.
+ * and the margin, risk, funds, demo and sub-account states' own rules. Throws on the first broken one.
  */
 import type { CoinUnits } from '../domain/money.ts';
 import { coinBooks } from './books.ts';
@@ -56,4 +56,5 @@ export function assertEngineInvariants(p: Omit<SnapshotParts, 'lastSeq' | 'setti
   p.risk.assertInvariants();
   p.funds.assertInvariants();
   p.demo.assertInvariants();
+  p.subAccounts.assertInvariants();
 }

@@ -263,7 +263,7 @@ export class Margin implements MarginView {
     // cancelling offers and preferences stay open, as cancelling orders does.
     if (
       (cmd.type === 'MarginTransfer' || cmd.type === 'Borrow' || cmd.type === 'PlaceLoanOffer') &&
-      this.#registry.user(cmd.userId)?.status === 'frozen'
+      this.#isFrozen(cmd.userId)
     )
       return refused('ACCOUNT_FROZEN');
     switch (cmd.type) {
@@ -326,6 +326,12 @@ export class Margin implements MarginView {
         return this.#ok();
       }
     }
+  }
+
+  /** Frozen itself or through its main user (Registry.isFrozen). */
+  #isFrozen(userId: number): boolean {
+    const user = this.#registry.user(userId);
+    return user !== undefined && this.#registry.isFrozen(user);
   }
 
   #ok(extra?: { offerId?: number; loanIds?: number[] }): ApplyResult {

@@ -102,7 +102,7 @@ export class Matching {
   #orderContext(userId: number, marketName: string, acctType: number): ApplyResult | undefined {
     const user = this.#registry.user(userId);
     if (user === undefined) return refused('USER_NOT_FOUND');
-    if (user.status === 'frozen') return refused('ACCOUNT_FROZEN');
+    if (this.#registry.isFrozen(user)) return refused('ACCOUNT_FROZEN');
     const market = this.#registry.market(marketName);
     if (market === undefined) return refused('UNKNOWN_MARKET', `unknown market '${marketName}'`);
     if (acctType !== 0 && acctType !== 1 && acctType !== 2)

@@ -4,7 +4,8 @@
  *
  * Commands: RegisterUser, SetFeePreference, UpsertCoin, UpsertMarket, SetMarketStatus,
  * CreateApiKey, DeleteApiKey (`apply`). A user's balances live in the ledger (its spot account is
- * opened at registration); the registry keeps the user's name, fee preference and open orders.
+ * opened at registration); the registry keeps the user's name, fee preference and open orders,
+ * and the tree of main users and their sub-accounts (src/engine/sub-accounts.ts changes it).
  */
 import {
   ACCESS_KEY,
@@ -74,8 +75,10 @@ export interface User {
   usePlatformCoin: boolean;
   /** When the user was registered (the RegisterUser command's time, ms); 0 where unknown. */
   readonly created: number;
-  /** `frozen`: orders and withdrawals refused (SetUserStatus). */
+  /** `frozen`: orders and withdrawals refused (SetUserStatus); see also `Registry.isFrozen`. */
   status: UserStatus;
+  /** The main user owning this sub-account (issue 33); `undefined` for a main user. */
+  mainUserId: number | undefined;
   /** The user's resting orders, oldest first. */
   readonly openOrders: OwnerOrders;
   /** The user's spot account in the ledger (kept here: a fill looks up both at once). */
@@ -103,6 +106,13 @@ export interface ApiKeyRecord {
   readonly ips: readonly string[];
   /** Strict mode: only when the command said `true` (so keys without it hash as before). */
   readonly replayProtection?: true;
+}
+
+/** A sub-account as its main user lists it. */
+export interface SubUserRecord {
+  readonly userId: number;
+  readonly mainUserId: number;
+  readonly memo: string;
 }
 
 /** The registry's commands. */
@@ -135,6 +145,8 @@ export class Registry {
   /** Lower-cased name → the first user registered with a name that lower-cases to it. */
   readonly #userByFoldedName = new Map<string, number>();
   readonly #apiKeys = new Map<string, ApiKeyRecord>();
+  /** Main user id → its sub-accounts, in the order they were added (src/engine/sub-accounts.ts). */
+  readonly #subs = new Map<number, SubUserRecord[]>();
   #nextUserId = 1;
 
   constructor(ctx: CommandContext, ledger: Ledger) {
@@ -200,6 +212,34 @@ export class Registry {
     return this.#users.has(userId);
   }
 
+  /**
+   * Whether the user's money may not move: frozen itself, or a sub-account whose main user is
+   * frozen (freezing a main user freezes its sub-accounts; each keeps its own status).
+   */
+  isFrozen(user: User): boolean {
+    if (user.status === 'frozen') return true;
+    return user.mainUserId !== undefined && this.#users.get(user.mainUserId)?.status === 'frozen';
+  }
+
+  /** A main user's sub-accounts, in the order they were added (none: empty). */
+  subsOf(mainUserId: number): readonly SubUserRecord[] {
+    return this.#subs.get(mainUserId) ?? [];
+  }
+
+  /** Every sub-account, by main user then order added. */
+  subAccounts(): IterableIterator<readonly SubUserRecord[]> {
+    return this.#subs.values();
+  }
+
+  /** Makes `userId` (a registered main user without subs) a sub-account of `mainUserId`. */
+  addSub(record: SubUserRecord): void {
+    const user = this.#users.get(record.userId) as User;
+    user.mainUserId = record.mainUserId;
+    const list = this.#subs.get(record.mainUserId);
+    if (list === undefined) this.#subs.set(record.mainUserId, [record]);
+    else list.push(record);
+  }
+
   /** Users in the order they were registered. */
   users(): IterableIterator<User> {
     return this.#users.values();
@@ -224,6 +264,24 @@ export class Registry {
 
   apiKeys(): IterableIterator<[string, ApiKeyRecord]> {
     return this.#apiKeys.entries();
+  }
+
+  /** Per coin name: Σ over spot accounts of the available and frozen balances (Engine.spotHoldings). */
+  spotHoldingsByName(ledger: Ledger): Map<string, { available: bigint; frozen: bigint }> {
+    const { available, frozen } = ledger.spotHoldings(this.coinCount);
+    return new Map(
+      this.#coins.map((c) => [
+        c.spec.name,
+        { available: available[c.index] as bigint, frozen: frozen[c.index] as bigint },
+      ]),
+    );
+  }
+
+  /** Resting orders per market name (a market without any is absent). */
+  openOrdersByMarket(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const m of this.#markets) if (m.book.size > 0) counts.set(m.spec.name, m.book.size);
+    return counts;
   }
 
   coinSpecs(): Map<string, CoinSpec> {
@@ -273,6 +331,7 @@ export class Registry {
       usePlatformCoin,
       created,
       status,
+      mainUserId: undefined,
       openOrders: new OwnerOrders(),
       spot: this.#ledger.open(spot(userId)),
       cross: undefined,
@@ -406,9 +465,10 @@ export class Registry {
     if (
       p === null ||
       typeof p !== 'object' ||
-      ![p.asset, p.entrust, p.money, p.lever].every((x) => typeof x === 'boolean')
+      ![p.asset, p.entrust, p.money, p.lever].every((x) => typeof x === 'boolean') ||
+      (p.subUser !== undefined && typeof p.subUser !== 'boolean')
     ) {
-      return refused('INVALID_PARAMETER', 'permissions must be four booleans');
+      return refused('INVALID_PARAMETER', 'permissions must be four booleans (and subUser, if given, one)');
     }
     if (
       !Array.isArray(cmd.ips) ||
@@ -421,7 +481,14 @@ export class Registry {
       userId: cmd.userId,
       accessKey: cmd.accessKey,
       sealedSecret: cmd.sealedSecret,
-      permissions: { asset: p.asset, entrust: p.entrust, money: p.money, lever: p.lever },
+      permissions: {
+        asset: p.asset,
+        entrust: p.entrust,
+        money: p.money,
+        lever: p.lever,
+        // Only when granted, so the keys without it hash as before.
+        ...(p.subUser === true && { subUser: true }),
+      },
       ips: [...cmd.ips],
       ...(cmd.replayProtection === true && { replayProtection: true }),
     });

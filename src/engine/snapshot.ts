@@ -30,6 +30,7 @@ import type { Matching } from './matching.ts';
 import { Order } from './order-book.ts';
 import type { ApiKeyRecord, Registry } from './registry.ts';
 import type { Settlement } from './settlement.ts';
+import type { SubAccounts } from './sub-accounts.ts';
 
 /** The version a spot-only state is written with (its layout has not changed since). */
 export const SNAPSHOT_VERSION = 2;
@@ -115,6 +116,11 @@ export interface EngineSnapshot {
    * (src/engine/risk.ts); absent before the venue's first trade.
    */
   readonly risk?: RiskSnapshot;
+  /**
+   * Issue 33: [sub-account's user id, its main user's id, memo] by main user, then in the order
+   * added; absent when there is none, so a state without any keeps its bytes and hash.
+   */
+  readonly subUsers?: [number, number, string][];
 }
 
 /** The engine's modules, whose states make up a snapshot. */
@@ -130,6 +136,7 @@ export interface SnapshotParts {
   readonly demo: Demo;
   readonly margin: Margin;
   readonly risk: Risk;
+  readonly subAccounts: SubAccounts;
 }
 
 const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
@@ -174,6 +181,10 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     .filter((u) => u.created !== 0 || u.status !== 'active')
     .sort((a, b) => a.userId - b.userId)
     .map((u): [number, number, UserStatus] => [u.userId, u.created, u.status]);
+  const subUsers = [...registry.subAccounts()]
+    .flat()
+    .sort((a, b) => a.mainUserId - b.mainUserId || a.userId - b.userId)
+    .map((r): [number, number, string] => [r.userId, r.mainUserId, r.memo]);
   return {
     version:
       marginState !== undefined
@@ -211,6 +222,7 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     ...(accounts && { marginAccounts: margin, systemAccounts: systems }),
     ...(marginState !== undefined && { margin: marginState }),
     ...(!p.risk.isEmpty && { risk: p.risk.snapshot() }),
+    ...(subUsers.length > 0 && { subUsers }),
   };
 }
 
@@ -241,6 +253,11 @@ export function decodeSnapshot(s: EngineSnapshot, p: Omit<SnapshotParts, 'lastSe
     const record = records.get(userId);
     const user = registry.addUser(userId, name, usePlatformCoin, record?.created, record?.status);
     loadBalances(user.spot, available, frozen);
+  }
+  for (const [userId, mainUserId, memo] of s.subUsers ?? []) {
+    if (!registry.hasUser(userId) || !registry.hasUser(mainUserId))
+      throw new Error(`snapshot sub-account ${userId} of ${mainUserId}: unknown user`);
+    registry.addSub({ userId, mainUserId, memo });
   }
   // Accounts before orders: a margin order rests with its margin account at hand.
   ledger.load(s.feeIncome, s.marginAccounts ?? [], s.systemAccounts ?? []);

@@ -124,7 +124,7 @@ describe('the operator views, through the CLI and the admin API', () => {
       // Users.
       const users = await cli(['user', 'list'], env);
       assert.equal(users.code, 0, users.err);
-      assert.match(users.out, /^id +name +created +status +keys +open orders\n/);
+      assert.match(users.out, /^id +name +created +status +keys +open orders +family\n/);
       assert.match(users.out, /\n +1 +alice +\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ +active +0 +2\n/);
       assert.match(users.out, /\n +2 +bob +\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ +active +1 +0\n/);
       assert.match(users.out, /users 1–2 of 2\n$/);

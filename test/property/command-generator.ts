@@ -120,6 +120,12 @@ export interface GeneratorOptions {
    * their liquidations close in one command and band-check.ts applies. Default false.
    */
   readonly bandWalks?: boolean;
+  /**
+   * Sub-accounts (issue 33): main users open sub-accounts, which then trade and are funded like any
+   * user, and transfers within a family (and refused ones across). Default false, which keeps the
+   * streams of the other options as they were.
+   */
+  readonly subAccounts?: boolean;
 }
 
 interface MarketPlan {
@@ -228,13 +234,16 @@ const ATTACK_WEIGHTS = { spike: 12, resting: 6 };
 const WALK_WEIGHTS = { walk: 8 };
 /** Band walks (fast-walks.ts `bandWalk`), added only with `bandWalks: true`, instead of the other moves. */
 const BAND_WEIGHTS = { leverage: 0, shock: 0, walk: 0, bandWalk: 12 };
+/** Sub-accounts and transfers in a family (issue 33), added only with `subAccounts: true`. */
+const SUB_ACCOUNT_WEIGHTS = { subAccount: 4, subTransfer: 20 };
 type Kind =
   | keyof typeof WEIGHTS
   | keyof typeof MARGIN_WEIGHTS
   | keyof typeof SHOCK_WEIGHTS
   | keyof typeof ATTACK_WEIGHTS
   | keyof typeof WALK_WEIGHTS
-  | keyof typeof BAND_WEIGHTS;
+  | keyof typeof BAND_WEIGHTS
+  | keyof typeof SUB_ACCOUNT_WEIGHTS;
 const NO_MARGIN = Object.fromEntries(Object.keys(MARGIN_WEIGHTS).map((k) => [k, 0])) as Record<
   keyof typeof MARGIN_WEIGHTS,
   number
@@ -274,6 +283,10 @@ export class CommandGenerator {
   /** An attack's steps still to send (limit-attacks.ts); each made when it is sent. */
   readonly #attack: AttackStep[] = [];
   #fundingSerial = 0;
+  /** The users registered at the start: main users, never sub-accounts. */
+  #mainUsers = 0;
+  /** Sub-accounts opened (issue 33): sub-account's id → its main user's. */
+  readonly #subs = new Map<number, number>();
 
   constructor(seed: number, venue: VenueConfig, options: GeneratorOptions = {}) {
     this.#rng = new Rng(seed);
@@ -288,6 +301,7 @@ export class CommandGenerator {
       ...(this.#shocks && options.attacks === true ? ATTACK_WEIGHTS : { spike: 0, resting: 0 }),
       ...(this.#shocks && options.walks === true ? WALK_WEIGHTS : { walk: 0 }),
       ...(this.#shocks && options.bandWalks === true ? BAND_WEIGHTS : { bandWalk: 0 }),
+      ...(options.subAccounts === true ? SUB_ACCOUNT_WEIGHTS : { subAccount: 0, subTransfer: 0 }),
       cancelId: scale(WEIGHTS.cancelId),
       cancelClientId: scale(WEIGHTS.cancelClientId),
       deadman: scale(WEIGHTS.deadman),
@@ -319,6 +333,7 @@ export class CommandGenerator {
       .filter((f) => this.#coins.includes(f.coin))
       .flatMap((f) => f.chains.map((chain) => ({ coin: f.coin, chain })));
     const users = options.users ?? 6;
+    this.#mainUsers = users;
     for (let u = 1; u <= users; u++) {
       this.#setup.push({ type: 'RegisterUser', name: `user${u}` });
       // The last user stays poor, so that balance checks and platform-fee fallbacks are exercised.
@@ -450,6 +465,10 @@ export class CommandGenerator {
         return this.#invalidOrder(view);
       case 'register':
         return this.#register();
+      case 'subAccount':
+        return this.#subAccount();
+      case 'subTransfer':
+        return this.#subTransfer();
       case 'walk':
         this.#burst.push(...fastWalk(rng, this.#market(), this.#users));
         return (this.#burst.shift() as Scheduled).cmd;
@@ -1189,6 +1208,62 @@ export class CommandGenerator {
       default:
         return { ...good, amount: 0.5 };
     }
+  }
+
+  /**
+   * AddSubUser: mostly a new sub-account of a main user registered at the start (which succeeds,
+   * so the next user id is its), else refusals: a sub-account as the main user, an unknown one, a
+   * taken name (in another case too), a bad memo or password hash.
+   */
+  #subAccount(): Command {
+    const rng = this.#rng;
+    const r = rng.next() % 100;
+    const main = rng.int(1, this.#mainUsers);
+    const add = { type: 'AddSubUser', mainUserId: main, memo: 'desk', passwordHash: 'hash-sub' } as const;
+    if (r < 70) {
+      this.#users++;
+      this.#subs.set(this.#users, main);
+      return { ...add, name: `sub${this.#users}` };
+    }
+    const sub = this.#subs.size > 0 ? rng.pick([...this.#subs.keys()]) : 999;
+    if (r < 78) return { ...add, mainUserId: sub, name: `deep${rng.int(1, 9)}` };
+    if (r < 82) return { ...add, mainUserId: 999, name: 'nobody1' };
+    if (r < 90) return { ...add, name: rng.pick(['user1', 'USER2', `SUB${sub}`, 'bad name', '']) };
+    if (r < 95) return { ...add, name: 'memo1', memo: 'x'.repeat(65) };
+    return { ...add, name: 'hash1', passwordHash: '' };
+  }
+
+  /**
+   * TransferFunds within a family (main ↔ sub, sub ↔ sub) of a small or too large amount, or a
+   * refused one: across families, to oneself, asked by a sub-account, an unknown coin, a bad amount.
+   */
+  #subTransfer(): Command {
+    const rng = this.#rng;
+    if (this.#subs.size === 0) return this.#subAccount();
+    const sub = rng.pick([...this.#subs.keys()]);
+    const main = this.#subs.get(sub) as number;
+    const family = [main, ...[...this.#subs].filter(([, m]) => m === main).map(([s]) => s)];
+    const coin = rng.pick(this.#coins);
+    const from = rng.pick(family);
+    const to = rng.pick(family.filter((u) => u !== from));
+    const amount = rng.chance(80)
+      ? rng.int(1, Math.floor((RICH[coin] as number) / 50))
+      : (RICH[coin] as number) * 10;
+    const t = {
+      type: 'TransferFunds',
+      mainUserId: main,
+      fromUserId: from,
+      toUserId: to,
+      coin,
+      amount,
+    } as const;
+    const r = rng.next() % 100;
+    if (r < 80) return t;
+    if (r < 84) return { ...t, toUserId: this.#user() };
+    if (r < 87) return { ...t, toUserId: from };
+    if (r < 90) return { ...t, mainUserId: sub };
+    if (r < 93) return { ...t, coin: rng.pick(['nope', 'bchabc']) };
+    return { ...t, amount: rng.pick([0, -5, 0.5]) };
   }
 
   #register(): Command {

@@ -1,7 +1,7 @@
 /**
- * @module differential.test — the engine against the naive reference on 100,000 seeded random spot
+ * @module differential.test — the engine against the naive reference on 120,000 seeded random spot
  * and margin commands, with price shocks and leveraged isolated positions (liquidations, insurance
- * covers, bad debt).
+ * covers, bad debt), and sub-accounts with transfers within and across families (issue 33).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -30,10 +30,15 @@ function run(seed: number, extended: boolean): Omit<DifferentialOptions, 'comman
     ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true } }
     : { seed, generator: { margin: true, shocks: true, walks: true } };
 }
+/** Issue 33: sub-accounts opened, trading and funded, and transfers within and across families. */
+const withSubAccounts = (seed: number): Omit<DifferentialOptions, 'commands' | 'checkEvery'> => ({
+  seed,
+  generator: { margin: true, subAccounts: true },
+});
 const RUNS =
   chosen === undefined
-    ? [run(1, false), run(2, false), run(3, false), run(4, true), run(5, true)]
-    : [run(Number(chosen), false), run(Number(chosen), true)];
+    ? [run(1, false), run(2, false), run(3, false), run(4, true), run(5, true), withSubAccounts(6)]
+    : [run(Number(chosen), false), run(Number(chosen), true), withSubAccounts(Number(chosen))];
 
 // SEED=<n> runs one chosen seed on both venues; CHECK_EVERY=<n> sets the state-check interval.
 describe('engine vs naive reference', () => {

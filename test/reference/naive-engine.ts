@@ -1,6 +1,7 @@
 /** @module naive-engine — a deliberately naive reference engine (linear scans, BigInt money). */
 import type { ChainSpec, CoinFunds, DepositState, WithdrawalState } from '../../src/domain/chains.ts';
 import type {
+  AddSubUser,
   AddWithdrawAddress,
   ApproveWithdrawal,
   AssignDepositAddress,
@@ -24,6 +25,7 @@ import type {
   SetFundPassword,
   SetMarketStatus,
   Side,
+  TransferFunds,
   VerifyWithdrawAddress,
 } from '../../src/domain/commands.ts';
 import type { CancelReason } from '../../src/domain/events.ts';
@@ -112,6 +114,8 @@ interface User {
   readonly name: string;
   usePlatformCoin: boolean;
   readonly funds: Map<string, Funds>;
+  /** A sub-account's main user (issue 33). */
+  main?: number;
 }
 
 interface Market {
@@ -448,6 +452,10 @@ export class NaiveEngine {
         );
       case 'RegisterUser':
         return this.#register(cmd);
+      case 'AddSubUser':
+        return this.#addSubUser(cmd);
+      case 'TransferFunds':
+        return this.#transferFunds(cmd);
       case 'SetFeePreference':
         return this.#feePreference(cmd);
       case 'CreditDeposit':
@@ -558,6 +566,57 @@ export class NaiveEngine {
     const id = this.#nextUserId++;
     this.#users.set(id, { id, name, usePlatformCoin: false, funds: new Map() });
     return this.#ok({ userId: id });
+  }
+
+  /** A main user: known and not a sub-account (the reference does not model freezing). */
+  #mainUser(userId: number): User | ResultName {
+    const main = this.#users.get(userId);
+    if (main === undefined) return 'USER_NOT_FOUND';
+    return main.main === undefined ? main : 'INVALID_STATE';
+  }
+
+  /** Issue 33: a new user owned by a main user, with its fund password; at most 100 per main user. */
+  #addSubUser(cmd: AddSubUser): NaiveOutcome {
+    const main = this.#mainUser(cmd.mainUserId);
+    if (typeof main === 'string') return this.#refuse(main);
+    const control = (c: string): boolean => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
+    if (typeof cmd.memo !== 'string' || [...cmd.memo].length > 64 || [...cmd.memo].some(control))
+      return this.#refuse('INVALID_PARAMETER');
+    if (typeof cmd.passwordHash !== 'string' || cmd.passwordHash.length < 1 || cmd.passwordHash.length > 512)
+      return this.#refuse('INVALID_PARAMETER');
+    const subs = [...this.#users.values()].filter((u) => u.main === main.id).length;
+    if (subs >= 100) return this.#refuse('INVALID_STATE');
+    const folded = typeof cmd.name === 'string' ? cmd.name.toLowerCase() : '';
+    for (const u of this.#users.values())
+      if (u.name.toLowerCase() === folded) return this.#refuse('INVALID_PARAMETER');
+    const registered = this.#register({ type: 'RegisterUser', name: cmd.name });
+    if (registered.result !== 'OK') return registered;
+    const sub = this.#users.get(registered.userId as number) as User;
+    sub.main = main.id;
+    this.#passwords.set(sub.id, { failures: [], lockedUntil: 0 });
+    return registered;
+  }
+
+  /** Issue 33: spot available from one user of a family to another, asked by the main user. */
+  #transferFunds(cmd: TransferFunds): NaiveOutcome {
+    const main = this.#mainUser(cmd.mainUserId);
+    if (typeof main === 'string') return this.#refuse(main);
+    const member = (id: number): User | undefined => {
+      const u = this.#users.get(id);
+      return u !== undefined && (u === main || u.main === main.id) ? u : undefined;
+    };
+    const from = member(cmd.fromUserId);
+    const to = member(cmd.toUserId);
+    if (from === undefined || to === undefined) return this.#refuse('USER_NOT_FOUND');
+    if (from === to) return this.#refuse('INVALID_PARAMETER');
+    if (!this.#decimals.has(cmd.coin)) return this.#refuse('UNKNOWN_COIN');
+    if (!Number.isSafeInteger(cmd.amount) || cmd.amount <= 0) return this.#refuse('INVALID_AMOUNT');
+    const source = this.#funds(from, cmd.coin);
+    const amount = BigInt(cmd.amount);
+    if (source.available < amount) return this.#refuse('INSUFFICIENT_BALANCE');
+    source.available -= amount;
+    this.#funds(to, cmd.coin).available += amount;
+    return this.#ok();
   }
 
   #feePreference(cmd: SetFeePreference): NaiveOutcome {

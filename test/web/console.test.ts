@@ -49,7 +49,13 @@ describe('the operator console', { skip: browserSkip }, () => {
   before(async () => {
     venue = await openBrowserVenue('console', async (started) => {
       server = started;
-      whale = await createTrader(server, 'whale', [['usdt', '40000']], 'asset,entrust,money');
+      whale = await createTrader(server, 'whale', [['usdt', '40000']], 'asset,entrust,money,subuser');
+      // A sub-account, for the tree in the users view (issue 33).
+      const sub = await whale.call('addSubUser', [
+        ['subUserName', 'wdesk1'],
+        ['password', 'desk-pass1'],
+      ]);
+      assert.equal(sub.code, 1000, JSON.stringify(sub));
       await must('/admin/fund-password/set', [
         ['user', 'whale'],
         ['password', FUND_PASSWORD],
@@ -156,6 +162,14 @@ describe('the operator console', { skip: browserSkip }, () => {
       Array.from({ length: 10 }, (_, i) => `pager-1${i}`),
     );
     await page.screenshot({ path: join(SCREENSHOTS, 'console-users.png') });
+    // The tree of sub-accounts: whose sub-account a user is.
+    await page.fill('#user-search', 'wdesk1');
+    await page.click('#users-search button[type="submit"]');
+    await page.waitForFunction(
+      () =>
+        (globalThis as Json).document.querySelector('#users-list .pager .range')?.textContent === '1–1 of 1',
+    );
+    assert.equal(await page.textContent('#users-table tbody tr td:last-child'), 'sub of whale');
     await page.fill('#user-search', 'nobody-here');
     await page.click('#users-search button[type="submit"]');
     await page.waitForSelector('#users-table.empty');

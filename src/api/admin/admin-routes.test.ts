@@ -97,6 +97,21 @@ describe('admin routes', () => {
     );
     assert.equal(strict.replayProtection, true);
     assert.equal(engine.apiKey(strict.accessKey as string)?.replayProtection, true);
+    // subuser: managing sub-accounts (getAccountInfo's subUserPerm), recorded only when granted.
+    const manager = body(
+      await call('/admin/keys/create', [
+        ['user', 'alice'],
+        ['perms', 'asset,subuser'],
+      ]),
+    );
+    assert.deepEqual(manager.permissions, ['asset', 'subuser']);
+    assert.deepEqual(engine.apiKey(manager.accessKey as string)?.permissions, {
+      asset: true,
+      entrust: false,
+      money: false,
+      lever: false,
+      subUser: true,
+    });
   });
 
   test('bad or hostile input gets its code and a clear message, and changes nothing', async () => {
@@ -194,7 +209,7 @@ describe('admin routes', () => {
         [
           ['user', 'alice'],
           ['coin', 'usdt'],
-          ['amount', '1e9'],
+          ['amount', '1e-9'],
         ],
         3003,
       ],

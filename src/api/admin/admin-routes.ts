@@ -6,7 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RESULTS } from '../../domain/result-codes.ts';
-import { KEY_PERMISSION_HELP, type KeyPermissions } from '../../domain/commands.ts';
+import {
+  KEY_PERMISSION_HELP,
+  PERMISSION_NAMES,
+  permissionNames,
+  type KeyPermissions,
+} from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { checkCoinName } from '../../domain/specs.ts';
 import type { Log } from '../../domain/log.ts';
@@ -69,8 +74,6 @@ const WALL_CLOCK: Omit<SandboxAdminDeps, 'venue'> = {
   maxAdvanceMs: 0,
 };
 
-const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
-
 /**
  * The admin paths that only read: every other one is an action, recorded in the audit log (a
  * route added later is recorded unless it is named here).
@@ -93,15 +96,19 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
 /** The paths answered without a sign-in: the instance check, and signing in and out. */
 const OPEN_PATHS: ReadonlySet<string> = new Set(['/admin/instance', ...SESSION_PATHS]);
 
-/** Parses `asset,entrust,…` into the four flags; undefined on an unknown name. */
+/**
+ * Parses `asset,entrust,…` into the flags; undefined on an unknown name. `subUser` is set only
+ * when named, so the keys of operators who never name it are recorded as before.
+ */
 export function parsePermissions(text: string): KeyPermissions | undefined {
   const names = text === '' ? [] : text.split(',').map((s) => s.trim());
-  if (!names.every((n) => (PERMISSION_NAMES as readonly string[]).includes(n))) return undefined;
+  if (!names.every((n) => Object.hasOwn(PERMISSION_NAMES, n))) return undefined;
   return {
     asset: names.includes('asset'),
     entrust: names.includes('entrust'),
     money: names.includes('money'),
     lever: names.includes('lever'),
+    ...(names.includes('subuser') && { subUser: true }),
   };
 }
 
@@ -222,7 +229,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         if (permissions === undefined) {
           fail(
             'INVALID_PARAMETER',
-            `perms '${perms.slice(0, 60)}' must be a comma list of ${PERMISSION_NAMES.join(', ')}`,
+            `perms '${perms.slice(0, 60)}' must be a comma list of ${Object.keys(PERMISSION_NAMES).join(', ')}`,
           );
         }
         const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
@@ -240,7 +247,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
           ips,
           ...(strict === 'true' && { replayProtection: true }),
         });
-        const granted = PERMISSION_NAMES.filter((n) => permissions[n]);
+        const granted = permissionNames(permissions);
         return fromResult(
           r,
           r.result === 'OK'

@@ -10,7 +10,7 @@
  * inside the engine, and changes nothing.
  */
 import { CHAIN_NAME, validateCoinFunds, type ChainSpec, type CoinFunds } from '../../domain/chains.ts';
-import type { Command } from '../../domain/commands.ts';
+import { permissionNames, type Command } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import {
   checkCoinName,
@@ -43,7 +43,6 @@ export interface ChangeDeps {
 /** The paths of change-routes that only read (the audit log records the others). */
 export const CHANGE_READ_PATHS: readonly string[] = ['/admin/keys/list'];
 
-const PERMISSION_NAMES = ['asset', 'entrust', 'money', 'lever'] as const;
 /** The most keys one `keys list` answers. */
 const MAX_KEYS_LISTED = 1000;
 
@@ -284,7 +283,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     accessKey: k.accessKey,
     user: engine.userName(k.userId),
     userId: k.userId,
-    permissions: PERMISSION_NAMES.filter((n) => k.permissions[n]),
+    permissions: permissionNames(k.permissions),
     ips: k.ips,
     replayProtection: k.replayProtection === true,
     opens: deps.keys === undefined ? null : deps.keys.opens(k.sealedSecret, k.accessKey),

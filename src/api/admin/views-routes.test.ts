@@ -210,9 +210,39 @@ describe('users', () => {
     const all = await h.call('/admin/users/list');
     assert.equal(all.total, 3);
     assert.deepEqual(all.users, [
-      { id: 1, name: 'alice', created: T0 + 1, status: 'active', demo: false, keys: 0, openOrders: 2 },
-      { id: 2, name: 'bob', created: T0 + 2, status: 'active', demo: false, keys: 1, openOrders: 0 },
-      { id: 3, name: 'carol', created: T0 + 3, status: 'active', demo: false, keys: 0, openOrders: 0 },
+      {
+        id: 1,
+        name: 'alice',
+        created: T0 + 1,
+        status: 'active',
+        demo: false,
+        keys: 0,
+        openOrders: 2,
+        mainUser: null,
+        subAccounts: [],
+      },
+      {
+        id: 2,
+        name: 'bob',
+        created: T0 + 2,
+        status: 'active',
+        demo: false,
+        keys: 1,
+        openOrders: 0,
+        mainUser: null,
+        subAccounts: [],
+      },
+      {
+        id: 3,
+        name: 'carol',
+        created: T0 + 3,
+        status: 'active',
+        demo: false,
+        keys: 0,
+        openOrders: 0,
+        mainUser: null,
+        subAccounts: [],
+      },
     ]);
     const page = await h.call('/admin/users/list', [
       ['limit', '1'],
@@ -232,6 +262,27 @@ describe('users', () => {
       (byId.users as { name: string }[]).map((u) => u.name),
       ['bob'],
     );
+  });
+
+  test('the tree of sub-accounts: a main user lists its sub-accounts, a sub-account names its main user', async () => {
+    const h = setUp();
+    await trading(h);
+    for (const name of ['alice-a', 'alice-b'])
+      await h.submit({ type: 'AddSubUser', mainUserId: 1, name, memo: '', passwordHash: 'h' });
+    const all = await h.call('/admin/users/list');
+    const rows = all.users as { name: string; mainUser: string | null; subAccounts: string[] }[];
+    assert.deepEqual(
+      rows.map((u) => [u.name, u.mainUser, u.subAccounts]),
+      [
+        ['alice', null, ['alice-a', 'alice-b']],
+        ['bob', null, []],
+        ['carol', null, []],
+        ['alice-a', 'alice', []],
+        ['alice-b', 'alice', []],
+      ],
+    );
+    const sub = await h.call('/admin/users/show', [['user', 'alice-b']]);
+    assert.equal((sub.user as { mainUser: string }).mainUser, 'alice');
   });
 
   test('show: balances, open orders, bills, deposits, keys without secrets; by name or id', async () => {

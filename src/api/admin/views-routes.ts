@@ -268,7 +268,16 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
     demo: engine.demo.isDemoUser(u.userId),
     keys: engine.apiKeysOf(u.userId).length,
     openOrders: engine.openOrders(u.userId).length,
+    // The tree of sub-accounts (issue 33): a sub-account's main user, a main user's sub-accounts.
+    mainUser: mainName(u.userId),
+    subAccounts: engine.subAccounts
+      .subsOf(u.userId)
+      .map((s) => engine.userName(s.userId) ?? String(s.userId)),
   });
+  const mainName = (userId: number): string | null => {
+    const main = engine.subAccounts.mainOf(userId);
+    return main === undefined ? null : (engine.userName(main) ?? String(main));
+  };
 
   return [
     {

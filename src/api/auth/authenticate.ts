@@ -22,6 +22,7 @@ export const PERMISSION_FLAGS: Readonly<Record<Permission, string>> = {
   entrust: 'entrustPerm',
   money: 'moneyPerm',
   lever: 'leverPerm',
+  subUser: 'subUserPerm',
 };
 
 /** What an endpoint demands of the caller. */

@@ -96,3 +96,20 @@ export function generateApiCredentials(): NewApiCredentials {
   const secret = randomUUID();
   return { accessKey: randomUUID(), secret, secretHash: secretHash(secret) };
 }
+
+/** A new key as issued: the access key and secret the user is shown once, and the sealed secret the engine keeps. */
+export interface IssuedApiKey {
+  readonly accessKey: string;
+  readonly secretKey: string;
+  readonly sealedSecret: string;
+}
+
+/** Generates credentials and seals their hash: the one way keys are issued (operator and createSubUserKey). */
+export function issueSealedKey(sealer: SecretSealer): IssuedApiKey {
+  const c = generateApiCredentials();
+  return {
+    accessKey: c.accessKey,
+    secretKey: c.secret,
+    sealedSecret: sealer.seal(c.secretHash, c.accessKey),
+  };
+}

@@ -7,6 +7,7 @@ import {
   hmacMd5Hex,
   rawSignedString,
   secretHash,
+  sentOrderSignedString,
   signingKeyOf,
   signWsMessage,
   verifyRequestSignature,
@@ -190,6 +191,17 @@ describe('§4.3 test vectors', () => {
   });
 });
 
+/** The request with sign and reqTime at its end, as every client appends them. */
+function withTailParams(list: readonly RequestParam[], sign: string): RequestParam[] {
+  return [
+    ...list,
+    ...params([
+      ['sign', sign],
+      ['reqTime', '1650000000000'],
+    ]),
+  ];
+}
+
 describe('verification', () => {
   const base: [string, string][] = [
     ['accesskey', API_KEY],
@@ -218,6 +230,37 @@ describe('verification', () => {
     const sign = hmacMd5Hex(HASH, decodedSignedString(extra));
     assert.ok(verifies(extra, sign));
     assert.ok(verifies(params([...base, ['tx', 'anything']]), good));
+  });
+
+  test("the parameters in the order sent also sign (ZB's Python SDK: addSubUser)", () => {
+    // zapi.py sends memo, password, method, subUserName in this order and signs that text.
+    const sent = params([
+      ['accesskey', API_KEY],
+      ['memo', 'desk 2'],
+      ['password', 'Sub-pass1'],
+      ['method', 'addSubUser'],
+      ['subUserName', 'desk2'],
+    ]);
+    const asSent = sentOrderSignedString(sent);
+    assert.equal(
+      asSent,
+      `accesskey=${API_KEY}&memo=desk 2&password=Sub-pass1&method=addSubUser&subUserName=desk2`,
+    );
+    assert.notEqual(asSent, decodedSignedString(sent));
+    assert.ok(verifies(withTailParams(sent, hmacMd5Hex(HASH, asSent)), hmacMd5Hex(HASH, asSent)));
+    // Percent-encoded as sent (the raw segments in their order) too.
+    const rawAsSent = sent.map((p) => p.raw).join('&');
+    assert.ok(verifies(sent, hmacMd5Hex(HASH, rawAsSent)));
+    // The sorted form still signs the same request.
+    assert.ok(verifies(sent, hmacMd5Hex(HASH, decodedSignedString(sent))));
+    // Any other order does not, nor the sent order under another secret or with a changed value.
+    const swapped = [sent[0], sent[2], sent[1], sent[3], sent[4]] as RequestParam[];
+    assert.ok(!verifies(sent, hmacMd5Hex(HASH, sentOrderSignedString(swapped))));
+    assert.ok(!verifies(sent, hmacMd5Hex(secretHash('other'), asSent)));
+    const changed = sent.map((p) =>
+      p.name === 'memo' ? { ...p, value: 'desk 3', raw: 'memo=desk%203' } : p,
+    );
+    assert.ok(!verifies(changed, hmacMd5Hex(HASH, asSent)));
   });
 
   test('malformed signs are refused without throwing', () => {

@@ -1,4 +1,4 @@
-/** @module signature — ZB request signing: sha1hex(secret) as the HMAC-MD5 key over the sorted parameters, for REST and WebSocket. */
+/** @module signature — ZB request signing: sha1hex(secret) as the HMAC-MD5 key over the sorted (or as-sent) parameters, for REST and WebSocket. */
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { RequestParam } from '../http/types.ts';
 
@@ -79,14 +79,17 @@ export function signParams(secretHashHex: string, params: readonly RequestParam[
 }
 
 /**
- * Whether `sign` matches the request under either encoding convention (§4.2): the string rebuilt
- * from decoded values, or from the raw segments. The decoded string is tried first (ccxt, the
- * Java demos, zapi.py); the raw one only when it fails and differs, so a request carrying `[`,
- * `,` or `%` (every orderMoreV2) costs one HMAC, not two: node:crypto's HMAC was the heaviest
- * single step of a signed request on the event loop (issue 30, bench/README.md). Each comparison
- * is constant-time; whether the second one runs tells the sender only which convention it
- * signed with, which it knows, and a forger's decoded check always fails, so the timing tells
- * a forger nothing about the key.
+ * Whether `sign` matches the request: over the parameters sorted by name (the interface's rule) or
+ * in the order they were sent (ZB's Python SDK signs `addSubUser` over `memo`, `password`,
+ * `method`, `subUserName` as it sends them), each under either encoding convention (§4.2): the
+ * string rebuilt from decoded values, or from the raw segments. Every form needs the secret.
+ * The sorted decoded string is tried first (ccxt, the Java demos, zapi.py); each other one only
+ * when the ones before failed and it differs from them, so a request that is already sorted and
+ * plain costs one HMAC, and one carrying `[`, `,` or `%` (every orderMoreV2) one too when signed
+ * decoded: node:crypto's HMAC was the heaviest single step of a signed request on the event loop
+ * (issue 30, bench/README.md). Each comparison is constant-time; which of them run tells the
+ * sender only which convention it signed with, which it knows, and a forger's first check always
+ * fails, so the timing tells a forger nothing about the key.
  */
 export function verifyRequestSignature(
   key: SigningKey,
@@ -94,11 +97,25 @@ export function verifyRequestSignature(
   sign: string,
 ): boolean {
   if (!SIGN_TEXT.test(sign)) return false;
-  const sorted = signedParams(params);
+  const sent = params.filter((p) => !UNSIGNED_PARAMS.has(p.name));
+  const sorted = [...sent].sort((a, b) => byCodeUnits(a.name, b.name));
   const decoded = sorted.map((p) => `${p.name}=${p.value}`).join('&');
   if (signs(key, decoded, sign)) return true;
   const raw = sorted.map((p) => p.raw).join('&');
-  return raw !== decoded && signs(key, raw, sign);
+  if (raw !== decoded && signs(key, raw, sign)) return true;
+  if (sent.every((p, i) => p === sorted[i])) return false;
+  const sentDecoded = sent.map((p) => `${p.name}=${p.value}`).join('&');
+  if (signs(key, sentDecoded, sign)) return true;
+  const sentRaw = sent.map((p) => p.raw).join('&');
+  return sentRaw !== sentDecoded && signs(key, sentRaw, sign);
+}
+
+/** The signed string over the parameters in the order sent (decoded values): what ZB's Python SDK signs for addSubUser. */
+export function sentOrderSignedString(params: readonly RequestParam[]): string {
+  return params
+    .filter((p) => !UNSIGNED_PARAMS.has(p.name))
+    .map((p) => `${p.name}=${p.value}`)
+    .join('&');
 }
 
 // ───────────────────────────── WebSocket (§10.8) ─────────────────────────────

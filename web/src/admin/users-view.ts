@@ -16,6 +16,13 @@ export const USERS_PAGE = 25;
 /** Rows of each section of a user's view a page. */
 export const SECTION_PAGE = 20;
 
+/** A user's place in the tree of sub-accounts: whose sub-account it is, or how many it has. */
+function family(u: Json): string {
+  const subs = (u.subAccounts as string[] | undefined) ?? [];
+  if (typeof u.mainUser === 'string') return `sub of ${u.mainUser}`;
+  return subs.length === 0 ? '' : `${subs.length} sub-account${subs.length === 1 ? '' : 's'}`;
+}
+
 export const usersView: View = async (ctx) => {
   const root = h('div', { id: 'users' });
   const results = h('div', { id: 'users-results' });
@@ -38,6 +45,7 @@ export const usersView: View = async (ctx) => {
           { title: 'Status', cell: (u) => `${u.status}${u.demo ? ' (demo)' : ''}` },
           { title: 'Keys', cell: (u) => u.keys, num: true },
           { title: 'Open orders', cell: (u) => u.openOrders, num: true },
+          { title: 'Family', cell: family },
         ],
         reply.users as Json[],
         { id: 'users-table', empty: 'No user matches.', rowAttrs: (u) => ({ 'data-user': u.id }) },
@@ -180,7 +188,12 @@ export const userView: View = async (ctx, arg) => {
           { class: 'muted' },
           `id ${u.id} · `,
           h('span', { id: 'user-status', class: `status ${u.status}` }, u.status),
-          `${u.demo ? ' · demo' : ''} · created ${time(u.created)}`,
+          `${u.demo ? ' · demo' : ''} · created ${time(u.created)}` +
+            (typeof u.mainUser === 'string'
+              ? ` · sub-account of ${u.mainUser}`
+              : (u.subAccounts as string[] | undefined)?.length
+                ? ` · sub-accounts: ${(u.subAccounts as string[]).join(', ')}`
+                : ''),
         ),
       ),
       ...(may(ctx, 'operator') ? [userActions(ctx, r, reload)] : []),

@@ -363,7 +363,7 @@ describe('/data/v1/depth', () => {
 
   test('merge must be a positive multiple of the tick → else 3005 naming merge', async () => {
     const { v } = bookVenue();
-    for (const merge of ['0', '0.00', '0.001', '-1', 'abc', '1e2', '0x10']) {
+    for (const merge of ['0', '0.00', '0.001', '-1', 'abc', '1e-3', '0x10']) {
       const body = (await v.get(`/data/v1/depth?market=btc_usdt&merge=${merge}`)).json() as {
         code: number;
         message: string;
@@ -377,6 +377,9 @@ describe('/data/v1/depth', () => {
     }
     const ok = (await v.get('/data/v1/depth?market=btc_usdt&merge=0.010')).json() as { asks: unknown };
     assert.equal((ok.asks as unknown[]).length, 3);
+    // A float in exponent notation (the interface types merge as float) is read exactly.
+    const exp = (await v.get('/data/v1/depth?market=btc_usdt&merge=1e-2')).json() as { asks: unknown };
+    assert.equal((exp.asks as unknown[]).length, 3);
   });
 
   test('the cached depth follows the book', async () => {

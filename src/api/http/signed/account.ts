@@ -39,6 +39,9 @@ function getAccountInfo(ctx: SignedContext): ApiReply {
       leverPerm: key.permissions.lever,
       entrustPerm: key.permissions.entrust,
       moneyPerm: key.permissions.money,
+      // The real API's flag (zb-api-facts §6.7): whether this key may manage sub-accounts, which
+      // only a main user's key granted `subuser` may (a sub-account has none of its own).
+      subUserPerm: key.permissions.subUser === true && engine.subAccounts.mainOf(userId) === undefined,
     },
   };
 }
@@ -77,6 +80,8 @@ const TYPE_DESC: Readonly<Record<BillType, string>> = {
   withdrawFee: 'withdrawal fee',
   transferOut: 'internal transfer out',
   transferIn: 'internal transfer in',
+  subTransferOut: 'sub-account transfer out',
+  subTransferIn: 'sub-account transfer in',
   buy: 'buy',
   sell: 'sell',
   buyFee: 'buy fee',
@@ -105,6 +110,11 @@ function remarkOf(bill: BillRow): string {
     case 'transferOut':
     case 'transferIn':
       return `internal transfer (withdrawal ${bill.ref})`;
+    // Sub-accounts (issue 33): the other user of the family, by name.
+    case 'subTransferOut':
+      return `sub-account transfer to ${bill.ref}`;
+    case 'subTransferIn':
+      return `sub-account transfer from ${bill.ref}`;
     // Margin (issue 14): the account moved to or from (`isolated:<user>:<market>`, `cross:<user>`),
     // or the lending offer (`offer:<id>`) or loan record (`loan:<id>`) the change belongs to.
     case 'toMargin':

@@ -46,7 +46,7 @@ describe('the faucet endpoint', () => {
       [bot, { currency: 'eth', amount: '1' }, 3005, /gives no eth/],
       [bot, { currency: 'usdt', amount: '0' }, 3003, /positive decimal/],
       [bot, { currency: 'usdt', amount: '-1' }, 3003, /positive decimal/],
-      [bot, { currency: 'usdt', amount: '1e3' }, 3003, /positive decimal/],
+      [bot, { currency: 'usdt', amount: '1e-9' }, 3003, /positive decimal/],
       [bot, { currency: 'usdt', amount: '0.0000001' }, 3003, /at most 6 decimals/],
       [bot, { currency: 'usdt' }, 3005, /amount is required/],
       [bot, { amount: '1' }, 3005, /currency is required/],

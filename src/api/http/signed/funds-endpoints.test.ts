@@ -309,7 +309,7 @@ describe('funds endpoints', () => {
         /amount '-1' must be a positive decimal with at most 6 decimals/,
       ],
       [withdrawParams({ amount: '0' }), 3003, /positive/],
-      [withdrawParams({ amount: '1e3' }), 3003, /decimal/],
+      [withdrawParams({ amount: '1e-9' }), 3003, /decimal/],
       [withdrawParams({ amount: '10.1234567' }), 3003, /6 decimals/],
       [withdrawParams({ fees: 'one' }), 3005, /fees 'one' must be a decimal/],
       [withdrawParams({ receiveAddr: '' }), 3005, /receiveAddr is required/],

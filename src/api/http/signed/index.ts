@@ -13,6 +13,7 @@ import { MARGIN_ENDPOINTS } from './margin.ts';
 import { MARGIN_VIEW_ENDPOINTS } from './margin-views.ts';
 import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
 import { signedRoute, type SignedEndpoint } from './pipeline.ts';
+import { SUB_ACCOUNT_ENDPOINTS } from './sub-accounts.ts';
 import { TRADING_ENDPOINTS } from './trading.ts';
 import { WITHDRAW_ENDPOINTS } from './withdraw.ts';
 
@@ -44,6 +45,7 @@ export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
   ...FAUCET_ENDPOINTS,
   ...MARGIN_ENDPOINTS,
   ...MARGIN_VIEW_ENDPOINTS,
+  ...SUB_ACCOUNT_ENDPOINTS,
 ];
 
 /**
@@ -62,6 +64,7 @@ export function signedRoutes(deps: SignedRoutesDeps): Route[] {
     authenticator,
     limiter: deps.rateLimiter ?? new MemoryRateLimiter({ clock: () => deps.venue.now() }),
     historyWaitMs: deps.historyWaitMs ?? DEFAULT_HISTORY_WAIT_MS,
+    sealer: deps.sealer,
     log: deps.log ?? SILENT_LOG,
   };
   return SIGNED_ENDPOINTS.map((endpoint) => signedRoute(endpoint, services));

@@ -43,7 +43,10 @@ describe('margin parameters', () => {
     assert.equal(marginAmount('amount', '1000', usdt), 1_000_000_000);
     assert.equal(marginAmount('amount', '0.000001', usdt), 1);
     assert.equal(marginAmount('amount', '1.50000000', usdt), 1_500_000);
-    for (const bad of ['0', '0.0000001', '-1', '1e3', '1,5', 'abc', '99999999999999999999', ' 1']) {
+    // Exponent notation, as ZB's Python SDK formats floats, read exactly.
+    assert.equal(marginAmount('amount', '1e3', usdt), 1_000_000_000);
+    assert.equal(marginAmount('amount', '5e-06', usdt), 5);
+    for (const bad of ['0', '0.0000001', '-1', '1e-9', '1,5', 'abc', '99999999999999999999', ' 1']) {
       refusedWith(
         'INVALID_AMOUNT',
         /amount .* must be a positive decimal with at most 6 decimals of usdt/,

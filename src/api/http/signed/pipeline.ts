@@ -5,6 +5,7 @@ import type { ApiKeyRecord, ApplyResult } from '../../../engine/engine.ts';
 import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import { PERMISSION_FLAGS, type Authenticator, type Permission } from '../../auth/authenticate.ts';
 import type { RateLimiter } from '../../auth/rate-limit.ts';
+import type { SecretSealer } from '../../auth/secret-sealing.ts';
 import { logRefusal } from '../../../observability/refusal-levels.ts';
 import type { Log } from '../../../domain/log.ts';
 import { SequencerStoppedError } from '../../../sequencer/sequencer.ts';
@@ -30,6 +31,8 @@ export interface SignedContext {
   readonly engine: VenueState;
   /** Longest wait for the history store to reach the engine's state before a history read (ms). */
   readonly historyWaitMs: number;
+  /** Seals the secrets of keys an endpoint issues (createSubUserKey), as the operator's are. */
+  readonly sealer: SecretSealer;
 }
 
 /**
@@ -55,6 +58,7 @@ export interface PipelineServices {
   readonly authenticator: Authenticator;
   readonly limiter: RateLimiter;
   readonly historyWaitMs: number;
+  readonly sealer: SecretSealer;
   /** Unexpected failures (error) and refusals at their levels (observability/refusal-levels.ts). */
   readonly log: Log;
 }
@@ -92,6 +96,7 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
             venue,
             engine: venue.engine,
             historyWaitMs: services.historyWaitMs,
+            sealer: services.sealer,
           },
           args,
         );

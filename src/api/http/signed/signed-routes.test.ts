@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { RESULTS } from '../../../domain/result-codes.ts';
+import { hmacMd5Hex, secretHash } from '../../auth/signature.ts';
 import { SIGNED_ENDPOINTS } from './index.ts';
 import { SignedApiHarness, T0, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
 
@@ -118,7 +119,13 @@ describe('signed routes', () => {
         [{ ...good, price: '-1' }, 3002, /price/],
         [{ ...good, price: '30000.001' }, 3002, /at most 2 decimals/],
         [{ ...good, price: '0' }, 3002, /price/],
-        [{ ...good, price: '1e5' }, 3002, /price/],
+        [{ ...good, price: '3e-3' }, 3002, /price '3e-3' must be a positive decimal with at most 2 decimals/],
+        [{ ...good, price: '-3e4' }, 3002, /price/],
+        [{ ...good, price: '0e5' }, 3002, /price/],
+        [{ ...good, price: '3e' }, 3002, /price/],
+        [{ ...good, price: '3e4.5' }, 3002, /price/],
+        [{ ...good, price: '3e99999' }, 3002, /price/],
+        [{ ...good, amount: '1e-5' }, 3003, /amount '1e-5'/],
         [{ ...good, price: ' 30000' }, 3002, /price/],
         [{ ...good, amount: '0.00001' }, 3003, /amount '0.00001'/],
         [{ ...good, amount: '99999999999999999999' }, 3003, /amount/],
@@ -148,6 +155,43 @@ describe('signed routes', () => {
       for (const [params, code, message] of engineCases)
         await refused(h, alice, 'order', params, code, message, true);
       assert.equal(h.logged.length, 0);
+    });
+
+    test("exponent notation (ZB's Python SDK formats prices with %s) is read exactly", async () => {
+      const { h, bob, bobId } = await market();
+      // eth_btc: priceScale 6, amountScale 2. 5e-05 btc per eth is 50 ticks, exactly.
+      const id = await place(h, bob, {
+        currency: 'eth_btc',
+        tradeType: '1',
+        price: '5e-05',
+        amount: '1.5E+1',
+      });
+      const [open] = h.venue.engine.openOrders(bobId);
+      assert.equal(String(open?.id), id);
+      assert.equal(open?.price, 50);
+      assert.equal(open?.amount, 1500);
+      // 15 eth × 0.00005 btc = 0.00075 btc frozen, in satoshis.
+      assert.equal(h.venue.engine.balance(bobId, 'btc')?.frozen, 75_000);
+      const batch = (await h.call('orderMoreV2', bob, {
+        market: 'eth_btc',
+        tradeType: '1',
+        tradeParams: '[[4.5e-5,2e1],["4e-05","1e1"]]',
+      })) as Json;
+      assert.equal(batch.code, 1000, JSON.stringify(batch));
+      assert.deepEqual(
+        h.venue.engine.openOrders(bobId).map((o) => [o.price, o.amount]),
+        [
+          [50, 1500],
+          [45, 2000],
+          [40, 1000],
+        ],
+      );
+      const good = { currency: 'eth_btc', tradeType: '1', price: '5e-05', amount: '10' };
+      await refused(h, bob, 'order', { ...good, price: '5e-07' }, 3002, /at most 6 decimals/);
+      await refused(h, bob, 'order', { ...good, price: '-5e-05' }, 3002, /price/);
+      await refused(h, bob, 'order', { ...good, price: '0e-05' }, 3002, /price/);
+      await refused(h, bob, 'order', { ...good, amount: '1e-3' }, 3003, /at most 2 decimals/);
+      await refused(h, bob, 'order', { ...good, amount: '1e20' }, 3003, /amount/);
     });
 
     test('a halted market refuses with 1009', async () => {
@@ -204,7 +248,7 @@ describe('signed routes', () => {
         [p(`[[${'9'.repeat(5000)},1]]`), 3005, /tradeParams must be/],
         [p('[[100,0.1],[100.001,0.1]]'), 3002, /tradeParams pair 2: price '100.001'/],
         [p('[[100,0.1],[100,-1]]'), 3003, /tradeParams pair 2: amount '-1'/],
-        [p('[[100,0.1],[1e2,0.1]]'), 3002, /pair 2/],
+        [p('[[100,0.1],[1e-3,0.1]]'), 3002, /pair 2/],
         [{ ...p('[[100,0.1]]'), market: 'BTC_USDT' }, 3005, /market 'BTC_USDT' must be lowercase/],
         [{ ...p('[[100,0.1]]'), market: '' }, 3005, /market is required/],
         [{ ...p('[[100,0.1]]'), tradeType: 'buy' }, 3005, /tradeType/],
@@ -228,66 +272,173 @@ describe('signed routes', () => {
   });
 
   describe('customerOrderId', () => {
-    test('a repeated one is refused (3005) naming the order, whatever its state; nothing is placed', async () => {
+    test('a repeated one is accepted; getOrder and cancelOrder by it act on the latest order, open or closed', async () => {
       const { h, alice, aliceId } = await market();
       const order = { currency: 'btc_usdt', tradeType: '1', price: '100', amount: '0.1' };
-      const id = await place(h, alice, { ...order, customerOrderId: 'grid1' });
-      await refused(
-        h,
-        alice,
-        'order',
-        { ...order, price: '101', customerOrderId: 'grid1' },
-        3005,
-        new RegExp(
-          `customerOrderId 'grid1' already names order ${id} in btc_usdt: a repeated placement is refused`,
-        ),
+      const first = await place(h, alice, { ...order, customerOrderId: 'grid1' });
+      const second = await place(h, alice, { ...order, price: '101', customerOrderId: 'grid1' });
+      assert.notEqual(first, second);
+      assert.equal(h.venue.engine.openOrders(aliceId).length, 2);
+      const ref = { currency: 'btc_usdt', customerOrderId: 'grid1' };
+      const latest = (await h.call('getOrder', alice, ref)) as Json;
+      assert.equal(latest.id, second);
+      assert.equal(latest.price, 101);
+      const cancel = (await h.call('cancelOrder', alice, ref)) as Json;
+      assert.equal(cancel.code, 1000);
+      assert.equal(cancel.id, second);
+      assert.deepEqual(
+        h.venue.engine.openOrders(aliceId).map((o) => String(o.id)),
+        [first],
       );
-      await h.call('cancelOrder', alice, { currency: 'btc_usdt', customerOrderId: 'grid1' });
-      await refused(h, alice, 'order', { ...order, customerOrderId: 'grid1' }, 3005, /already names order/);
-      // Another market, or another user, is another name space.
-      await h.venue.fund('alice', 'usdt', '1');
-      const eth = (await h.call('order', alice, {
-        ...order,
-        currency: 'eth_usdt',
-        customerOrderId: 'grid1',
-      })) as Json;
-      assert.equal(eth.code, 1000);
-      assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
+      // The latest is now cancelled: it is the one a query reads, and a cancel finds nothing open,
+      // though an older order with the id still rests.
+      const closed = (await h.call('getOrder', alice, ref)) as Json;
+      assert.equal(closed.id, second);
+      assert.equal(closed.status, 1);
+      await refused(h, alice, 'cancelOrder', ref, 3001, /no open order with customerOrderId grid1/);
+      // The older one is still reachable by its id.
+      const byId = (await h.call('cancelOrder', alice, { currency: 'btc_usdt', id: first })) as Json;
+      assert.equal(byId.code, 1000);
     });
 
-    test('concurrent placements with one new customerOrderId place exactly one order', async () => {
-      const { h, alice, aliceId } = await market();
-      // As the sequencer does, apply only later (after the journal's fsync): every placement has
-      // passed its checks before the first is applied.
-      const submit = h.venue.submit.bind(h.venue);
-      h.venue.submit = async (command) => {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        return submit(command);
-      };
-      const bodies = (await Promise.all(
-        Array.from({ length: 5 }, () =>
-          h.call('order', alice, {
-            currency: 'btc_usdt',
-            tradeType: '1',
-            price: '100',
-            amount: '0.1',
-            customerOrderId: 'retry42',
-          }),
-        ),
-      )) as Json[];
-      assert.equal(bodies.filter((b) => b.code === 1000).length, 1);
-      assert.equal(bodies.filter((b) => b.code === 3005).length, 4);
-      assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
-    });
-
-    test('an order refused by the engine does not take its customerOrderId', async () => {
+    test('an order refused by the engine does not take its customerOrderId from the latest', async () => {
       const { h, alice } = await market();
-      const big = { currency: 'btc_usdt', tradeType: '1', price: '30000', amount: '1000' };
-      assert.equal(((await h.call('order', alice, { ...big, customerOrderId: 'once1' })) as Json).code, 2009);
-      assert.equal(
-        ((await h.call('order', alice, { ...big, amount: '0.1', customerOrderId: 'once1' })) as Json).code,
-        1000,
+      const order = {
+        currency: 'btc_usdt',
+        tradeType: '1',
+        price: '100',
+        amount: '0.1',
+        customerOrderId: 'once1',
+      };
+      const id = await place(h, alice, order);
+      assert.equal(((await h.call('order', alice, { ...order, amount: '1000' })) as Json).code, 2009);
+      const latest = (await h.call('getOrder', alice, {
+        currency: 'btc_usdt',
+        customerOrderId: 'once1',
+      })) as Json;
+      assert.equal(latest.id, id);
+    });
+
+    describe('idempotent placement: keys with replay protection', () => {
+      /** alice's strict key, and her params with a fresh nonce (every strict request needs one). */
+      async function strict(): Promise<{
+        h: SignedApiHarness;
+        key: Credentials;
+        aliceId: number;
+        p: (params: Record<string, string>) => Record<string, string>;
+      }> {
+        const { h, aliceId } = await market();
+        const key = await h.key(aliceId, undefined, [], { replayProtection: true });
+        const p = (params: Record<string, string>): Record<string, string> => ({
+          ...params,
+          nonce: String(h.venue.time),
+        });
+        return { h, key, aliceId, p };
+      }
+
+      test('a repeated one is refused (3005) naming the order, whatever its state; nothing is placed', async () => {
+        const { h, key, aliceId, p } = await strict();
+        const order = { currency: 'btc_usdt', tradeType: '1', price: '100', amount: '0.1' };
+        const id = await place(h, key, p({ ...order, customerOrderId: 'grid1' }));
+        await refused(
+          h,
+          key,
+          'order',
+          p({ ...order, price: '101', customerOrderId: 'grid1' }),
+          3005,
+          new RegExp(
+            `customerOrderId 'grid1' already names order ${id} in btc_usdt: this key has replay protection, so a repeated placement is refused`,
+          ),
+        );
+        await h.call('cancelOrder', key, p({ currency: 'btc_usdt', customerOrderId: 'grid1' }));
+        await refused(
+          h,
+          key,
+          'order',
+          p({ ...order, customerOrderId: 'grid1' }),
+          3005,
+          /already names order/,
+        );
+        // Another market, or another user, is another name space.
+        await h.venue.fund('alice', 'usdt', '1');
+        const eth = (await h.call(
+          'order',
+          key,
+          p({ ...order, currency: 'eth_usdt', customerOrderId: 'grid1' }),
+        )) as Json;
+        assert.equal(eth.code, 1000);
+        assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
+      });
+
+      test('concurrent placements with one new customerOrderId place exactly one order', async () => {
+        const { h, key, aliceId } = await strict();
+        // As the sequencer does, apply only later (after the journal's fsync): every placement has
+        // passed its checks before the first is applied.
+        const submit = h.venue.submit.bind(h.venue);
+        h.venue.submit = async (command) => {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          return submit(command);
+        };
+        const bodies = (await Promise.all(
+          Array.from({ length: 5 }, (_, i) =>
+            h.call('order', key, {
+              currency: 'btc_usdt',
+              tradeType: '1',
+              price: '100',
+              amount: '0.1',
+              customerOrderId: 'retry42',
+              nonce: String(h.venue.time + i),
+            }),
+          ),
+        )) as Json[];
+        assert.equal(bodies.filter((b) => b.code === 1000).length, 1);
+        assert.equal(bodies.filter((b) => b.code === 3005).length, 4);
+        assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
+      });
+
+      test('an order refused by the engine does not take its customerOrderId', async () => {
+        const { h, key, p } = await strict();
+        const big = { currency: 'btc_usdt', tradeType: '1', price: '30000', amount: '1000' };
+        assert.equal(
+          ((await h.call('order', key, p({ ...big, customerOrderId: 'once1' }))) as Json).code,
+          2009,
+        );
+        assert.equal(
+          ((await h.call('order', key, p({ ...big, amount: '0.1', customerOrderId: 'once1' }))) as Json).code,
+          1000,
+        );
+      });
+    });
+  });
+
+  describe('the signature binds the endpoint', () => {
+    test('a getOrder signature sent to cancelOrder is refused (3005), sorted or as sent; the order rests', async () => {
+      const { h, alice, aliceId } = await market();
+      const id = await place(h, alice, { tradeType: '1', price: '100', amount: '0.1' });
+      const before = stateOf(h);
+      const asSent = hmacMd5Hex(
+        secretHash(alice.secret),
+        `method=getOrder&id=${id}&currency=btc_usdt&accesskey=${alice.accessKey}`,
       );
+      for (const sign of ['decoded', asSent]) {
+        const request = h.request(
+          'getOrder',
+          alice,
+          { method: 'getOrder', id, currency: 'btc_usdt' },
+          { sign },
+        );
+        // Either signature is good on getOrder itself.
+        assert.equal(((await h.send(request)) as { json: Json }).json.id, id);
+        const reply = await h.send({ ...request, path: '/api/cancelOrder' });
+        const body = 'json' in reply ? (reply.json as Json) : {};
+        assert.equal(body.code, 3005, JSON.stringify(body));
+        assert.match(
+          String(body.message),
+          /method 'getOrder' does not match the path's method 'cancelOrder'/,
+        );
+      }
+      assert.equal(stateOf(h), before);
+      assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
     });
   });
 

@@ -31,11 +31,14 @@ import { orderNotFound, orderRef, ORDER_REF_PARAMS, type OrderRef } from './wire
 const placing = new WeakMap<VenuePort, Set<string>>();
 
 /**
- * Refuses a customerOrderId that already names an order of the user in the market, whatever that
- * order's state, or one being placed right now (DUPLICATE_REFERENCE, 3005): a customerOrderId
- * makes placement idempotent, so a retry of an accepted order is never a second order. Returns
+ * Idempotent placement, for strict keys only (replay protection, docs/api-keys.md): refuses a
+ * customerOrderId that already names an order of the user in the market, whatever that order's
+ * state, or one being placed right now (DUPLICATE_REFERENCE, 3005), so a retry of an accepted
+ * order is never a second order. Every other key may repeat a customerOrderId, as the interface
+ * says ("when duplicated, cancel and query act only on the latest order with that id"). Returns
  * the claim to release once the placement has been applied. The engine keeps every id it has
- * seen (`orderIdForClientId`); the claims cover the moment between the check and the apply.
+ * seen (`orderIdForClientId`, the latest order with it); the claims cover the moment between the
+ * check and the apply.
  */
 function claimClientOrderId(ctx: SignedContext, market: MarketSpec, clientOrderId: string): () => void {
   const claims = placing.get(ctx.venue) ?? new Set<string>();
@@ -46,7 +49,7 @@ function claimClientOrderId(ctx: SignedContext, market: MarketSpec, clientOrderI
     refuse(
       'DUPLICATE_REFERENCE',
       `customerOrderId ${quoted(clientOrderId)} already names ${existing === undefined ? 'an order being placed' : `order ${existing}`} in ${market.name}: ` +
-        'a repeated placement is refused; give each new order a new customerOrderId',
+        'this key has replay protection, so a repeated placement is refused; give each new order a new customerOrderId',
     );
   }
   claims.add(key);
@@ -99,7 +102,10 @@ async function placeOrder(ctx: SignedContext, args: Args<typeof ORDER_PARAMS>): 
     args.orderType === undefined ? 'limit' : args.orderType === '1' ? 'postOnly' : 'ioc';
   const numbers = parseOrderNumbers(market, args.price, args.amount);
   if (!numbers.ok) refuse(numbers.result, numbers.message);
-  const release = clientOrderId === '' ? undefined : claimClientOrderId(ctx, market, clientOrderId);
+  const release =
+    clientOrderId === '' || ctx.key.replayProtection !== true
+      ? undefined
+      : claimClientOrderId(ctx, market, clientOrderId);
   try {
     const result = await submitOrRefuse(ctx, {
       type: 'PlaceOrder',
