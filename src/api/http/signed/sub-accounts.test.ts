@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { hmacMd5Hex, secretHash } from '../../auth/signature.ts';
 import type { RequestParam } from '../types.ts';
-import { ALL_PERMISSIONS, SignedApiHarness, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
+import {
+  ALL_PERMISSIONS,
+  SignedApiHarness,
+  type Credentials,
+} from '../../../../test/fixtures/signed-venue.ts';
 
 type Json = Record<string, unknown>;
 
