@@ -82,7 +82,8 @@ import { withProbes } from './observability/probes.ts';
 import { progressReporter } from './observability/progress.ts';
 import type { Log } from './sequencer/ports.ts';
 import { SnapshotStore } from './journal/snapshot-store.ts';
-import { MAX_CLOCK_ADVANCE_MS, ManualClock } from './sequencer/manual-clock.ts';
+import { MAX_CLOCK_ADVANCE_MS } from './sequencer/manual-clock.ts';
+import { openVenueClock } from './sequencer/venue-clock.ts';
 import { recover } from './sequencer/recovery.ts';
 import { Sequencer, type AppliedCommand, type AppliedListener } from './sequencer/sequencer.ts';
 import { HistoryCheckpointWatch, type HistoryProgress } from './store/history-checkpoint-watch.ts';
@@ -348,26 +349,12 @@ async function startLocked(
       );
     }
 
-    // Venue time: the wall clock, or under --clock=manual one that moves only when advanced, from
-    // where the journal left off. Rate limits, reqTime checks and timeouts stay on the wall clock.
-    const manualClock = options.clock === 'manual' ? new ManualClock(lastTime ?? Date.now()) : undefined;
-    const now = manualClock?.now ?? Date.now;
-    const clockLog = at('clock');
-    if (manualClock !== undefined) {
-      clockLog.info(
-        { at: new Date(now()).toISOString() },
-        `clock: manual, standing at ${new Date(now()).toISOString()}; it moves only with bourse clock advance <duration>`,
-      );
-    } else if (lastTime !== undefined && lastTime > Date.now() + 60_000) {
-      clockLog.warn(
-        { lastTime: new Date(lastTime).toISOString() },
-        `clock: the journal's last time ${new Date(lastTime).toISOString()} is ahead of the wall clock ` +
-          '(a manual clock was advanced): new commands carry that time until the wall clock passes it',
-      );
-    }
+    // Venue time: the wall clock, or a sandbox's manual or speed clock from where the journal left
+    // off (src/sequencer/venue-clock.ts). Rate limits, reqTime checks and timeouts stay on the wall clock.
+    const venueClock = openVenueClock(options.clock, lastTime, at('clock'));
+    const now = venueClock.now;
     const sequencer = new Sequencer(engine, journal, snapshots, {
-      clock: now,
-      armTimers: manualClock === undefined,
+      ...venueClock.sequencer,
       startTime: lastTime,
       maxInFlight: options.maxInFlightCommands,
       snapshotEveryCommands: options.snapshotEveryCommands,
@@ -457,7 +444,7 @@ async function startLocked(
     const routes = [
       // The kline endpoint's per-IP spacing is a rate limit: on the wall clock, like the others.
       ...publicRoutes({ venue: { ...venue, now: Date.now }, marketData }),
-      ...venueInfoRoutes({ engine, clock: { mode: options.clock, now } }),
+      ...venueInfoRoutes({ engine, clock: { mode: venueClock.mode === 'manual' ? 'manual' : 'real', now } }),
       ...signedRoutes({
         venue,
         sealer,
@@ -499,15 +486,11 @@ async function startLocked(
         opens: (sealedSecret, accessKey) => sealer.unseal(sealedSecret, accessKey) !== undefined,
       },
       sandbox: {
-        clock: {
-          manual: manualClock !== undefined,
-          now,
-          advance: (ms) =>
-            (manualClock as ManualClock).advance(ms, {
-              nextDeadline: () => engine.nextDeadline(),
-              submit: venue.submit,
-            }),
-        },
+        clock: venueClock.sandbox({
+          nextDeadline: () => engine.nextDeadline(),
+          submit: venue.submit,
+          rearmTimers: () => sequencer.rearmTimers(),
+        }),
         maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
       },
     });

@@ -6,7 +6,7 @@
  */
 import type { SeededMarketData } from './api/market-data/seed-market-data.ts';
 import type { VenueRateLimiter } from './config/adapters.ts';
-import type { ClockMode } from './config/options.ts';
+import type { ClockSetting } from './config/options.ts';
 import type { HistoryStore } from './store/history-store.ts';
 
 /** What a standby opened before it leads (the module comment). */
@@ -29,7 +29,7 @@ export interface PreparedParts {
 export function usableMarket(
   prepared: PreparedParts | undefined,
   rebuildHistory: boolean,
-  clock: ClockMode,
+  clock: ClockSetting,
 ): SeededMarketData | undefined {
   return prepared?.market !== undefined && !rebuildHistory && clock === 'real' ? prepared.market : undefined;
 }
