@@ -45,7 +45,7 @@ import { usableMarket, type RunningVenue, type VenueHooks } from './prepared-par
 import { bootEngine, type BootMode } from './sequencer/boot-mode.ts';
 import { MAX_CLOCK_ADVANCE_MS } from './sequencer/manual-clock.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
-import { sandboxClock, venueClock } from './sequencer/venue-clock.ts';
+import { openVenueClock } from './sequencer/venue-clock.ts';
 import { runServer } from './server-program.ts';
 import { HistoryBoot } from './store/history-boot.ts';
 import { HistoryFollower } from './store/history-follower.ts';
@@ -106,10 +106,10 @@ export async function startVenue(
     });
     const startState = engine.snapshot();
     const follower = history.running(engine, startState);
-    const clock = venueClock(options.clock, lastTime, at('clock'));
+    const clock = openVenueClock(options.clock, lastTime, at('clock'));
     const now = clock.now;
     const sequencer = new Sequencer(engine, journal, snapshots, {
-      ...{ clock: now, armTimers: clock.manual === undefined, startTime: lastTime, snapshotLog },
+      ...{ ...clock.sequencer, startTime: lastTime, snapshotLog },
       ...{ maxInFlight: options.maxInFlightCommands, snapshotEveryCommands: options.snapshotEveryCommands },
       ...{ snapshotEveryMs: options.snapshotEveryMinutes * 60_000, keepSnapshots: options.keepSnapshots },
       ...{ pruneJournal: options.pruneJournal, log: at('sequencer') },
@@ -139,7 +139,7 @@ export async function startVenue(
         klines,
         sealer,
         rateLimiter,
-        clockMode: options.clock,
+        clockMode: clock.mode,
         health,
         log,
         metrics: ({ ws }) => {
@@ -164,7 +164,10 @@ export async function startVenue(
           snapshot: () => sequencer.snapshot(),
           funds: { chains: () => watcher.adapters(), simulator: chain, syncChains: () => watcher.sync() },
           sandbox: {
-            clock: sandboxClock(clock, { nextDeadline: () => engine.nextDeadline(), submit }),
+            clock: clock.sandbox({
+              ...{ nextDeadline: () => engine.nextDeadline(), submit },
+              rearmTimers: () => sequencer.rearmTimers(),
+            }),
             maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
           },
         },

@@ -10,7 +10,7 @@ import type { SeededMarketData } from './api/market-data/seed-market-data.ts';
 import type { WsGateway } from './api/ws/ws-server.ts';
 import type { ChainWatcher } from './chain/chain-watcher.ts';
 import type { SimulatedChain } from './chain/simulated-chain.ts';
-import type { ClockMode, ServerOptions } from './config/options.ts';
+import type { ClockSetting, ServerOptions } from './config/options.ts';
 import type { DemoMarket } from './demo/demo-market.ts';
 import type { Health } from './observability/health.ts';
 import type { VenueMetrics } from './observability/metrics.ts';
@@ -40,7 +40,7 @@ export interface PreparedParts {
 export function usableMarket(
   prepared: PreparedParts | undefined,
   rebuildHistory: boolean,
-  clock: ClockMode,
+  clock: ClockSetting,
 ): SeededMarketData | undefined {
   return prepared?.market !== undefined && !rebuildHistory && clock === 'real' ? prepared.market : undefined;
 }

@@ -19,6 +19,7 @@ import type { Health } from '../observability/health.ts';
 import type { VenueMetrics } from '../observability/metrics.ts';
 import { withProbes } from '../observability/probes.ts';
 import type { AppliedFeed } from '../sequencer/venue-ports.ts';
+import type { ClockMode } from '../sequencer/clock-speed.ts';
 import { adminRoutes, type AdminDeps, type KeyIssuer } from './admin/admin-routes.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { keyIssuer } from './auth/key-issuer.ts';
@@ -58,8 +59,8 @@ export interface ApiPorts {
   readonly rateLimiter: RateLimiter | undefined;
   /** The wall clock, which rate limits, reqTime and request times use whatever the venue's time (default Date.now). */
   readonly wallClock?: () => number;
-  /** `manual` under `--clock=manual` (venueInfo says so); default `real`. */
-  readonly clockMode?: 'real' | 'manual';
+  /** `manual` or `speed` under `--clock=manual|speed:<n>` (venueInfo says so); default `real`. */
+  readonly clockMode?: ClockMode;
   /** Liveness and readiness: with it, `/health` and `/ready` are answered on both listeners. */
   readonly health?: Health;
   /** The metrics, made once the WebSocket gateway they count exists (absent: no `/metrics`). */

@@ -450,12 +450,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'clock',
     args: [],
     flags: [],
-    summary: "the venue's clock: real or manual, and its time",
-    details: 'Under --clock=manual the time moves only with `bourse clock advance`.',
+    summary: "the venue's clock: real, manual or speed, and its time",
+    details:
+      'Under --clock=manual the time moves only with `bourse clock advance`; under --clock=speed:<n> it runs n times real time (`bourse clock speed`).',
     call: () => ({
       path: '/admin/clock',
       form: [],
-      show: (b) => `${String(b.iso)} (${String(b.mode)} clock)`,
+      show: (b) =>
+        `${String(b.iso)} (${String(b.mode)} clock${b.speed === undefined ? '' : `, ${String(b.speed)} times real time`})`,
     }),
   },
   {
@@ -470,6 +472,19 @@ export const COMMANDS: readonly CommandSpec[] = [
       form: [['by', by as string]],
       show: (b) =>
         `${String(b.iso)} (manual clock), advanced from ${new Date(b.from as number).toISOString()}`,
+    }),
+  },
+  {
+    name: 'clock speed',
+    args: ['<n>'],
+    flags: [],
+    summary: "change a speed clock's speed: venue time runs n times real time (0.001 to 1000000)",
+    details:
+      'From now on; the time of the change is journaled. Only on a sandbox started with --clock=speed:<n>; a restart runs at the speed of --clock again.',
+    call: ([speed]) => ({
+      path: '/admin/clock/speed',
+      form: [['speed', speed as string]],
+      show: (b) => `${String(b.iso)}: ${String(b.speed)} times real time (was ${String(b.from)})`,
     }),
   },
   {

@@ -165,7 +165,39 @@ test('--clock=manual only on a venue declared a sandbox (--sandbox), whatever it
   refused(['--clock', 'manual', '--host', 'localhost', '--data=x']);
   refused(['--clock=manual', '--data', '/tmp/x', '--host', '0.0.0.0']);
   refused([], { BOURSE_CLOCK: 'manual', BOURSE_HOST: '10.0.0.5', BOURSE_DATA: '/tmp/x' });
-  assert.throws(() => loadOptions(['--clock=fast'], {}), /--clock: expected real or manual, got 'fast'/);
+  assert.throws(
+    () => loadOptions(['--clock=fast'], {}),
+    /--clock: expected real, manual or speed:<n>, got 'fast'/,
+  );
+});
+
+test('--clock=speed:<n>: a positive speed, only on a venue declared a sandbox', () => {
+  assert.equal(loadOptions(['--clock=speed:1000', '--sandbox'], {}).clock, 'speed:1000');
+  assert.equal(loadOptions(['--clock', 'speed:0.5'], { BOURSE_SANDBOX: 'true' }).clock, 'speed:0.5');
+  assert.equal(loadOptions(['--sandbox'], { BOURSE_CLOCK: 'speed:60' }).clock, 'speed:60');
+  for (const bad of [
+    'speed:0',
+    'speed:-1',
+    'speed:abc',
+    'speed:',
+    'speed:1e3',
+    'speed:2000000',
+    'speed:1.2345',
+  ]) {
+    assert.throws(
+      () => loadOptions([`--clock=${bad}`, '--sandbox'], {}),
+      new RegExp(
+        `--clock: '${bad}': the speed is a number from 0.001 to 1000000 \\(at most 3 decimals\\), such as speed:60`,
+      ),
+      bad,
+    );
+  }
+  for (const argv of [['--clock=speed:10'], ['--clock=speed:10', '--data', '/tmp/x', '--host', '0.0.0.0']]) {
+    assert.throws(
+      () => loadOptions(argv, {}),
+      /--clock=speed:10: only a sandbox may run time fast: declare this venue one with --sandbox \(BOURSE_SANDBOX=true\)/,
+    );
+  }
 });
 
 test('loopback hosts', () => {

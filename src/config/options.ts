@@ -6,6 +6,15 @@ import { resolve } from 'node:path';
 import { trustedProxyProblem } from './trusted-proxy-entry.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { journalUrlProblem } from './journal-url.ts';
+import {
+  clockMode,
+  MAX_CLOCK_SPEED,
+  MIN_CLOCK_SPEED,
+  parseSpeed,
+  type ClockSetting,
+} from '../sequencer/clock-speed.ts';
+
+export { clockMode, CLOCK_MODES, type ClockMode, type ClockSetting } from '../sequencer/clock-speed.ts';
 
 export interface ServerOptions {
   /** Interface to listen on. */
@@ -77,8 +86,11 @@ export interface ServerOptions {
    * never; undefined (not said), only on the README's venue: loopback and the default ./data.
    */
   readonly demo: boolean | undefined;
-  /** `real`: the wall clock; `manual`: venue time moves only when the operator advances it (sandboxes only). */
-  readonly clock: ClockMode;
+  /**
+   * `real`: the wall clock; `manual`: venue time moves only when the operator advances it;
+   * `speed:<n>`: venue time runs n times faster than the wall clock (the last two: sandboxes only).
+   */
+  readonly clock: ClockSetting;
   /** Declares the venue a sandbox: the demo market on a fresh data directory, `--clock=manual`. */
   readonly sandbox: boolean;
   /** The least severe log level written (docs/operations.md, "Logs"). */
@@ -95,8 +107,19 @@ export interface ServerOptions {
   readonly readyMaxHistoryLag: number;
 }
 
-export const CLOCK_MODES = ['real', 'manual'] as const;
-export type ClockMode = (typeof CLOCK_MODES)[number];
+/** Why a `--clock` value is refused, or undefined when it is real, manual or speed:<n>. */
+export function clockProblem(raw: string): string | undefined {
+  if (raw === 'real' || raw === 'manual') return undefined;
+  if (raw.startsWith('speed:')) {
+    const text = raw.slice('speed:'.length);
+    if (parseSpeed(text) !== undefined) return undefined;
+    return (
+      `'${raw.slice(0, 40)}': the speed is a number from ${MIN_CLOCK_SPEED} to ${MAX_CLOCK_SPEED} ` +
+      '(at most 3 decimals), such as speed:60 or speed:1000'
+    );
+  }
+  return `expected real, manual or speed:<n>, got '${raw.slice(0, 40)}'`;
+}
 
 export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   host: '127.0.0.1',
@@ -395,16 +418,15 @@ const SETTINGS: readonly Setting[] = [
     flag: '--clock',
     env: 'BOURSE_CLOCK',
     kind: 'string',
-    choices: CLOCK_MODES,
-    value: 'real|manual',
-    help: 'manual: venue time moves only with bourse clock advance (only with --sandbox)',
+    value: 'real|manual|speed:<n>',
+    help: 'manual: venue time moves only with bourse clock advance; speed:<n>: n times faster than real time, changed with bourse clock speed (both only with --sandbox)',
   },
   {
     key: 'sandbox',
     flag: '--sandbox',
     env: 'BOURSE_SANDBOX',
     kind: 'bool',
-    help: 'declare the venue a sandbox: the demo market on a fresh data directory, and --clock=manual allowed',
+    help: 'declare the venue a sandbox: the demo market on a fresh data directory, and --clock=manual or speed:<n> allowed',
   },
   {
     key: 'logLevel',
@@ -606,9 +628,16 @@ export function loadOptions(
     );
   }
   const options = values as unknown as ServerOptions;
-  if (options.clock === 'manual' && !isSandbox(options)) {
+  const badClock = clockProblem(options.clock);
+  if (badClock !== undefined) {
+    problems.push(`--clock: ${badClock}`);
+  } else if (options.clock === 'manual' && !isSandbox(options)) {
     problems.push(
       '--clock=manual: only a sandbox may stop time: declare this venue one with --sandbox (BOURSE_SANDBOX=true)',
+    );
+  } else if (clockMode(options.clock) === 'speed' && !isSandbox(options)) {
+    problems.push(
+      `--clock=${options.clock}: only a sandbox may run time fast: declare this venue one with --sandbox (BOURSE_SANDBOX=true)`,
     );
   }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);

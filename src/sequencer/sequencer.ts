@@ -36,6 +36,11 @@ export interface SequencerOptions {
    * under a manual clock, where timers fire when the operator advances time (manual-clock.ts).
    */
   readonly armTimers?: boolean;
+  /**
+   * The wall time (ms) a timer waits for `venueMs` of venue time (default: the same): under a
+   * speed clock (speed-clock.ts) venue time runs faster, so its timers wait less.
+   */
+  readonly timerDelay?: (venueMs: number) => number;
   /** No command is stamped earlier than this: the journal's last time, so time never runs back across a restart. */
   readonly startTime?: number | undefined;
 }
@@ -293,6 +298,14 @@ export class Sequencer implements SubmitPort, AppliedFeed {
     this.#armTimer();
   }
 
+  /** Arms the timer afresh for the engine's earliest deadline (a speed clock's speed changed). */
+  rearmTimers(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    this.#armTimer();
+  }
+
   /** Schedules a FireTimers command at the engine's earliest deadline. */
   #armTimer(): void {
     if (this.#options.armTimers === false) return;
@@ -300,7 +313,8 @@ export class Sequencer implements SubmitPort, AppliedFeed {
     if (next === undefined || next >= this.#timerAt || this.#closed) return;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timerAt = next;
-    const delay = Math.max(0, next - this.#options.clock());
+    const venueDelay = Math.max(0, next - this.#options.clock());
+    const delay = this.#options.timerDelay?.(venueDelay) ?? venueDelay;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#timerAt = Infinity;

@@ -1,51 +1,92 @@
 /**
- * @module venue-clock — the venue's time at start: the wall clock, or under `--clock=manual` one
- * that moves only when advanced (manual-clock.ts), from where the journal left off. Rate limits,
- * reqTime checks and timeouts stay on the wall clock whatever this says. What the operator is told:
- * where a manual clock stands, and when the journal's last time is ahead of the wall clock.
+ * @module venue-clock — which clock stamps the venue's commands, from `--clock`: the wall clock,
+ * a manual clock (manual-clock.ts) or a speed clock (speed-clock.ts); what the sequencer needs of
+ * it, and the operator's view of it (the admin routes' SandboxClock). docs/sandbox.md.
  */
 import type { Log } from '../domain/log.ts';
-import { ManualClock, type ClockAdvance, type ClockedVenue } from './manual-clock.ts';
+import { ManualClock, type ClockedVenue } from './manual-clock.ts';
+import { clockMode, parseSpeed, type ClockMode, type ClockSetting } from './clock-speed.ts';
+import { SpeedClock } from './speed-clock.ts';
 
-/** How far ahead of the wall clock the journal's last time may be before it is worth a warning (ms). */
-const AHEAD_WARNING_MS = 60_000;
+/** The venue's clock as the operator sees it. */
+export interface SandboxClock {
+  /** `manual`: time moves only when advanced; `speed`: n times real time (`--clock=speed:<n>`). */
+  readonly mode: ClockMode;
+  now(): number;
+  /** Moves a manual clock forward by `ms` (the caller has checked the range). */
+  advance(ms: number): Promise<{ from: number; to: number; timerSteps: number }>;
+  /** A speed clock's speed. */
+  speed?(): number;
+  /** Changes a speed clock's speed (the caller has checked the range). */
+  setSpeed?(speed: number): Promise<{ from: number; to: number; time: number }>;
+}
 
 export interface VenueClock {
-  /** The venue's time (ms). */
+  readonly mode: ClockMode;
+  /** Venue time (ms). */
   readonly now: () => number;
-  /** The manual clock, under `--clock=manual`. */
-  readonly manual: ManualClock | undefined;
+  /** The sequencer's clock options. */
+  readonly sequencer: {
+    readonly clock: () => number;
+    readonly armTimers: boolean;
+    readonly timerDelay?: (venueMs: number) => number;
+  };
+  /** The operator's view, over the venue's sequencer. */
+  sandbox(venue: ClockedVenue & { rearmTimers(): void }): SandboxClock;
 }
 
-/** The clock for `mode`, starting from `lastTime` (the journal's last command's time); logs where it stands. */
-export function venueClock(mode: 'real' | 'manual', lastTime: number | undefined, log: Log): VenueClock {
+/**
+ * The clock `--clock` asks for. A manual or speed clock starts where the journal left off
+ * (`lastTime`), or at the wall clock if that is later (speed) or nothing was journaled.
+ */
+export function openVenueClock(setting: ClockSetting, lastTime: number | undefined, log: Log): VenueClock {
+  const mode = clockMode(setting);
+  const wall = Date.now();
   if (mode === 'manual') {
-    const manual = new ManualClock(lastTime ?? Date.now());
-    const at = new Date(manual.now()).toISOString();
-    log.info({ at }, `clock: manual, standing at ${at}; it moves only with bourse clock advance <duration>`);
-    return { now: manual.now, manual };
+    const manual = new ManualClock(lastTime ?? wall);
+    const iso = new Date(manual.now()).toISOString();
+    log.info(
+      { at: iso },
+      `clock: manual, standing at ${iso}; it moves only with bourse clock advance <duration>`,
+    );
+    return {
+      mode,
+      now: manual.now,
+      sequencer: { clock: manual.now, armTimers: false },
+      sandbox: (venue) => ({ mode, now: manual.now, advance: (ms) => manual.advance(ms, venue) }),
+    };
   }
-  if (lastTime !== undefined && lastTime > Date.now() + AHEAD_WARNING_MS) {
-    const last = new Date(lastTime).toISOString();
+  if (mode === 'speed') {
+    const speed = new SpeedClock(Math.max(lastTime ?? wall, wall), parseSpeed(setting.slice(6)) as number);
+    const iso = new Date(speed.now()).toISOString();
+    log.info(
+      { at: iso, speed: speed.speed },
+      `clock: ${speed.speed} times real time from ${iso}; change it with bourse clock speed <n>`,
+    );
+    return {
+      mode,
+      now: speed.now,
+      sequencer: { clock: speed.now, armTimers: true, timerDelay: speed.wallDelay },
+      sandbox: (venue) => ({
+        mode,
+        now: speed.now,
+        speed: () => speed.speed,
+        setSpeed: (n) => speed.setSpeed(n, venue),
+        advance: () => Promise.reject(new Error('a speed clock is not advanced')),
+      }),
+    };
+  }
+  if (lastTime !== undefined && lastTime > wall + 60_000) {
     log.warn(
-      { lastTime: last },
-      `clock: the journal's last time ${last} is ahead of the wall clock ` +
-        '(a manual clock was advanced): new commands carry that time until the wall clock passes it',
+      { lastTime: new Date(lastTime).toISOString() },
+      `clock: the journal's last time ${new Date(lastTime).toISOString()} is ahead of the wall clock ` +
+        '(a sandbox clock ran ahead): new commands carry that time until the wall clock passes it',
     );
   }
-  return { now: Date.now, manual: undefined };
-}
-
-/** The clock as the admin API's sandbox routes drive it (`bourse clock`): a wall clock cannot be advanced. */
-export function sandboxClock(
-  clock: VenueClock,
-  venue: ClockedVenue,
-): { manual: boolean; now: () => number; advance: (ms: number) => Promise<ClockAdvance> } {
-  const manual = clock.manual;
   return {
-    manual: manual !== undefined,
-    now: clock.now,
-    advance: (ms) =>
-      manual === undefined ? Promise.reject(new Error('the wall clock')) : manual.advance(ms, venue),
+    mode,
+    now: Date.now,
+    sequencer: { clock: Date.now, armTimers: true },
+    sandbox: () => ({ mode, now: Date.now, advance: () => Promise.reject(new Error('the wall clock')) }),
   };
 }

@@ -93,9 +93,10 @@ async function start(): Promise<void> {
   sandboxClock(venue);
 }
 
-/** A badge with the venue's time when its clock is manual (a sandbox): time moves when the operator says. */
+/** A badge with the venue's time on a sandbox clock (manual, or n times real time). */
 function sandboxClock(venue: Json): void {
-  if (venue?.clock?.mode !== 'manual') return;
+  const mode = venue?.clock?.mode;
+  if (mode !== 'manual' && mode !== 'speed') return;
   const badge = byId('clock');
   badge.hidden = false;
   badge.className = 'badge manual';

@@ -70,7 +70,7 @@ export interface AdminDeps {
 }
 
 const WALL_CLOCK: Omit<SandboxAdminDeps, 'venue'> = {
-  clock: { manual: false, now: Date.now, advance: () => Promise.reject(new Error('the wall clock')) },
+  clock: { mode: 'real', now: Date.now, advance: () => Promise.reject(new Error('the wall clock')) },
   maxAdvanceMs: 0,
 };
 

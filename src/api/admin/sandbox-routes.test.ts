@@ -4,6 +4,7 @@ import { DEFAULT_VENUE } from '../../config/default-venue.ts';
 import type { Command } from '../../domain/commands.ts';
 import { Engine } from '../../engine/engine.ts';
 import { MAX_CLOCK_ADVANCE_MS, ManualClock } from '../../sequencer/manual-clock.ts';
+import { SpeedClock } from '../../sequencer/speed-clock.ts';
 import type { HistoryStore } from '../../store/history-store.ts';
 import type { ApiReply, ApiRequest, Route, VenuePort } from '../http/types.ts';
 import { adminRoutes } from './admin-routes.ts';
@@ -12,10 +13,13 @@ import { parseDuration } from './sandbox-routes.ts';
 const TOKEN = 'b'.repeat(64);
 const START = 1_700_000_000_000;
 
-/** The admin routes over a real engine whose commands are stamped from a manual clock (or the wall clock). */
-function setUp(manual = true) {
+/**
+ * The admin routes over a real engine whose commands are stamped from a manual clock (or the wall
+ * clock); with `speed`, from a speed clock (10 times a wall clock that moves with `speed.wall`).
+ */
+function setUp(manual = true, speed?: { wall: number; rearmed: number }) {
   const engine = new Engine(DEFAULT_VENUE);
-  const clock = new ManualClock(START);
+  const clock = speed === undefined ? new ManualClock(START) : new SpeedClock(START, 10, () => speed.wall);
   let seq = 0;
   const venue: VenuePort = {
     engine,
@@ -32,14 +36,35 @@ function setUp(manual = true) {
       snapshot: () => Promise.resolve(undefined),
       funds: { chains: () => [], simulator: undefined, syncChains: () => Promise.resolve() },
       keys: { issue: () => ({ accessKey: 'k'.repeat(8), secretKey: 's', sealedSecret: 'x' }) },
-      ...(manual
+      ...(clock instanceof SpeedClock
         ? {
             sandbox: {
-              clock: { manual: true, now: clock.now, advance: (ms: number) => clock.advance(ms, venueClock) },
+              clock: {
+                mode: 'speed',
+                now: clock.now,
+                advance: () => Promise.reject(new Error('not advanced')),
+                speed: () => clock.speed,
+                setSpeed: (n: number) =>
+                  clock.setSpeed(n, {
+                    submit: venue.submit,
+                    rearmTimers: () => void (speed as { rearmed: number }).rearmed++,
+                  }),
+              },
               maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
             },
           }
-        : {}),
+        : manual
+          ? {
+              sandbox: {
+                clock: {
+                  mode: 'manual',
+                  now: clock.now,
+                  advance: (ms: number) => clock.advance(ms, venueClock),
+                },
+                maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
+              },
+            }
+          : {}),
     }).map((r) => [r.path, r]),
   );
   const venueClock = { nextDeadline: () => engine.nextDeadline(), submit: venue.submit };
@@ -237,5 +262,50 @@ describe('sandbox admin routes', () => {
     const r = await call('/admin/clock/advance', [['by', '1h']]);
     assert.equal(r.code, 3005);
     assert.match(String(r.message), /--clock=manual/);
+  });
+
+  test('clock speed: shown, changed (journaling the time reached), bad speeds refused changing nothing', async () => {
+    const speed = { wall: 0, rearmed: 0 };
+    const { engine, clock, call } = setUp(true, speed);
+    speed.wall = 1_000; // a wall second: ten venue seconds
+    assert.deepEqual(await call('/admin/clock'), {
+      code: 1000,
+      message: 'success',
+      mode: 'speed',
+      time: START + 10_000,
+      iso: new Date(START + 10_000).toISOString(),
+      speed: 10,
+    });
+    const r = await call('/admin/clock/speed', [['speed', '1000']]);
+    assert.equal(r.code, 1000);
+    assert.equal(r.speed, 1000);
+    assert.equal(r.from, 10);
+    assert.equal(engine.lastSeq, 1, 'a FireTimers journals the time of the change');
+    assert.equal(speed.rearmed, 1, 'the timers are re-armed at the new speed');
+    speed.wall = 1_001;
+    assert.equal(clock.now(), START + 10_000 + 1_000, 'a wall millisecond is a venue second');
+
+    const before = stateOf(engine);
+    for (const bad of ['', '0', '-1', 'abc', '1e3', '0.0001', '1000001', '1.2345', ' 5']) {
+      const refused = await call('/admin/clock/speed', [['speed', bad]]);
+      assert.equal(refused.code, 3005, bad);
+      assert.match(
+        String(refused.message),
+        /(is not a speed|no speed given): give how many times faster/,
+        bad,
+      );
+    }
+    assert.equal((await call('/admin/clock')).speed, 1000);
+    assert.equal(stateOf(engine), before);
+    // A speed clock is not advanced, and a manual one has no speed.
+    assert.match(String((await call('/admin/clock/advance', [['by', '1h']])).message), /a speed clock/);
+    assert.match(
+      String((await setUp().call('/admin/clock/speed', [['speed', '10']])).message),
+      /manual clock: only a venue started with --clock=speed:<n>/,
+    );
+    assert.match(
+      String((await setUp(false).call('/admin/clock/speed', [['speed', '10']])).message),
+      /wall clock: only a venue started with --clock=speed:<n>/,
+    );
   });
 });

@@ -1,22 +1,16 @@
 /**
  * @module sandbox-routes — the operator's demo and clock API (under the admin token, used by the
  * `bourse demo`, `bourse faucet` and `bourse clock` commands): stop the demo's bots for good, see
- * the demo, credit a demo user from the faucet, and read or advance a manual clock.
+ * the demo, credit a demo user from the faucet, read the clock, advance a manual clock and change
+ * a speed clock's speed.
  * docs/sandbox.md describes them.
  */
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
+import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED, parseSpeed } from '../../sequencer/clock-speed.ts';
+import type { SandboxClock } from '../../sequencer/venue-clock.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
-
-/** The venue's clock as the operator sees it. */
-export interface SandboxClock {
-  /** Whether time moves only when advanced (`--clock=manual`). */
-  readonly manual: boolean;
-  now(): number;
-  /** Moves a manual clock forward by `ms` (the caller has checked the range). */
-  advance(ms: number): Promise<{ from: number; to: number; timerSteps: number }>;
-}
 
 export interface SandboxAdminDeps {
   readonly venue: VenuePort;
@@ -66,9 +60,10 @@ export function demoStatus(engine: VenueState): Record<string, unknown> {
 }
 
 const clockBody = (clock: SandboxClock): Record<string, unknown> => ({
-  mode: clock.manual ? 'manual' : 'real',
+  mode: clock.mode,
   time: clock.now(),
   iso: new Date(clock.now()).toISOString(),
+  ...(clock.speed === undefined ? {} : { speed: clock.speed() }),
 });
 
 /** The routes (unguarded: admin-routes.ts puts them behind the admin token). */
@@ -118,10 +113,11 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
     {
       path: '/admin/clock/advance',
       handler: async (request): Promise<ApiReply> => {
-        if (!clock.manual) {
+        if (clock.mode !== 'manual') {
           fail(
             'INVALID_STATE',
-            'the venue runs on the wall clock: only a venue started with --clock=manual can be advanced',
+            `the venue runs on ${clock.mode === 'speed' ? 'a speed clock' : 'the wall clock'}: ` +
+              'only a venue started with --clock=manual can be advanced',
           );
         }
         const text = param(request, 'by') ?? '';
@@ -145,6 +141,30 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
             timerSteps: done.timerSteps,
           },
         };
+      },
+    },
+    {
+      path: '/admin/clock/speed',
+      handler: async (request): Promise<ApiReply> => {
+        if (clock.setSpeed === undefined) {
+          return fail(
+            'INVALID_STATE',
+            `the venue runs on ${clock.mode === 'manual' ? 'a manual clock' : 'the wall clock'}: ` +
+              'only a venue started with --clock=speed:<n> (a sandbox) changes speed',
+          );
+        }
+        const text = param(request, 'speed') ?? '';
+        const speed = parseSpeed(text);
+        if (speed === undefined) {
+          const what = text === '' ? 'no speed given' : `'${text.slice(0, 40)}' is not a speed`;
+          return fail(
+            'INVALID_PARAMETER',
+            `${what}: give how many times faster than real time, a number from ${MIN_CLOCK_SPEED} ` +
+              `to ${MAX_CLOCK_SPEED} with at most 3 decimals, such as 60 or 1000`,
+          );
+        }
+        const done = await clock.setSpeed(speed);
+        return { json: { code: 1000, message: 'success', ...clockBody(clock), from: done.from } };
       },
     },
   ];

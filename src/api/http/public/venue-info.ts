@@ -5,12 +5,13 @@
  */
 import { PPM, formatUnitsTrim } from '../../../domain/money.ts';
 import type { VenueState } from '../../../sequencer/venue-ports.ts';
+import type { ClockMode } from '../../../sequencer/clock-speed.ts';
 import type { Route } from '../types.ts';
 
 export interface VenueInfoDeps {
   readonly engine: VenueState;
-  /** The venue's clock: `manual` under `--clock=manual`, and its time. */
-  readonly clock: { readonly mode: 'real' | 'manual'; now(): number };
+  /** The venue's clock: `manual` under `--clock=manual`, `speed` under `--clock=speed:<n>`, and its time. */
+  readonly clock: { readonly mode: ClockMode; now(): number };
 }
 
 const rate = (ppm: number): string => formatUnitsTrim(ppm, Math.log10(PPM));
