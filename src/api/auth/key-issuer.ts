@@ -4,19 +4,12 @@
  * and whether a sealed secret opens (admin API, the demo's keys).
  */
 import type { KeyIssuer } from '../admin/admin-routes.ts';
-import { generateApiCredentials, type SecretSealer } from './secret-sealing.ts';
+import { generateApiCredentials, issueSealedKey, type SecretSealer } from './secret-sealing.ts';
 
 /** Every operation of a KeyIssuer on `sealer`. */
 export function keyIssuer(sealer: SecretSealer): KeyIssuer & Required<Pick<KeyIssuer, 'renew' | 'opens'>> {
   return {
-    issue: () => {
-      const c = generateApiCredentials();
-      return {
-        accessKey: c.accessKey,
-        secretKey: c.secret,
-        sealedSecret: sealer.seal(c.secretHash, c.accessKey),
-      };
-    },
+    issue: () => issueSealedKey(sealer),
     renew: (accessKey) => {
       const c = generateApiCredentials();
       return { secretKey: c.secret, sealedSecret: sealer.seal(c.secretHash, accessKey) };
