@@ -19,7 +19,7 @@ import type { Health } from '../observability/health.ts';
 import type { VenueMetrics } from '../observability/metrics.ts';
 import { withProbes } from '../observability/probes.ts';
 import type { AppliedFeed } from '../sequencer/venue-ports.ts';
-import type { ClockMode } from '../sequencer/clock-speed.ts';
+import type { ClockMode } from '../domain/clock-speed.ts';
 import { adminRoutes, type AdminDeps, type KeyIssuer } from './admin/admin-routes.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { keyIssuer } from './auth/key-issuer.ts';

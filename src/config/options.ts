@@ -12,9 +12,9 @@ import {
   MIN_CLOCK_SPEED,
   parseSpeed,
   type ClockSetting,
-} from '../sequencer/clock-speed.ts';
+} from '../domain/clock-speed.ts';
 
-export { clockMode, CLOCK_MODES, type ClockMode, type ClockSetting } from '../sequencer/clock-speed.ts';
+export { clockMode, CLOCK_MODES, type ClockMode, type ClockSetting } from '../domain/clock-speed.ts';
 
 export interface ServerOptions {
   /** Interface to listen on. */

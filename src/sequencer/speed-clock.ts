@@ -7,7 +7,7 @@
  * while running: the clock journals a FireTimers at the moment of the change (the time reached, as
  * a manual clock's advance does), so the journal alone gives the same state on recovery.
  */
-import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED } from './clock-speed.ts';
+import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED } from '../domain/clock-speed.ts';
 import type { ClockedVenue } from './manual-clock.ts';
 
 /** How long to wait before retrying a FireTimers the sequencer answered BUSY (ms). */

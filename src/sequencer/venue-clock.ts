@@ -5,7 +5,7 @@
  */
 import type { Log } from '../domain/log.ts';
 import { ManualClock, type ClockedVenue } from './manual-clock.ts';
-import { clockMode, parseSpeed, type ClockMode, type ClockSetting } from './clock-speed.ts';
+import { clockMode, parseSpeed, type ClockMode, type ClockSetting } from '../domain/clock-speed.ts';
 import { SpeedClock } from './speed-clock.ts';
 
 /** The venue's clock as the operator sees it. */

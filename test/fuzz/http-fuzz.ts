@@ -46,7 +46,7 @@ const ADMIN_TOKEN = 'fuzz-admin-token-0123456789abcdef';
 const UA = 'Mozilla/5.0 (fuzz)';
 const PASSWORD = 'secret1';
 const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
-const ALL: KeyPermissions = { asset: true, entrust: true, money: true, lever: true };
+const ALL: KeyPermissions = { asset: true, entrust: true, money: true, lever: true, subUser: true };
 /** A good value replaced, when sent, by a customerOrderId never used before. */
 const FRESH_CLIENT_ORDER_ID = 'fresh0';
 let clientOrderIds = 0;
@@ -136,7 +136,18 @@ const TEXT_VALUES: Readonly<Record<string, readonly string[]>> = {
   interestRateOfDay: ['0.05', '0.2', '0.1234', '0.3'],
   repaymentDay: ['10', '20', '30', '15'],
   merge: ['1', '0.5'],
+  // Sub-accounts (issue 33): alice has the sub-account alice-sub; bob is another main user.
+  'addSubUser.subUserName': ['alice-sub2', 'alice-sub', 'bob', 'sub.x'],
+  'createSubUserKey.subUserName': ['alice-sub', 'bob', 'alice'],
+  'addSubUser.password': ['sub-pass1', 'short'],
+  memo: ['desk'],
+  'doTransferFunds.amount': ['1', '0.5', '5e-1', '100000000'],
+  fromUserName: ['alice', 'alice-sub', 'bob'],
+  toUserName: ['alice-sub', 'alice', 'bob'],
 };
+
+/** Relative weights of slow signed endpoints (scrypt: tens of ms a call). */
+const SIGNED_WEIGHTS: Readonly<Record<string, number>> = { addSubUser: 0.1 };
 
 /** Good values of a declared parameter: its text values, else what its reader's kind reads. */
 function goodValues(
@@ -197,6 +208,7 @@ function declared(
     ),
     optional: entries.filter(([, reader]) => reader.optional).map(([name]) => name),
     ...('id' in params && 'customerOrderId' in params && { oneOf: ['id', 'customerOrderId'] }),
+    ...(SIGNED_WEIGHTS[method] !== undefined && { weight: SIGNED_WEIGHTS[method] }),
   };
 }
 
@@ -340,6 +352,13 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
       memo: '',
     },
     { type: 'SetFundPassword', userId: alice, hash: await hashFundPassword(PASSWORD) },
+    {
+      type: 'AddSubUser',
+      mainUserId: alice,
+      name: 'alice-sub',
+      memo: '',
+      passwordHash: await hashFundPassword(PASSWORD),
+    },
     { type: 'AddWithdrawAddress', userId: alice, coin: 'usdt', chain: 'TRC20', address: EXTERNAL_TRC20 },
     { type: 'VerifyWithdrawAddress', userId: alice, coin: 'usdt', address: EXTERNAL_TRC20 },
     {

@@ -6,7 +6,7 @@
  * docs/sandbox.md describes them.
  */
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED, parseSpeed } from '../../sequencer/clock-speed.ts';
+import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED, parseSpeed } from '../../domain/clock-speed.ts';
 import type { SandboxClock } from '../../sequencer/venue-clock.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';

@@ -5,7 +5,7 @@
  */
 import { PPM, formatUnitsTrim } from '../../../domain/money.ts';
 import type { VenueState } from '../../../sequencer/venue-ports.ts';
-import type { ClockMode } from '../../../sequencer/clock-speed.ts';
+import type { ClockMode } from '../../../domain/clock-speed.ts';
 import type { Route } from '../types.ts';
 
 export interface VenueInfoDeps {
