@@ -12,7 +12,6 @@ import {
 type Json = Record<string, unknown>;
 
 const EXTERNAL_TRC20 = `T${'1'.repeat(33)}`;
-const stateOf = (h: SignedApiHarness): string => JSON.stringify({ ...h.venue.engine.snapshot(), lastSeq: 0 });
 
 /**
  * alice: a key with every permission, usdt deposit addresses on ERC20 and TRC20 and an xwc memo
@@ -108,13 +107,13 @@ async function refused(
   code: number,
   message: RegExp,
 ): Promise<void> {
-  const before = stateOf(h);
+  const before = h.stateText();
   const submitted = h.venue.submitted;
   const body = (await h.call(method, creds, params)) as Json;
   assert.equal(body.code, code, `${method} ${JSON.stringify(params)} → ${JSON.stringify(body)}`);
   assert.match(String(body.message), message, `${method} ${JSON.stringify(params)}`);
   assert.equal(h.venue.submitted, submitted, `${method} ${JSON.stringify(params)} submitted a command`);
-  assert.equal(stateOf(h), before, 'state changed');
+  assert.equal(h.stateText(), before, 'state changed');
 }
 
 const withdrawParams = (extra: Record<string, string> = {}): Record<string, string> => ({
@@ -343,11 +342,11 @@ describe('funds endpoints', () => {
   test('a frozen account (issue 16): withdraw answers 4001 before the password is checked; reads work', async () => {
     const { h, alice, aliceId } = await funded();
     await h.venue.must({ type: 'SetUserStatus', userId: aliceId, status: 'frozen' });
-    const before = stateOf(h);
+    const before = h.stateText();
     const body = (await h.call('withdraw', alice, withdrawParams({ safePwd: 'wrong-password' }))) as Json;
     assert.equal(body.code, 4001);
     assert.match(String(body.message), /account frozen by the operator/);
-    assert.equal(stateOf(h), before);
+    assert.equal(h.stateText(), before);
     assert.equal(
       h.venue.engine.funds.fundPassword(aliceId)?.failures.length,
       0,

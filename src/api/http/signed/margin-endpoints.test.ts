@@ -10,8 +10,6 @@ import {
 
 type Json = Record<string, unknown>;
 
-const stateOf = (h: SignedApiHarness): string => JSON.stringify({ ...h.venue.engine.snapshot(), lastSeq: 0 });
-
 async function venue(): Promise<{ h: SignedApiHarness; alice: Credentials; aliceId: number }> {
   const h = new SignedApiHarness();
   const aliceId = await h.venue.fund('alice', 'usdt', '10000');
@@ -28,12 +26,12 @@ async function refusedAtEdge(
   code: number,
   message: RegExp,
 ): Promise<void> {
-  const before = stateOf(h);
+  const before = h.stateText();
   const submitted = h.venue.submitted;
   const body = (await h.call(method, creds, params)) as Json;
   assert.equal(body.code, code, `${method} ${JSON.stringify(params)} → ${JSON.stringify(body)}`);
   assert.match(String(body.message), message, `${method} ${JSON.stringify(params)}`);
-  assert.equal(stateOf(h), before, 'state changed');
+  assert.equal(h.stateText(), before, 'state changed');
   assert.equal(h.venue.submitted, submitted, 'a command was submitted');
 }
 

@@ -4,8 +4,6 @@ import { SignedApiHarness, type Credentials } from '../../../../test/fixtures/si
 
 type Json = Record<string, unknown>;
 
-const stateOf = (h: SignedApiHarness): string => JSON.stringify({ ...h.venue.engine.snapshot(), lastSeq: 0 });
-
 async function ok(
   h: SignedApiHarness,
   creds: Credentials,
@@ -26,11 +24,11 @@ async function refusedByEngine(
   code: number,
   message: RegExp,
 ): Promise<void> {
-  const before = stateOf(h);
+  const before = h.stateText();
   const body = (await h.call(method, creds, params)) as Json;
   assert.equal(body.code, code, `${method} ${JSON.stringify(params)} → ${JSON.stringify(body)}`);
   assert.match(String(body.message), message);
-  assert.equal(stateOf(h), before, 'state changed');
+  assert.equal(h.stateText(), before, 'state changed');
 }
 
 /** A venue whose lending pool offers 100,000 USDT at 0.05 %/day for 10 days; alice has 10,000 USDT. */

@@ -7,8 +7,6 @@ import { SignedApiHarness, T0, type Credentials } from '../../../../test/fixture
 
 type Json = Record<string, unknown>;
 
-const stateOf = (h: SignedApiHarness): string => JSON.stringify({ ...h.venue.engine.snapshot(), lastSeq: 0 });
-
 async function place(
   h: SignedApiHarness,
   creds: Credentials,
@@ -29,12 +27,12 @@ async function refused(
   message: RegExp,
   journaled = false,
 ): Promise<void> {
-  const before = stateOf(h);
+  const before = h.stateText();
   const submitted = h.venue.submitted;
   const body = (await h.call(method, creds, params)) as Json;
   assert.equal(body.code, code, `${method} ${JSON.stringify(params)} → ${JSON.stringify(body)}`);
   assert.match(String(body.message), message, `${method} ${JSON.stringify(params)}`);
-  assert.equal(stateOf(h), before, 'state changed');
+  assert.equal(h.stateText(), before, 'state changed');
   if (!journaled) assert.equal(h.venue.submitted, submitted, 'a command was submitted');
 }
 
@@ -415,7 +413,7 @@ describe('signed routes', () => {
     test('a getOrder signature sent to cancelOrder is refused (3005), sorted or as sent; the order rests', async () => {
       const { h, alice, aliceId } = await market();
       const id = await place(h, alice, { tradeType: '1', price: '100', amount: '0.1' });
-      const before = stateOf(h);
+      const before = h.stateText();
       const asSent = hmacMd5Hex(
         secretHash(alice.secret),
         `method=getOrder&id=${id}&currency=btc_usdt&accesskey=${alice.accessKey}`,
@@ -437,7 +435,7 @@ describe('signed routes', () => {
           /method 'getOrder' does not match the path's method 'cancelOrder'/,
         );
       }
-      assert.equal(stateOf(h), before);
+      assert.equal(h.stateText(), before);
       assert.equal(h.venue.engine.openOrders(aliceId).length, 1);
     });
   });
@@ -867,7 +865,7 @@ describe('signed routes', () => {
     test('random junk to every endpoint: a JSON reply, never an exception, nothing changes', async () => {
       const { h, alice } = await market();
       await place(h, alice, { tradeType: '1', price: '100', amount: '0.1' });
-      const before = stateOf(h);
+      const before = h.stateText();
       let seed = 12345;
       const rand = (n: number): number => {
         seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -925,7 +923,7 @@ describe('signed routes', () => {
           assert.ok(Array.isArray(body) || typeof body === 'object', endpoint.method);
         }
       }
-      assert.equal(stateOf(h), before);
+      assert.equal(h.stateText(), before);
       assert.deepEqual(h.logged, []);
     });
 

@@ -10,7 +10,6 @@ import {
 
 type Json = Record<string, unknown>;
 
-const stateOf = (h: SignedApiHarness): string => JSON.stringify({ ...h.venue.engine.snapshot(), lastSeq: 0 });
 const MANAGER = { ...ALL_PERMISSIONS, subUser: true };
 
 /** Calls with bad input and checks the code, the message, and that nothing changed. */
@@ -22,11 +21,11 @@ async function refused(
   code: number,
   message: RegExp,
 ): Promise<void> {
-  const before = stateOf(h);
+  const before = h.stateText();
   const body = (await h.call(method, creds, params)) as Json;
   assert.equal(body.code, code, `${method} ${JSON.stringify(params)} → ${JSON.stringify(body)}`);
   assert.match(String(body.message), message, `${method} ${JSON.stringify(params)}`);
-  assert.equal(stateOf(h), before, 'state changed');
+  assert.equal(h.stateText(), before, 'state changed');
 }
 
 async function ok(
@@ -100,14 +99,14 @@ describe('sub-account endpoints', () => {
       ],
     });
     // The same request with a wrong sign is refused, and changes nothing.
-    const before = stateOf(h);
+    const before = h.stateText();
     const forged = pythonAddSubUser(h, alice, 'alice-py2', 'x');
     const bad = forged.params.map((p): RequestParam =>
       p.name === 'sign' ? { ...p, value: '0'.repeat(32), raw: `sign=${'0'.repeat(32)}` } : p,
     );
     const body = await h.send({ ...forged, params: bad });
     assert.equal('json' in body && (body.json as Json).code, 1003);
-    assert.equal(stateOf(h), before);
+    assert.equal(h.stateText(), before);
   });
 
   test("getAccountInfo's subUserPerm: a main user's key granted subuser; never a sub-account's key", async () => {
