@@ -348,15 +348,15 @@ describe('request handling', () => {
       method: 'POST',
       url: '/admin/x',
       headers: { 'user-agent': UA, 'content-type': 'application/x-www-form-urlencoded' },
-      payload: 'user=alice&password=hunter22&amount=5',
+      payload: 'user=alice&password=hunter22&code=492039&amount=5',
     });
     await inject(handler, { method: 'GET', url: '/nowhere', headers: { 'user-agent': UA } });
     const lines = logs.entries();
     assert.equal(lines.length, 1, 'unrouted requests are not access-logged');
     assert.equal(lines[0]?.['level'], 'info');
     assert.equal(lines[0]?.['code'], 3005);
-    assert.deepEqual(lines[0]?.['params'], { user: 'alice', password: '***', amount: '5' });
-    assert.doesNotMatch(JSON.stringify(lines), /hunter22/);
+    assert.deepEqual(lines[0]?.['params'], { user: 'alice', password: '***', code: '***', amount: '5' });
+    assert.doesNotMatch(JSON.stringify(lines), /hunter22|492039/);
   });
 
   test('duplicate paths are refused at start-up', () => {

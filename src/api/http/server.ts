@@ -354,8 +354,8 @@ function sendAndClose(res: ServerResponse, status: number, body: string): void {
   send(res, status, body);
 }
 
-/** Parameter names whose values never reach a log line. */
-const SECRET_PARAM = /pass|pwd|secret|token|sign/i;
+/** Parameter names whose values never reach a log line (`code`: an operator's one-time sign-in code). */
+const SECRET_PARAM = /pass|pwd|secret|token|sign|totp|^code$/i;
 
 /** A request's parameters for the access log, secret values replaced by `***`. */
 function shownParams(params: readonly RequestParam[]): Record<string, string> {
