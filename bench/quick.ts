@@ -1,7 +1,7 @@
 /**
  * @module quick — `npm run bench:quick [name …]`: every benchmark in bench/ in its quick mode
- * (`--quick`: seconds, small sizes), one after the other, as CI runs them (.ci/run) so that none
- * rots unseen. Nothing about time is asserted: a benchmark fails when it exits other than 0, when
+ * (`--quick`: seconds, small sizes), two at a time (BENCH_QUICK_JOBS sets how many; each one's
+ * output is printed whole when it ends), as CI runs them (.ci/run) so that none rots unseen. Nothing about time is asserted: a benchmark fails when it exits other than 0, when
  * it outlives its time limit (its process group is then killed), or when the last line it prints
  * is not one JSON object. Services (NATS, PostgreSQL, Redis) are reached as the tests reach them;
  * a benchmark that needs a setting (the connection cap, the rate limits) sets it itself. Quick
@@ -66,12 +66,16 @@ function run(bench: QuickBench): Promise<Outcome> {
     process.execPath,
     [...(bench.node ?? []), join(import.meta.dirname, bench.file), '--quick'],
     // Its own process group, so that a hung benchmark is killed with every process it started.
-    { env, stdio: ['ignore', 'pipe', 'inherit'], detached: true },
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   let stdout = '';
+  let output = '';
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-    process.stdout.write(chunk);
+    output += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
   });
   let timedOut = false;
   const killGroup = (): void => {
@@ -98,6 +102,9 @@ function run(bench: QuickBench): Promise<Outcome> {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       const seconds = Math.round((performance.now() - started) / 100) / 10;
+      process.stdout.write(
+        `\n── bench:quick: ${bench.name} (${bench.file} --quick, limit ${bench.limitSeconds} s, ${seconds} s)\n${output}`,
+      );
       const failure = timedOut
         ? `it ran past its limit of ${bench.limitSeconds} s and was killed`
         : code !== 0
@@ -106,6 +113,19 @@ function run(bench: QuickBench): Promise<Outcome> {
       resolve({ name: bench.name, seconds, failure });
     });
   });
+}
+
+/**
+ * How many benchmarks run at once: `BENCH_QUICK_JOBS` (a whole number from 1), else 2 — the quick
+ * runs time nothing, so two share this machine's two cores and CI takes half the time.
+ */
+export function quickJobs(setting: string | undefined): number {
+  if (setting === undefined || setting === '') return 2;
+  const jobs = Number(setting);
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    throw new RangeError(`BENCH_QUICK_JOBS must be a whole number from 1, not '${setting}'`);
+  }
+  return jobs;
 }
 
 async function main(names: readonly string[]): Promise<void> {
@@ -117,11 +137,24 @@ async function main(names: readonly string[]): Promise<void> {
     process.exit(2);
   }
   const chosen = names.length === 0 ? QUICK_BENCHES : QUICK_BENCHES.filter((b) => names.includes(b.name));
-  const outcomes: Outcome[] = [];
-  for (const bench of chosen) {
-    console.log(`\n── bench:quick: ${bench.name} (${bench.file} --quick, limit ${bench.limitSeconds} s)`);
-    outcomes.push(await run(bench));
+  let jobs: number;
+  try {
+    jobs = quickJobs(process.env['BENCH_QUICK_JOBS']);
+  } catch (e) {
+    console.error(`bench:quick: ${(e as Error).message}`);
+    process.exit(2);
   }
+  const started = performance.now();
+  const outcomes: Outcome[] = [];
+  const queue = [...chosen];
+  const lane = async (): Promise<void> => {
+    for (let bench = queue.shift(); bench !== undefined; bench = queue.shift())
+      outcomes.push(await run(bench));
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, chosen.length) }, lane));
+  outcomes.sort(
+    (a, b) => chosen.findIndex((c) => c.name === a.name) - chosen.findIndex((c) => c.name === b.name),
+  );
   console.log('\nbench:quick:');
   for (const o of outcomes) {
     console.log(
@@ -129,9 +162,11 @@ async function main(names: readonly string[]): Promise<void> {
     );
   }
   const total = outcomes.reduce((sum, o) => sum + o.seconds, 0);
+  const wall = (performance.now() - started) / 1000;
   const failed = outcomes.filter((o) => o.failure !== undefined);
   console.log(
-    `  ${outcomes.length - failed.length} of ${outcomes.length} ran, ${Math.round(total)} s in all`,
+    `  ${outcomes.length - failed.length} of ${outcomes.length} ran, ${Math.round(total)} s in all, ` +
+      `${Math.round(wall)} s of wall time ${jobs} at a time`,
   );
   if (failed.length > 0) process.exit(1);
 }
