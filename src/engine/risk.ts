@@ -131,8 +131,13 @@ export interface RiskSnapshot {
 
 /** The operator's and the owner's reads of the risk side. */
 export interface RiskView {
-  /** A market's mark price in ticks, `undefined` before its first trade. */
+  /** A market's mark price in ticks while it is active (something is owed there), else `undefined`. */
   markPrice(market: string): PriceTicks | undefined;
+  /**
+   * A market's mark whether or not anything is owed there: under the depth rule every traded
+   * market's (the idle mark where nothing is owed); under the median rule `markPrice`'s.
+   */
+  runningMark(market: string): PriceTicks | undefined;
   /** Whether an isolated account is at or past its notice line (the flag, with its hysteresis). */
   isFlagged(userId: number, market: string): boolean;
   /** Whether an isolated account is locked by a running liquidation (`repayLock`). */
@@ -866,6 +871,12 @@ export class Risk implements RiskView {
     this.#sync();
     const m = this.#registry.market(market);
     return m === undefined ? undefined : this.#marks[m.index]?.mark;
+  }
+
+  runningMark(market: string): PriceTicks | undefined {
+    this.#sync();
+    const m = this.#registry.market(market);
+    return m === undefined ? undefined : (this.#marks[m.index]?.mark ?? m.idleMark?.mark);
   }
 
   isFlagged(userId: number, market: string): boolean {

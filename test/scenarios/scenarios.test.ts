@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { parseScenario, runScenario, runScenarioFile, ScenarioError } from './scenario-runner.ts';
 
 const DIR = import.meta.dirname;
@@ -42,6 +43,19 @@ describe('scenario parser', () => {
       'market btc_usdt\nalice has 10 usdt\n\nalice jumps 3 times\n',
       4,
       /not a step: 'alice jumps 3 times'/,
+    );
+  });
+
+  test('runs on the default venue unless the file names another mark rule before its first step', () => {
+    assert.equal(parseScenario('market btc_usdt\n', 'a.scenario').venue.settings.markRule, 'depth');
+    const median = parseScenario('# old mark\nvenue mark rule median\nmarket btc_usdt\n', 'b.scenario');
+    assert.equal(median.venue.settings.markRule, 'median');
+    assert.equal(median.venue.markets, DEFAULT_VENUE.markets);
+    assertRejected('venue mark rule last\n', 1, /a mark rule is depth or median, not 'last'/);
+    assertRejected(
+      'market btc_usdt\nalice has 1 usdt\nvenue mark rule median\n',
+      3,
+      /comes before every step/,
     );
   });
 
