@@ -231,6 +231,51 @@ describe('forced liquidation in the engine step that crossed the line', () => {
     assert.equal(d.engine.risk.isLocked(alice, 'btc_usdt'), false);
   });
 
+  test('issue 29 §4 as reported: an ask that enters a running short liquidation’s band is taken at once', () => {
+    // Dave short: 1,000 usdt of his own, 0.1 btc borrowed and sold at 30,000 (3,994 usdt held);
+    // his line near 36,980. A rise with real volume: 22 trades of 0.5 btc at 38,000, each counted
+    // at the mark's 1 % edge above, take the mark to about 37,418; only 0.01 btc is asked inside
+    // his band (no higher than ⌊mark × 1.03⌋), so the liquidation buys that and waits.
+    const d = new Checked();
+    const dave = d.fund('dave', 'usdt', '1000');
+    const mm = d.fund('mm', 'btc', '20');
+    d.fund('mm', 'usdt', '2000000');
+    d.fund('lender', 'btc', '1');
+    must(d, {
+      type: 'FundLendingPool',
+      fundingId: 'pool-b',
+      coin: 'btc',
+      amount: 100_000_000,
+      dailyRatePpm: 500,
+      days: 10,
+    });
+    const tom = d.fund('tom', 'usdt', '100');
+    must(d, order(mm, SELL, 3_000_000, 10)); // the first trade: a price to borrow btc against
+    must(d, order(tom, BUY, 3_000_000, 10));
+    must(d, transferUsdt(dave, 'in', 1000 * USDT));
+    must(d, { ...borrowUsdt(dave, 10_000_000), coin: 'btc' } as Command);
+    must(d, order(mm, BUY, 3_000_000, 1000));
+    must(d, order(dave, SELL, 3_000_000, 1000, { acctType: 1 }));
+    assert.equal(d.engine.risk.markPrice('btc_usdt'), 3_000_000);
+    must(d, order(mm, SELL, 3_810_000, 100)); // 0.01 btc asked at 38,100
+    for (let i = 0; i < 22; i++) must(d, order(mm, SELL, 3_800_000, WINDOW));
+    const taker = d.fund('taker', 'usdt', '1000000');
+    must(d, order(taker, BUY, 3_800_000, 22 * WINDOW, { kind: 'ioc' }));
+    const [rec] = d.engine.liquidations();
+    assert.equal(rec?.status, 'running');
+    assert.deepEqual(
+      rec?.orders.map((o) => [o.side, o.filled]),
+      [['buy', 1_000_000]],
+    );
+    assert.ok((rec?.orders[0]?.priceTicks ?? 0) >= 3_810_000, 'the band reaches 38,100');
+    // The ask comes; no trade, no mark move, no timer: bought in that command.
+    must(d, order(mm, SELL, 3_810_000, 2000));
+    assert.equal(rec?.status, 'done');
+    assert.equal(d.engine.risk.isLocked(dave, 'btc_usdt'), false);
+    const btc = d.engine.margin.account(dave, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'btc');
+    assert.equal((btc?.borrowed ?? 0) + (btc?.interest ?? 0), 0, 'the btc he owed is repaid');
+  });
+
   test('issue 29: a running liquidation is retried on its own deadline, a second after it was last taken up (median mark)', () => {
     // Under issue 15's median rule (a genesis before issue 29) the mark ages with time alone, so
     // only the deadline takes the liquidation up; under the depth rule nothing moves without a
