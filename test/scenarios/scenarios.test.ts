@@ -59,6 +59,28 @@ describe('scenario parser', () => {
     );
   });
 
+  test('a scenario naming the median rule runs on it: a lone print moves its mark, not the default one', () => {
+    const steps = (mark: string): string =>
+      `market btc_usdt
+operator funds the lending pool with 100000 usdt at 0.05% for 10 days
+bob has 100000 usdt
+trent has 1 btc
+carol has 1010 usdt
+bob buys 0.5 @ 29900
+trent sells 0.01 @ 30000
+bob buys 0.01 @ 30000
+carol moves 1000 usdt to isolated btc_usdt
+carol borrows 1000 usdt in isolated btc_usdt
+trent sells 0.0001 @ 60000
+carol buys 0.0001 @ 60000
+mark btc_usdt: ${mark}
+`;
+    // Median of L 60,000, A 45,000 and the one-sided book's A; the depth window takes one lot at 30,300.
+    runScenario(parseScenario(`venue mark rule median\n${steps('45000.00')}`, 'median.scenario'));
+    runScenario(parseScenario(steps('30000.08'), 'depth.scenario'));
+    assert.throws(() => runScenario(parseScenario(steps('45000.00'), 'depth.scenario')), /expected 4500000/);
+  });
+
   test('rejects an unknown order option and an unknown result name', () => {
     assertRejected('market btc_usdt\nalice buys 0.1 @ 30000 fok\n', 2, /unknown order option 'fok'/);
     assertRejected(
