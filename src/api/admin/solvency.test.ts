@@ -1,7 +1,7 @@
 /**
  * `/admin/solvency` with margin in use (issue 29, item 6): the lending pool lends, users lend
  * through offers, two isolated longs are liquidated (one cleanly, its fee to the insurance fund;
- * one through a crash, the fund's cover and then bad debt), as in
+ * one through a crash, the fund's cover and then bad debt), of the kind of
  * test/scenarios/liquidation-bad-debt.scenario. At every step the books count every kind of
  * account and balance to the unit: deposited − withdrawn + pool funded = Σ holdings, with the loans
  * outstanding, the bad debt and the insurance fund's movements shown. On the default venue's mark
