@@ -48,7 +48,7 @@ describe('bourse liquidations and bourse insurance', () => {
     assert.match(listed, /^ *id +began +account +status +mark +risk rate +repaid +shortfall +fee$/m);
     assert.match(
       listed,
-      /1 +2023-11-14 22:13:20Z +alice isolated btcusdt +done +23809\.52 +1\.0629 +3000\.062500 usdt +0 +30\.000625 usdt/,
+      /1 +2023-11-14 22:13:20Z +alice isolated btcusdt +done +24049\.02 +1\.0733 +3000\.062500 usdt +0 +30\.000625 usdt/,
     );
     assert.match(listed, /liquidations 1–1 of 1$/);
 
@@ -56,8 +56,8 @@ describe('bourse liquidations and bourse insurance', () => {
     assert.deepEqual([one.path, one.form], ['/admin/liquidations/show', [['id', '1']]]);
     const shown = one.show(await callRoute(routes, one.path, one.form));
     assert.match(shown, /^liquidation 1 of alice isolated btcusdt \(user id 1\): done$/m);
-    assert.match(shown, /began .* at mark 23809\.52, risk rate 1\.0629; ended /);
-    assert.match(shown, /sell +23095\.24 +0\.12970000 +0\.12970000/);
+    assert.match(shown, /began .* at mark 24049\.02, risk rate 1\.0733; ended /);
+    assert.match(shown, /sell +23327\.55 +0\.12970000 +0\.12970000/);
     assert.match(shown, /usdt +3000\.062500 +0\.000000 +0\.000000 +0\.000000 +30\.000625/);
 
     const ins = callOf(['insurance', 'usdt']) as AdminCall;

@@ -4,7 +4,6 @@ import { CheckedDriver, EngineDriver, limitOrder, mustApply } from '../../test/f
 import { BUY, SELL, type Command } from '../domain/commands.ts';
 import { LOAN_STATUS } from '../margin/loans.ts';
 import { Engine, type ApplyResult } from './engine.ts';
-import { MEDIAN_MARK_VENUE } from '../../test/fixtures/median-venue.ts';
 
 const USDT = 1_000_000;
 
@@ -18,11 +17,11 @@ const must = mustApply;
  * near p = 17,266 … with her 1,000 usdt left: (1,000 + 0.12974 p) ÷ 3,000 ≤ 1.08 ⟺ p ≤ 24,164.
  */
 function crossAlice(): { d: CheckedDriver; alice: number; bob: number; carol: number } {
-  const d = new CheckedDriver(MEDIAN_MARK_VENUE);
+  const d = new CheckedDriver();
   const alice = d.fund('alice', 'usdt', '2000');
   const bob = d.fund('bob', 'btc', '5');
-  d.fund('bob', 'usdt', '100000');
-  const carol = d.fund('carol', 'btc', '5');
+  d.fund('bob', 'usdt', '2000000');
+  const carol = d.fund('carol', 'btc', '60');
   must(d, {
     type: 'FundLendingPool',
     fundingId: 'pool-1',
@@ -55,11 +54,24 @@ function crossAlice(): { d: CheckedDriver; alice: number; bob: number; carol: nu
   return { d, alice, bob, carol };
 }
 
-/** Twenty trades of 0.001 btc at 23,500 in one command: the mark falls to ⌊(30,000 + 20 × 23,500) ÷ 21⌋. */
-function gap(d: EngineDriver, bob: number, carol: number, trades = 20): ApplyResult {
-  for (let i = 0; i < trades; i++) must(d, order(bob, BUY, 2_350_000, 10));
-  return must(d, order(carol, SELL, 2_350_000, trades * 10, { kind: 'ioc' }));
+/** A trade of 0.5 btc: more than the depth mark's window (10,000 usdt) at any price above 20,000. */
+const WINDOW = 5000;
+
+/**
+ * A gap to 23,500 with real volume: 22 trades of 0.5 btc at 23,500 in one command, each counted at
+ * the default venue's depth mark's 1 % edge: the mark falls to ⌈m × 0.99⌉ 22 times from 30,000, 24,049.02.
+ */
+function gap(d: EngineDriver, bob: number, carol: number): ApplyResult {
+  for (let i = 0; i < 22; i++) must(d, order(bob, BUY, 2_350_000, WINDOW));
+  return must(d, order(carol, SELL, 2_350_000, 22 * WINDOW, { kind: 'ioc' }));
 }
+
+/** The mark after `n` trades of a window each beyond its 1 % edge below: ⌈m × 0.99⌉, n times. */
+const edgeSteps = (mark: number, n: number): number => {
+  let m = mark;
+  for (let i = 0; i < n; i++) m = Math.ceil((m * 99) / 100);
+  return m;
+};
 
 describe('cross accounts at the liquidation line', () => {
   test('a gap through the line: liquidated in the same step, sold within the band, repaid, fee to insurance, repayments listed', () => {
@@ -67,7 +79,7 @@ describe('cross accounts at the liquidation line', () => {
     assert.equal(d.engine.risk.crossRisk(alice).level, 1);
     must(d, order(bob, BUY, 2_340_000, 2000));
     gap(d, bob, carol);
-    const mark = Math.floor((3_000_000 + 20 * 2_350_000) / 21);
+    const mark = edgeSteps(3_000_000, 22);
     const [rec, ...more] = d.engine.liquidations();
     assert.equal(more.length, 0);
     assert.ok(rec !== undefined);
@@ -140,7 +152,7 @@ describe('cross accounts at the liquidation line', () => {
     assert.equal(isoUsdt?.available, 100 * USDT, "the isolated bid's hold is released");
   });
 
-  test('a thin book: locked (level 3), refuses its owner, the rest goes at the timer tick; a restore mid-way agrees', () => {
+  test('a thin book: locked (level 3), refuses its owner, the rest goes in the command that bids inside the band (issue 29 §4); a restore mid-way agrees', () => {
     const { d, alice, bob, carol } = crossAlice();
     must(d, order(bob, BUY, 2_340_000, 500));
     gap(d, bob, carol);
@@ -162,9 +174,12 @@ describe('cross accounts at the liquidation line', () => {
     assert.equal(d.apply(order(alice, SELL, 2_340_000, 10, { acctType: 2 })).result, 'INVALID_STATE');
     const restored = Engine.restore(d.engine.snapshot());
     assert.equal(restored.stateHash(), d.engine.stateHash());
-    for (const cmd of [order(bob, BUY, 2_340_000, 2000), { type: 'FireTimers' } as Command]) {
+    // A bid below the band takes nothing; one inside it is taken in the command that brings it —
+    // no mark move, no timer (before, a cross liquidation waited for its retry deadline).
+    for (const cmd of [order(bob, BUY, 2_200_000, 2000), order(bob, BUY, 2_340_000, 2000)]) {
       const seq = d.seq + 1;
       const time = d.time + 1;
+      assert.equal(rec?.status, 'running');
       must(d, cmd);
       assert.equal(restored.apply({ ...cmd, seq, time }).result, 'OK');
     }
@@ -181,12 +196,13 @@ describe('cross accounts at the liquidation line', () => {
     const { d, alice, bob, carol } = crossAlice();
     must(d, order(bob, BUY, 2_340_000, 100));
     gap(d, bob, carol);
-    must(d, order(bob, BUY, 100_000, 2000));
-    for (let i = 0; i < 70; i++) {
-      must(d, order(bob, BUY, 100_000 + i, 100));
-      must(d, order(carol, SELL, 100_000 + i, 100, { kind: 'ioc' }));
-      must(d, { type: 'FireTimers' });
-    }
+    // The market crashes: 16 btc trade at 16,000 (the mark 1 % a trade, to some 20,480), and the
+    // first bid inside the band is at 20,000, far below her debt.
+    assert.equal(d.engine.liquidations()[0]?.status, 'running');
+    for (let i = 0; i < 16; i++) must(d, order(bob, BUY, 1_600_000, 2 * WINDOW));
+    must(d, order(carol, SELL, 1_600_000, 32 * WINDOW, { kind: 'ioc' }));
+    assert.equal(d.engine.liquidations()[0]?.status, 'running', 'no bid inside the band');
+    must(d, order(bob, BUY, 2_000_000, 2000));
     const [rec] = d.engine.liquidations();
     assert.equal(rec?.status, 'done');
     const q = rec?.coins.find((c) => c.coin === 'usdt');
@@ -202,8 +218,8 @@ describe('cross accounts at the liquidation line', () => {
     const { d, alice, bob, carol } = crossAlice();
     let flagged = false;
     for (let p = 2_990_000; p > 1_000_000 && d.engine.liquidations().length === 0; p -= 10_000) {
-      must(d, order(bob, BUY, p, 100));
-      must(d, order(carol, SELL, p, 100, { kind: 'ioc' }));
+      must(d, order(bob, BUY, p, WINDOW));
+      must(d, order(carol, SELL, p, WINDOW, { kind: 'ioc' }));
       const risk = d.engine.risk.crossRisk(alice);
       if (!flagged && risk.notice) {
         flagged = true;

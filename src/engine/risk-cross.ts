@@ -22,6 +22,7 @@ import {
   fastDecision,
   tolerance,
   type CrossMarket,
+  type CrossOrder,
   type Watch,
   type WatchHolder,
 } from '../margin/cross-risk.ts';
@@ -280,6 +281,37 @@ export class CrossAccounts {
     this.continue(ref);
   }
 
+  /**
+   * The running liquidation's next order and its market, when the book has something inside its
+   * band (the order would trade now); else `undefined`.
+   */
+  #tradableOrder(
+    ref: Extract<AccountRef, { kind: 'cross' }>,
+    a: LedgerAccount,
+  ): { order: CrossOrder; m: MarketState } | undefined {
+    const liq = this.#host.liquidations();
+    const record = liq.records(ref).at(-1);
+    if (record === undefined) return undefined;
+    const coins = record.coins.map((c) => c.coin);
+    const vCoin = this.valuationCoin()?.spec.name ?? '';
+    const order = crossNextOrder(liq, this.positions(a, coins), this.#crossMarket, vCoin);
+    const m = order === undefined ? undefined : this.#registry.market(order.market);
+    if (order === undefined || m === undefined) return undefined;
+    const best = (order.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
+    const inBand =
+      best !== undefined && (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks);
+    return inBand ? { order, m } : undefined;
+  }
+
+  /**
+   * Whether a running cross liquidation's next order would trade now: liquidity that enters its
+   * band is taken in the command that brings it (issue 29 §4), as an isolated one's.
+   */
+  inBand(ref: Extract<AccountRef, { kind: 'cross' }>): boolean {
+    const a = this.#ledger.account(ref);
+    return a !== undefined && this.#tradableOrder(ref, a) !== undefined;
+  }
+
   /** One order within the band (when the book has liquidity there), then settle. */
   continue(ref: Extract<AccountRef, { kind: 'cross' }>): void {
     const liq = this.#host.liquidations();
@@ -288,17 +320,12 @@ export class CrossAccounts {
     if (record === undefined) return;
     const coins = record.coins.map((c) => c.coin);
     const vCoin = this.valuationCoin()?.spec.name ?? '';
-    const order = crossNextOrder(liq, this.positions(a, coins), this.#crossMarket, vCoin);
-    const m = order === undefined ? undefined : this.#registry.market(order.market);
-    if (order !== undefined && m !== undefined) {
-      const best = (order.side === 'sell' ? m.book.bids : m.book.asks).best()?.price;
-      const inBand =
-        best !== undefined && (order.side === 'sell' ? best >= order.priceTicks : best <= order.priceTicks);
-      if (inBand) {
-        const lots = order.amount / m.baseUnitsPerLot;
-        const filled = this.#host.hooks.liquidationOrder(a, m, order.side, order.priceTicks, lots);
-        liq.recordOrder(ref, order, filled * m.baseUnitsPerLot, this.#host.time);
-      }
+    const next = this.#tradableOrder(ref, a);
+    if (next !== undefined) {
+      const { order, m } = next;
+      const lots = order.amount / m.baseUnitsPerLot;
+      const filled = this.#host.hooks.liquidationOrder(a, m, order.side, order.priceTicks, lots);
+      liq.recordOrder(ref, order, filled * m.baseUnitsPerLot, this.#host.time);
     }
     const ins = this.#ledger.account(system(INSURANCE));
     const settled = liq.settleCoins(

@@ -2,8 +2,9 @@
  * Issue 29's attacks on the mark and its fast fall, through the engine's commands, on the default
  * venue with `markRule: 'depth'` (src/margin/depth-mark.ts): a sweep and wash prints, one tiny
  * print far away, and a real fall of 29 % in some 8 s with a buyer always 0.1 % under the trades.
- * On the `median` rule (issue 15's mark, the venue's default) the first two liquidate the victim
- * and the third leaves bad debt (run this file with `RULE = 'median'` to see it).
+ * On the `median` rule (issue 15's mark, kept for a genesis written before issue 29) the first two
+ * liquidate the victim and the third leaves bad debt (run this file with `RULE = 'median'` to see
+ * it). The figures docs/margin.md gives of these runs are asserted here.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -156,15 +157,19 @@ describe('issue 29: the mark resists manipulation and follows a real fall (markR
     const eve = d.fund('eve', 'btc', '1');
     const mal = d.fund('mal', 'usdt', '10000');
     must(d, order(eve, SELL, px(29_500), lots(0.3), { kind: 'ioc' })); // the sweep
+    // A real sale of 0.3 btc, its five trades within 1 % of the mark (docs/margin.md's figures).
+    assert.equal(d.engine.risk.markPrice('btc_usdt'), px(29_736.6));
     for (let i = 0; i < 28; i++) {
       must(d, order(mal, BUY, px(22_500), lots(0.0003)));
       must(d, order(eve, SELL, px(22_500), lots(0.0003)));
     }
     const mark = d.engine.risk.markPrice('btc_usdt') as number;
     assert.ok(mark > px(29_400), `mark ${mark}`);
+    // Each print counts 2 lots at the 1 % edge: the 28 take the mark down by 9.33 only.
+    assert.equal(mark, px(29_727.27));
     assert.deepEqual(d.engine.liquidations(), []);
     for (const u of [alice, dave]) assert.equal(d.engine.risk.isLocked(u, 'btc_usdt'), false);
-    assert.ok((d.engine.risk.accountRisk(alice, 'btc_usdt')?.riskRateBp as number) > 13_000);
+    assert.equal(d.engine.risk.accountRisk(alice, 'btc_usdt')?.riskRateBp, 13_189);
   });
 
   test('one print of 0.0001 btc at 200,000 into an empty ask side liquidates nobody', () => {
@@ -176,6 +181,9 @@ describe('issue 29: the mark resists manipulation and follows a real fall (markR
     must(d, order(mal, SELL, px(48_000), lots(0.1))); // the ask the short's liquidation would buy
     const mark = d.engine.risk.markPrice('btc_usdt') as number;
     assert.ok(mark < px(30_010), `mark ${mark}`);
+    // Counted as one lot at the 1 % edge, 30,300, against a window of 3,334 lots.
+    assert.equal(mark, px(30_000.08));
+    assert.equal(d.engine.risk.accountRisk(dave, 'btc_usdt')?.riskRateBp, 13_313);
     assert.deepEqual(d.engine.liquidations(), []);
     for (const u of [alice, dave]) assert.equal(d.engine.risk.isLocked(u, 'btc_usdt'), false);
   });
@@ -218,6 +226,9 @@ describe('issue 29: the mark resists manipulation and follows a real fall (markR
     const usdt = d.engine.margin.account(alice, 1, 'btc_usdt')?.coins.find((c) => c.coin === 'usdt');
     assert.equal(usdt?.borrowed, 0);
     assert.ok((usdt?.available ?? 0) > 100 * USDT, `left ${usdt?.available}`);
+    // docs/margin.md's worked fast fall: begun at the mark 24,198.34, 205.222964 usdt left to her.
+    assert.equal(rec.markAtStart, px(24_198.34));
+    assert.equal(usdt?.available, 205_222_964);
   });
 
   test('property: a fall through a book whose bids stand within the band liquidates before the equity is gone', () => {

@@ -131,8 +131,13 @@ export interface RiskSnapshot {
 
 /** The operator's and the owner's reads of the risk side. */
 export interface RiskView {
-  /** A market's mark price in ticks, `undefined` before its first trade. */
+  /** A market's mark price in ticks while it is active (something is owed there), else `undefined`. */
   markPrice(market: string): PriceTicks | undefined;
+  /**
+   * A market's mark whether or not anything is owed there: under the depth rule every traded
+   * market's (the idle mark where nothing is owed); under the median rule `markPrice`'s.
+   */
+  runningMark(market: string): PriceTicks | undefined;
   /** Whether an isolated account is at or past its notice line (the flag, with its hysteresis). */
   isFlagged(userId: number, market: string): boolean;
   /** Whether an isolated account is locked by a running liquidation (`repayLock`). */
@@ -432,7 +437,7 @@ export class Risk implements RiskView {
     this.#takeAccounts();
     this.#moveAll(moved);
     // Running liquidations continue when a price moved, the timers fired (their own retry deadline
-    // among them) or the book now holds something inside an isolated one's band; new ones at once.
+    // among them) or the book now holds something inside one's band; new ones at once.
     if (this.#queue.size === 0 && !this.#liquidations.busy) return;
     let budget = this.#liquidations.settings.maxPerStep;
     let go = timers || moved > 0 || this.#queue.size > 0 || this.#liquidityInBand();
@@ -448,11 +453,15 @@ export class Risk implements RiskView {
   /**
    * Whether a running isolated liquidation's order would trade now: the book has something inside
    * its band (issue 29: liquidity that enters the band is taken in the command that brings it, not
-   * only at the next mark move). Cross liquidations go on at mark moves and timers.
+   * only at the next mark move); a cross one's likewise (`CrossAccounts.inBand`).
    */
   #liquidityInBand(): boolean {
     if (!this.#liquidations.busy) return false;
     for (const r of this.#liquidations.running()) {
+      if (r.account.kind === 'cross') {
+        if (this.#cross.inBand(r.account)) return true;
+        continue;
+      }
       if (r.account.kind !== 'isolated') continue;
       const m = this.#registry.market(r.account.market) as MarketState;
       const mark = this.#marks[m.index]?.mark;
@@ -866,6 +875,12 @@ export class Risk implements RiskView {
     this.#sync();
     const m = this.#registry.market(market);
     return m === undefined ? undefined : this.#marks[m.index]?.mark;
+  }
+
+  runningMark(market: string): PriceTicks | undefined {
+    this.#sync();
+    const m = this.#registry.market(market);
+    return m === undefined ? undefined : (this.#marks[m.index]?.mark ?? m.idleMark?.mark);
   }
 
   isFlagged(userId: number, market: string): boolean {

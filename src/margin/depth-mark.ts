@@ -40,9 +40,9 @@
  * ## In the engine
  * The venue setting `markRule: 'depth'` selects this rule (src/engine/risk.ts): settlement hands it
  * each trade's lots beside its price, the engine seeds it where it starts a mark, and the deferral
- * of quiet steps checks `within` (the contract of mark-price.ts's). Without the setting the engine
- * keeps mark-price.ts's median: its own tests, the scenario files and the reference model move the
- * mark with lone 0.01 btc trades, which this rule by design does not follow (docs/margin.md).
+ * of quiet steps checks `within` (the contract of mark-price.ts's). The default venue sets it; a
+ * genesis without the setting (written before issue 29) keeps mark-price.ts's median, so its
+ * journal replays as it ran (docs/margin.md).
  */
 import { BP } from './settings.ts';
 

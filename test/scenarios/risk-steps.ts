@@ -3,7 +3,8 @@
  * to the runner through margin-steps.ts. They change nothing. Amounts are decimal text at the coin's
  * scale, prices at the market's, rates with up to 4 decimals; each is compared exactly.
  *
- *     mark btc_usdt: 24100.00                          the market's mark price (or `none`)
+ *     mark btc_usdt: 24100.00                          the market's mark price (or `none`): under the
+ *                                                      depth rule every traded market's, owed in or not
  *     risk alice isolated btc_usdt: rate 1.1274 level 2 [unwind 24202.77]
  *                                                      risk rate at the mark ("-" without debt),
  *                                                      level 1 normal, 2 flagged at the notice
@@ -37,7 +38,7 @@ export function parseRiskStep(body: string): MarginStep | undefined {
   if ((m = /^mark (\S+): (\S+)$/.exec(body))) {
     const [, market, price] = m as unknown as [string, string, string];
     return expect((p) => {
-      const actual = p.engine.risk.markPrice(market);
+      const actual = p.engine.risk.runningMark(market);
       const expected = price === 'none' ? undefined : ticks(p, market, price);
       if (actual !== expected)
         p.fail(`mark ${market} in ticks: expected ${expected ?? 'none'}, got ${actual ?? 'none'}`);

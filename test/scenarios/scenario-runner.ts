@@ -1,12 +1,15 @@
 /**
  * @module scenario-runner — parses trader-readable `*.scenario` files and runs them as golden tests
- * against the real engine on the default venue.
+ * against the real engine on the default venue (its `depth` mark rule, docs/margin.md), or on it with
+ * another mark rule when the file says so before its first step (`venue mark rule median`).
  *
  * ## The format (one step per line; `#` starts a comment, on its own line or after a step)
  *
  * Setup and actions (each engine command advances the clock by 1 ms unless `time passes` said
  * otherwise; users are registered the first time an action names them):
  *
+ *     venue mark rule median                  before the first step: the default venue with that
+ *                                             mark rule (`depth`, the default's, or issue 15's `median`)
  *     market btc_usdt                         current market for the steps below
  *     alice has 10000 usdt                    credits a deposit (its business id is made up)
  *     alice deposits 1 btc id d1              operator credit d1; outcome `ok`/`duplicate`/`refused X`
@@ -77,10 +80,10 @@ import { chainDepositId } from '../../src/domain/chains.ts';
 import { formatUnits, parseDecimal } from '../../src/domain/money.ts';
 import { parseOrderNumbers } from '../../src/domain/order-input.ts';
 import { RESULTS, type ResultName } from '../../src/domain/result-codes.ts';
-import type { MarketSpec } from '../../src/domain/specs.ts';
+import type { MarketSpec, MarkRule, VenueConfig } from '../../src/domain/specs.ts';
 import { Engine, type ApplyResult } from '../../src/engine/engine.ts';
 import { parseMarginStep, type MarginPort } from './margin-steps.ts';
-import { MEDIAN_MARK_VENUE } from '../fixtures/median-venue.ts';
+import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 
 /** A scenario that cannot be parsed or whose expectations do not hold, located by file and line. */
 export class ScenarioError extends Error {
@@ -259,6 +262,8 @@ export interface Scenario {
   readonly file: string;
   /** The first comment line, if the file starts with one. */
   readonly title: string;
+  /** The venue it runs on: the default venue, or it with another mark rule (`venue mark rule …`). */
+  readonly venue: VenueConfig;
   readonly steps: readonly Step[];
 }
 
@@ -297,6 +302,7 @@ export function parseScenario(text: string, file: string): Scenario {
   const labels = new Set<string>();
   let market: string | undefined;
   let title = '';
+  let venue: VenueConfig = DEFAULT_VENUE;
   let i = 0;
 
   const fail = (line: number, message: string): never => {
@@ -341,6 +347,14 @@ export function parseScenario(text: string, file: string): Scenario {
     let m: RegExpExecArray | null;
     if ((m = /^market (\S+)$/.exec(text))) {
       market = m[1] as string;
+      continue;
+    }
+    if ((m = /^venue mark rule (\S+)$/.exec(text))) {
+      const rule = m[1] as string;
+      if (rule !== 'depth' && rule !== 'median')
+        fail(lineNo, `a mark rule is depth or median, not '${rule}'`);
+      if (steps.length > 0) fail(lineNo, `'venue mark rule' comes before every step: '${text}'`);
+      venue = { ...DEFAULT_VENUE, settings: { ...DEFAULT_VENUE.settings, markRule: rule as MarkRule } };
       continue;
     }
     if ((m = /^time passes (\d+)(ms|s|m)$/.exec(text))) {
@@ -533,7 +547,7 @@ export function parseScenario(text: string, file: string): Scenario {
     expectLabels(action.kind === 'order' ? 1 : action.kind === 'batch' ? action.orders.length : undefined);
     steps.push({ ...here, kind: 'action', action, outcome });
   }
-  return { file, title, steps };
+  return { file, title, venue, steps };
 }
 
 function parseUserAction(
@@ -842,7 +856,7 @@ interface OrderRef {
   readonly market: string;
 }
 
-/** Runs a parsed scenario against a fresh engine on DEFAULT_VENUE. Throws a `ScenarioError` on the first failure. */
+/** Runs a parsed scenario against a fresh engine on its venue. Throws a `ScenarioError` on the first failure. */
 export function runScenario(scenario: Scenario): void {
   new ScenarioRun(scenario).run();
 }
@@ -854,8 +868,9 @@ export function runScenarioFile(path: string): void {
 
 class ScenarioRun {
   readonly #scenario: Scenario;
-  // Issue 15's mark rule: the scenario files move the mark with lone small trades (median-venue.ts).
-  readonly #engine = new Engine(MEDIAN_MARK_VENUE);
+  readonly #engine: Engine;
+  /** What margin steps use of the run (margin-steps.ts). */
+  readonly #marginPort: MarginPort;
   #seq = 0;
   #clock = SCENARIO_START_MS - 1;
   #gap: number | undefined;
@@ -875,6 +890,14 @@ class ScenarioRun {
 
   constructor(scenario: Scenario) {
     this.#scenario = scenario;
+    this.#engine = new Engine(scenario.venue);
+    this.#marginPort = {
+      engine: this.#engine,
+      userId: (name) => this.#userId(name),
+      coinUnits: (text, coin) => this.#coinUnits(text, coin),
+      loan: (id) => this.#engine.margin.loan(id) ?? this.#closedLoans.get(id),
+      fail: (message) => this.#fail(message),
+    };
   }
 
   run(): void {
@@ -1282,15 +1305,6 @@ class ScenarioRun {
     const { lastSeq: _lastSeq, ...rest } = this.#engine.snapshot();
     return JSON.stringify(rest);
   }
-
-  /** What margin steps use of the run (margin-steps.ts). */
-  readonly #marginPort: MarginPort = {
-    engine: this.#engine,
-    userId: (name) => this.#userId(name),
-    coinUnits: (text, coin) => this.#coinUnits(text, coin),
-    loan: (id) => this.#engine.margin.loan(id) ?? this.#closedLoans.get(id),
-    fail: (message) => this.#fail(message),
-  };
 
   #check(x: Expectation): void {
     switch (x.kind) {

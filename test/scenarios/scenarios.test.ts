@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { parseScenario, runScenario, runScenarioFile, ScenarioError } from './scenario-runner.ts';
 
 const DIR = import.meta.dirname;
@@ -43,6 +44,41 @@ describe('scenario parser', () => {
       4,
       /not a step: 'alice jumps 3 times'/,
     );
+  });
+
+  test('runs on the default venue unless the file names another mark rule before its first step', () => {
+    assert.equal(parseScenario('market btc_usdt\n', 'a.scenario').venue.settings.markRule, 'depth');
+    const median = parseScenario('# old mark\nvenue mark rule median\nmarket btc_usdt\n', 'b.scenario');
+    assert.equal(median.venue.settings.markRule, 'median');
+    assert.equal(median.venue.markets, DEFAULT_VENUE.markets);
+    assertRejected('venue mark rule last\n', 1, /a mark rule is depth or median, not 'last'/);
+    assertRejected(
+      'market btc_usdt\nalice has 1 usdt\nvenue mark rule median\n',
+      3,
+      /comes before every step/,
+    );
+  });
+
+  test('a scenario naming the median rule runs on it: a lone print moves its mark, not the default one', () => {
+    const steps = (mark: string): string =>
+      `market btc_usdt
+operator funds the lending pool with 100000 usdt at 0.05% for 10 days
+bob has 100000 usdt
+trent has 1 btc
+carol has 1010 usdt
+bob buys 0.5 @ 29900
+trent sells 0.01 @ 30000
+bob buys 0.01 @ 30000
+carol moves 1000 usdt to isolated btc_usdt
+carol borrows 1000 usdt in isolated btc_usdt
+trent sells 0.0001 @ 60000
+carol buys 0.0001 @ 60000
+mark btc_usdt: ${mark}
+`;
+    // Median of L 60,000, A 45,000 and the one-sided book's A; the depth window takes one lot at 30,300.
+    runScenario(parseScenario(`venue mark rule median\n${steps('45000.00')}`, 'median.scenario'));
+    runScenario(parseScenario(steps('30000.08'), 'depth.scenario'));
+    assert.throws(() => runScenario(parseScenario(steps('45000.00'), 'depth.scenario')), /expected 4500000/);
   });
 
   test('rejects an unknown order option and an unknown result name', () => {

@@ -9,11 +9,10 @@ import { findCommand, type AdminCall } from '../../cli/commands.ts';
 import { BUY } from '../../domain/commands.ts';
 import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
 import { gap, longVenue } from '../../../test/fixtures/liquidation-venue.ts';
-import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 
 type Json = Record<string, unknown>;
 
-function harness(venue = new TestVenue(MEDIAN_MARK_VENUE)): {
+function harness(venue = new TestVenue()): {
   venue: TestVenue;
   call: (path: string, form?: [string, string][]) => Promise<Json>;
 } {
@@ -52,7 +51,7 @@ describe('liquidations and the insurance fund for the operator', () => {
     const [row] = list.liquidations as Json[];
     assert.deepEqual(
       [row?.id, row?.user, row?.marketName, row?.status, row?.markPrice, row?.riskRate],
-      [1, 'alice', 'btcusdt', 'done', '23809.52', '1.0629'],
+      [1, 'alice', 'btcusdt', 'done', '24049.02', '1.0733'],
     );
     assert.deepEqual(
       (await h.call('/admin/liquidations/show', [['id', '1']])).liquidation,

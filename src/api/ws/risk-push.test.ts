@@ -11,9 +11,8 @@ import { limitOrder } from '../../../test/fixtures/engine-driver.ts';
 import { openLong, tradeAt, USDT } from '../../../test/fixtures/liquidation-venue.ts';
 import { WsTestClient, signedSubscription, type Message } from '../../../test/fixtures/ws-client.ts';
 import { nextTick, WsHarness } from '../../../test/fixtures/ws-harness.ts';
-import { MEDIAN_MARK_VENUE } from '../../../test/fixtures/median-venue.ts';
 
-const h = new WsHarness({}, MEDIAN_MARK_VENUE);
+const h = new WsHarness();
 let base = '';
 before(async () => {
   base = await h.listen();
@@ -41,13 +40,13 @@ describe('risk pushes', () => {
     const alice = h.user('alice', [['usdt', '2000']]);
     const bob = h.user('bob', [
       ['btc', '5'],
-      ['usdt', '100000'],
+      ['usdt', '2000000'],
     ]);
-    const carol = h.user('carol', [['btc', '5']]);
+    const carol = h.user('carol', [['btc', '50']]);
     await openLong(h, alice, bob);
     const c = await watching(alice);
 
-    // Bob and carol trade lower and lower: alice's balances never change, her mark does.
+    // Bob and carol trade lower and lower (a mark window each): alice's balances never change, her mark does.
     let price = 2_990_000;
     while (h.engine.risk.accountRisk(alice, 'btc_usdt')?.notice !== true) {
       await tradeAt(h, bob, carol, price);
@@ -75,9 +74,9 @@ describe('risk pushes', () => {
     assert.deepEqual([locked.lastLiquidation.id, locked.lastLiquidation.status], [1, 'running']);
     assert.equal(flagged.lastLiquidation, null);
 
-    // Liquidity inside the band and the timer tick finish it: the account's balances move, unlocked.
+    // Liquidity inside the band finishes it in the command that brings it: the account's balances
+    // move, unlocked.
     h.must(limitOrder(bob, BUY, h.engine.risk.markPrice('btc_usdt') as number, 2000));
-    h.must({ type: 'FireTimers' });
     const done = await c.take((m) => isolatedPush(m) && m.repayLock === false, 5_000, 'the end push');
     assert.deepEqual([done.level, done.riskRate], [1, '-']);
     assert.deepEqual([done.lastLiquidation.id, done.lastLiquidation.status], [1, 'done']);
@@ -91,9 +90,9 @@ describe('risk pushes', () => {
     const frank = h.user('frank', [['usdt', '1000']]);
     const gina = h.user('gina', [
       ['btc', '5'],
-      ['usdt', '100000'],
+      ['usdt', '3000000'],
     ]);
-    const hugo = h.user('hugo', [['btc', '5']]);
+    const hugo = h.user('hugo', [['btc', '60']]);
     h.must({
       type: 'FundLendingPool',
       fundingId: 'pool-btc',

@@ -9,7 +9,6 @@ import { BUY } from '../../../domain/commands.ts';
 import { limitOrder } from '../../../../test/fixtures/engine-driver.ts';
 import { gap, longVenue, tradeAt } from '../../../../test/fixtures/liquidation-venue.ts';
 import { SignedApiHarness, type Credentials } from '../../../../test/fixtures/signed-venue.ts';
-import { MEDIAN_MARK_VENUE } from '../../../../test/fixtures/median-venue.ts';
 
 type Json = Record<string, unknown>;
 
@@ -31,7 +30,7 @@ async function venue(): Promise<{
   alice: Credentials;
   ids: { alice: number; bob: number; carol: number };
 }> {
-  const h = new SignedApiHarness({}, MEDIAN_MARK_VENUE);
+  const h = new SignedApiHarness();
   const { alice, bob, carol } = await longVenue(h.venue);
   return { h, alice: await h.key(alice), ids: { alice, bob, carol } };
 }
@@ -46,7 +45,7 @@ describe('the risk side in the margin answers', () => {
     assert.equal(l.unwindPrice, '24202.77');
     assert.deepEqual([l.level, l.repayLock], [1, false]);
 
-    // A slow slide: 0.01 btc trades 100 usdt lower each time; the mark follows.
+    // A slow slide: 0.5 btc trades (a window each) 100 usdt lower each time; the mark follows.
     const engine = h.venue.engine;
     let price = 2_990_000;
     while (engine.risk.accountRisk(ids.alice, 'btc_usdt')?.notice !== true) {
@@ -80,10 +79,9 @@ describe('the risk side in the margin answers', () => {
     assert.equal(refused.code, 3005);
     assert.match(String(refused.message), /locked by its liquidation \(repayLock\)/);
 
-    // Liquidity inside the band and the timer tick finish it: no debt, unlocked.
+    // Liquidity inside the band finishes it in the command that brings it: no debt, unlocked.
     const mark = engine.risk.markPrice('btc_usdt') as number;
     await h.venue.must(limitOrder(ids.bob, BUY, mark, 2000));
-    await h.venue.must({ type: 'FireTimers' });
     l = await lever(h, alice);
     assert.deepEqual([l.riskRate, l.level, l.repayLock, l.fLoanIn], ['-', 1, false, '0.000000']);
   });
@@ -98,16 +96,17 @@ describe('the risk side in the margin answers', () => {
     assert.equal(fee.remark, 'liquidation 1');
     assert.equal(fee.changeAmount, '-30.000625 USDT');
     const record = fee.liquidation as Json;
-    // At the mark 23,809.52: (100 + 0.12974 × 23,809.52) ÷ 3,000.0625 = 1.06299…
+    // At the mark 24,049.02 (the gap's 22 windows, 1 % each): (100 + 0.12974 × 24,049.02) ÷
+    // 3,000.0625 = 1.07335…
     assert.deepEqual(
       [record.id, record.acctType, record.marketName, record.status, record.markPrice, record.riskRate],
-      [1, 1, 'btcusdt', 'done', '23809.52', '1.0629'],
+      [1, 1, 'btcusdt', 'done', '24049.02', '1.0733'],
     );
     assert.deepEqual(record.orders, [
       {
         time: record.startTime,
         side: 'sell',
-        price: '23095.24', // ⌈23,809.52 × 0.97⌉, the band's edge
+        price: '23327.55', // ⌈24,049.02 × 0.97⌉, the band's edge
         amount: '0.12970000',
         filled: '0.12970000',
       },
@@ -137,7 +136,7 @@ describe('the risk side in the margin answers', () => {
   });
 
   test('getCrossAssets reads the engine’s cross flag and lock: level 2 at the notice line, 3 and repayLock while liquidated; getCrossRepayRecords lists the liquidation’s repayments', async () => {
-    const h = new SignedApiHarness({}, MEDIAN_MARK_VENUE);
+    const h = new SignedApiHarness();
     const ids = await longVenue(h.venue, 2);
     const alice = await h.key(ids.alice);
     const cross = async (): Promise<Json> => (await ok(h, alice, 'getCrossAssets')).result as Json;
@@ -163,9 +162,9 @@ describe('the risk side in the margin answers', () => {
     assert.deepEqual([r.level, r.repayLock], [3, true]);
     const refused = (await h.call('doCrossLoan', alice, { coin: 'usdt', amount: '1' })) as Json;
     assert.notEqual(refused.code, 1000, 'a locked cross account borrows nothing');
+    // A bid inside the band finishes it in the command that brings it (issue 29 §4), no timer.
     const mark = engine.risk.markPrice('btc_usdt') as number;
     await h.venue.must(limitOrder(ids.bob, BUY, mark, 2000));
-    await h.venue.must({ type: 'FireTimers' });
     r = await cross();
     assert.deepEqual([r.riskRate, r.level, r.repayLock, r.loanIn], ['-', 1, false, 0]);
     const repaid = (await ok(h, alice, 'getCrossRepayRecords', { coin: 'usdt' })).result as Json[];
