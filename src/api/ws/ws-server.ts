@@ -9,7 +9,9 @@
  * with the codes of zb-api-facts §10.7 and §3 (1007 unknown or missing channel, 1008 missing or
  * unknown event or a message that is not JSON, 1003/3006/1012 signed-subscription refusals, 3005
  * bad parameters, 4002 floods). A successful subscription is answered by its snapshot, not by an
- * acknowledgement (ccxt routes every message with a `channel` to that channel's parser).
+ * acknowledgement (ccxt routes every message with a `channel` to that channel's parser). A
+ * request channel (`btcusdt_order`, `getaccountinfo`, …: requests.ts) is a signed REST endpoint
+ * served over the WebSocket, answered once and subscribing nothing.
  *
  * Limits, so that no client can slow the others or grow memory: frames over `maxMessageBytes` are
  * closed with 1009 (by ws); more than `messageBurst` messages at once, or past
