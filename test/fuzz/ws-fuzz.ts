@@ -12,7 +12,12 @@ import { createServer, type Server } from 'node:http';
 import fc from 'fast-check';
 import { Authenticator } from '../../src/api/auth/authenticate.ts';
 import { MemoryRateLimiter } from '../../src/api/auth/rate-limit.ts';
-import { hmacMd5Hex, secretHash, wsSignedText } from '../../src/api/auth/signature.ts';
+import {
+  hmacMd5Hex,
+  secretHash,
+  wsSignedText,
+  wsSignedTextAllStrings,
+} from '../../src/api/auth/signature.ts';
 import { LiveKlines } from '../../src/api/market-data/live-klines.ts';
 import { REQUEST_CHANNELS, requestChannelName, type RequestChannel } from '../../src/api/ws/requests.ts';
 import { WsGateway } from '../../src/api/ws/ws-server.ts';
@@ -128,7 +133,7 @@ function fieldValue(text: string, typed: boolean): unknown {
 
 let sent = 0;
 
-/** The message of a generated request, signed as its `sign` says (`raw`: values typed, signed typed). */
+/** The message of a generated request (`raw` encoding: numeric values as JSON numbers), signed as its `sign` says. */
 function messageOf(t: WsFuzzTarget, r: FuzzRequest, no: string): Record<string, unknown> {
   const typed = r.encoding === 'raw';
   const message: Record<string, unknown> = { event: 'addChannel', channel: r.endpoint.path, no };
@@ -140,9 +145,11 @@ function messageOf(t: WsFuzzTarget, r: FuzzRequest, no: string): Record<string, 
   message['accesskey'] = key.accessKey;
   if (r.nonce !== 'none') message['nonce'] = r.nonce === 'fresh' ? t.target.venue.time : 'soon';
   delete message['sign'];
-  if (r.sign === 'decoded' || r.sign === 'raw')
-    message['sign'] = hmacMd5Hex(secretHash(key.secret), wsSignedText(message));
-  else if (r.sign === 'wrong') message['sign'] = '0123456789abcdef0123456789abcdef';
+  // `decoded`: the sorted compact JSON; `raw`: its all-strings variant (ZB's Python demo).
+  if (r.sign === 'decoded' || r.sign === 'raw') {
+    const text = r.sign === 'decoded' ? wsSignedText(message) : wsSignedTextAllStrings(message);
+    message['sign'] = hmacMd5Hex(secretHash(key.secret), text);
+  } else if (r.sign === 'wrong') message['sign'] = '0123456789abcdef0123456789abcdef';
   return message;
 }
 
