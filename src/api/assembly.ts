@@ -29,7 +29,7 @@ import { TrustedProxies } from './http/client-ip.ts';
 import { publicRoutes } from './http/public/public-routes.ts';
 import { venueInfoRoutes } from './http/public/venue-info.ts';
 import { createRequestHandler } from './http/server.ts';
-import { signedRoutes } from './http/signed/index.ts';
+import { DEFAULT_HISTORY_WAIT_MS, signedRoutes } from './http/signed/index.ts';
 import { CONSOLE_HOME, CONSOLE_SCOPE, StaticSite, WEB_DIST, withStaticSite } from './http/static-site.ts';
 import type { Route, VenuePort } from './http/types.ts';
 import type { LiveKlines } from './market-data/live-klines.ts';
@@ -132,15 +132,27 @@ export function buildApi(ports: ApiPorts, settings: ApiSettings): Api {
   const at = (component: string): Log => ports.log.child({ component });
   const httpLog = at('http');
   const trustedProxies = new TrustedProxies(settings.trustedProxies);
+  const wsAuthenticator = new Authenticator(venue, sealer);
+  const rateLimiter = ports.rateLimiter ?? UNLIMITED;
   const ws = new WsGateway(
     {
       engine: venue.engine,
       marketData,
       klines,
-      authenticator: new Authenticator(venue, sealer),
+      authenticator: wsAuthenticator,
       now: venue.now,
       wallClock,
       log: at('ws'),
+      // The request channels: the signed endpoints over the WebSocket, with the same rate limiter.
+      requests: {
+        venue,
+        authenticator: wsAuthenticator,
+        limiter: rateLimiter,
+        historyWaitMs: settings.historyWaitMs ?? DEFAULT_HISTORY_WAIT_MS,
+        sealer,
+        log: at('ws'),
+        wallClock,
+      },
     },
     { ...settings.ws, trustedProxies },
   );
@@ -164,7 +176,7 @@ export function buildApi(ports: ApiPorts, settings: ApiSettings): Api {
     ...signedRoutes({
       venue,
       sealer,
-      rateLimiter: ports.rateLimiter ?? UNLIMITED,
+      rateLimiter,
       log: at('auth'),
       ...(settings.reqTimeWindowMs === undefined ? {} : { reqTimeWindowMs: settings.reqTimeWindowMs }),
       ...(settings.historyWaitMs === undefined ? {} : { historyWaitMs: settings.historyWaitMs }),

@@ -42,6 +42,10 @@ export type BillType =
   | 'deposit'
   | 'withdraw'
   | 'withdrawFee'
+  // A withdrawal's amount and fee back to available, cancelled or failed (change 0: the history
+  // store's name for that release, which the engine journals as `unfreeze`; issue 33).
+  | 'withdrawCancelled'
+  | 'withdrawFailed'
   | 'transferOut'
   | 'transferIn'
   // Sub-accounts (issue 33): a main user's transfer between two users of its family.

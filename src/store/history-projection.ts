@@ -260,9 +260,12 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
         }
         case 'BalanceChanged': {
           const change = e.deltaAvailable + e.deltaFrozen;
-          // A freeze or a release moves funds between available and frozen: no bill. A margin
-          // account's bills (issue 14) are kept apart: getSpotBills shows spot bills only.
-          if (change === 0) break;
+          // A freeze or a release moves funds between available and frozen: no bill, except the
+          // release of a withdrawal cancelled or failed, which the user must see (issue 33): a
+          // bill of change 0 typed for it. A margin account's bills (issue 14) are kept apart:
+          // getSpotBills shows spot bills only.
+          const released = change === 0 ? withdrawalRelease(events, index, e) : undefined;
+          if (change === 0 && released === undefined) break;
           const bill: BillRow = {
             id: recordId(entry.seq, index),
             userId: e.userId,
@@ -271,7 +274,7 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
             balance: e.available + e.frozen,
             available: e.available,
             frozen: e.frozen,
-            billType: e.billType,
+            billType: released ?? e.billType,
             ref: e.ref,
             time: e.time,
           };
@@ -410,4 +413,25 @@ export function planBatch(checkpoint: number, entries: readonly HistoryEntry[]):
       loans.length +
       repayments.length,
   };
+}
+
+/**
+ * The bill type of a release (`unfreeze`) that gives a withdrawal's amount and fee back: the
+ * same command's later WithdrawalUpdated of that withdrawal, cancelled or failed. Undefined for
+ * any other change.
+ */
+function withdrawalRelease(
+  events: readonly EngineEvent[],
+  index: number,
+  e: Extract<EngineEvent, { type: 'BalanceChanged' }>,
+): 'withdrawCancelled' | 'withdrawFailed' | undefined {
+  if (e.billType !== 'unfreeze' || e.account !== undefined) return undefined;
+  for (let i = index + 1; i < events.length; i++) {
+    const w = events[i] as EngineEvent;
+    if (w.type !== 'WithdrawalUpdated' || w.withdrawalId !== e.ref || w.userId !== e.userId) continue;
+    if (w.state === 'cancelled') return 'withdrawCancelled';
+    if (w.state === 'failed') return 'withdrawFailed';
+    return undefined;
+  }
+  return undefined;
 }

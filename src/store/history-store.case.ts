@@ -186,8 +186,18 @@ class ReferenceHistory {
               time: e.time,
             });
             break;
-          case 'BalanceChanged':
-            if (e.deltaAvailable + e.deltaFrozen !== 0) {
+          case 'BalanceChanged': {
+            // A withdrawal's release when it is cancelled or failed is a bill of change 0 (issue 33).
+            const ended =
+              e.billType === 'unfreeze'
+                ? entry.events
+                    .slice(index + 1)
+                    .find((w) => w.type === 'WithdrawalUpdated' && w.withdrawalId === e.ref)
+                : undefined;
+            const state = ended?.type === 'WithdrawalUpdated' ? ended.state : undefined;
+            const released =
+              state === 'cancelled' ? 'withdrawCancelled' : state === 'failed' ? 'withdrawFailed' : undefined;
+            if (e.deltaAvailable + e.deltaFrozen !== 0 || released !== undefined) {
               this.bills.push({
                 id: entry.seq * 2 ** 20 + index,
                 userId: e.userId,
@@ -196,12 +206,13 @@ class ReferenceHistory {
                 balance: e.available + e.frozen,
                 available: e.available,
                 frozen: e.frozen,
-                billType: e.billType,
+                billType: released ?? e.billType,
                 ref: e.ref,
                 time: e.time,
               });
             }
             break;
+          }
           case 'DepositUpdated': {
             const first = this.deposits.get(e.depositId);
             this.deposits.set(e.depositId, {
@@ -881,7 +892,7 @@ export function runHistoryStoreContract(
         await assert.rejects(store.repayments(alice, { limit: 1.5 }), RangeError);
       }));
 
-    it('bills: one per change of the total, newest first, filtered, and they add up to the balances', () =>
+    it('bills: one per change of the total (and per withdrawal released), newest first, filtered, and they add up to the balances', () =>
       withStore(async (store) => {
         const { s, ref } = sharedStream();
         await applyAll(store, split(s.recorder.entries, [1000]));
@@ -889,7 +900,12 @@ export function runHistoryStoreContract(
         for (const user of s.users) {
           const all = (await store.bills(user, { pageSize: 1000 })).rows;
           assert.deepEqual(all, ref.billsOf(user).slice(0, 1000));
-          assert.ok(all.every((b) => b.change !== 0));
+          // Only a withdrawal's release (cancelled or failed) is a bill of change 0.
+          assert.ok(
+            all.every(
+              (b) => b.change !== 0 || b.billType === 'withdrawCancelled' || b.billType === 'withdrawFailed',
+            ),
+          );
           // Summed per coin, the bills give the engine's balance; the running sum gives each row's balance.
           for (const coin of COINS) {
             let running = 0;
@@ -1053,13 +1069,16 @@ export function runHistoryStoreContract(
         );
         assert.equal((await store.deposits(alice, { coin: 'btc' })).total, 3);
         assert.equal((await store.deposits(alice + 1)).total, 0);
-        // Success moves the total (withdraw, withdrawFee bills); freezing and releasing do not.
+        // Success moves the total (withdraw, withdrawFee bills); freezing and releasing do not,
+        // but the release of a cancelled or failed withdrawal is a bill of change 0 (issue 33).
         const bills = await store.bills(alice, { coin: 'btc', pageSize: 50 });
         assert.deepEqual(
           bills.rows.map((b) => [b.billType, b.change, b.ref]),
           [
             ['deposit', 300_000, 'chain:btc/BTC/abcdef0123456789/1'],
             ['deposit', 7, 'tx-9'],
+            ['withdrawFailed', 0, w4],
+            ['withdrawCancelled', 0, w2],
             ['withdrawFee', -50_000, w1],
             ['withdraw', -10_000_000, w1],
             ['deposit', 100_000_000, `genesis-${alice}-btc`],

@@ -195,6 +195,46 @@ describe('private channels over a plain WebSocket, orders through signed REST', 
   });
 });
 
+describe("the request channels of ZB's WebSocket demos, on the real server", () => {
+  test('an order placed over the WebSocket rests, REST and the pushes see it, and a WebSocket cancel ends it', async () => {
+    const frank = await createTrader(server, 'frank', [['usdt', '10000']]);
+    const ws = await WsTestClient.connect(`${wsBase()}/websocket`);
+    const ask = async (
+      channel: string,
+      no: string,
+      params: Record<string, unknown> = {},
+    ): Promise<Message> => {
+      ws.send(signedSubscription(channel, frank.accessKey, frank.secret, { no, ...params }));
+      return ws.take((m) => m?.no === no, 10_000, `the answer to ${channel}`);
+    };
+    ws.send(
+      signedSubscription('push_user_incr_record', frank.accessKey, frank.secret, {
+        market: 'btcusdtdefault',
+      }),
+    );
+    await ws.onChannel('push_user_incr_record', 'userRecord');
+    const placed = await ask('btcusdt_order', '1', { tradeType: 1, price: 20000, amount: 0.1 });
+    assert.equal(placed.success, true, JSON.stringify(placed));
+    const id = placed.data.id as string;
+    const pushed = await ws.take((m) => m?.channel === 'push_user_incr_record' && m.record?.[0] === id);
+    assert.equal(pushed.record[7], 0, 'pending');
+    const viaRest = await frank.call('getOrder', [
+      ['currency', 'btc_usdt'],
+      ['id', id],
+    ]);
+    assert.equal(viaRest.status, 0);
+    assert.deepEqual((await ask('btcusdt_getorder', '2', { id })).data, viaRest);
+    assert.deepEqual((await ask('getaccountinfo', '3')).data, await frank.call('getAccountInfo'));
+    assert.equal((await ask('btcusdt_cancelorder', '4', { id })).code, 1000);
+    const status = await frank.call('getOrder', [
+      ['currency', 'btc_usdt'],
+      ['id', id],
+    ]);
+    assert.equal(status.status, 1, 'cancelled');
+    await ws.close();
+  });
+});
+
 describe('durability', () => {
   test('a pushed trade survives kill -9: pushes carry only what the journal made durable', async () => {
     const ws = await WsTestClient.connect(`${wsBase()}/websocket`);

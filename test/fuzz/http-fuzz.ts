@@ -56,10 +56,10 @@ const OPEN_ORDER_ID = 'open0';
 const LATEST_WITHDRAWAL_ID = 'latest0';
 
 /** The wire codes an answer may carry: the registry's, and the contract market list's success. */
-const CODES = new Set<number>([...Object.values(RESULTS).map((r) => r.code), 10_000]);
+export const CODES = new Set<number>([...Object.values(RESULTS).map((r) => r.code), 10_000]);
 const STATUSES = new Set([200, 400, 401, 404, 405, 413]);
 /** Texts that must never reach a client unless the client sent them: internal names and JS faults. */
-const INTERNAL = [
+export const INTERNAL = [
   ...Object.keys(RESULTS).filter((name) => name.includes('_')),
   'TypeError',
   'RangeError',
@@ -73,7 +73,7 @@ const INTERNAL = [
 ];
 
 /** The venue the suite fuzzes: the signed tests' venue, with market data fed as the server does. */
-class FuzzVenue extends TestVenue {
+export class FuzzVenue extends TestVenue {
   readonly marketData = new MarketData(this.engine, { now: () => this.time });
 
   override async submit(command: Command): Promise<ApplyResult> {
@@ -109,7 +109,7 @@ const MARGIN_COIN = ['USDT', 'usdt', 'btc', 'eth'];
 const MARGIN_AMOUNT = ['100', '0.5', '0.001', '100000000'];
 const FLAG = ['1', '0', 'true'];
 /** The endpoints that check the fund password (a wrong one is counted, as it must be). */
-const PASSWORD_PATHS = new Set(
+export const PASSWORD_PATHS = new Set(
   ['withdraw', 'cancelWithdraw', 'borrow', 'autoBorrow', 'doCrossLoan'].map((m) => `/api/${m}`),
 );
 /** Wrong values that are near the right ones, for any parameter. */
@@ -295,6 +295,8 @@ export interface FuzzTarget {
   readonly handlerErrors: () => string[];
   /** alice's user id: the full, asset-only and strict keys are hers. */
   readonly alice: number;
+  /** The keys' sealer (the WebSocket fuzz suite's gateway opens them too). */
+  readonly sealer: ReturnType<typeof createSecretSealer>;
   close(): Promise<void>;
 }
 
@@ -462,6 +464,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     logged,
     handlerErrors: handlerLog.messages,
     alice,
+    sealer,
     close: async () => {
       await watcher.stop();
       await venue.history.close();
@@ -703,7 +706,7 @@ function raw(value: string): string {
 }
 
 /** A good value as the venue is now (see FRESH_CLIENT_ORDER_ID and its siblings), else itself. */
-function resolve(target: FuzzTarget, value: string): string {
+export function resolve(target: FuzzTarget, value: string): string {
   const { engine } = target.venue;
   if (value === FRESH_CLIENT_ORDER_ID) return `fuzz${++clientOrderIds}`;
   if (value === OPEN_ORDER_ID) {
@@ -754,7 +757,7 @@ function queryOf(target: FuzzTarget, r: FuzzRequest): string {
  * The engine's state hash of `snapshot` with its journal position left out (a refusal may be
  * journaled: the state is what counts), and without fund-password attempts if asked.
  */
-function stateHash(target: FuzzTarget, snapshot: EngineSnapshot, withoutPasswords = false): string {
+export function stateHash(target: FuzzTarget, snapshot: EngineSnapshot, withoutPasswords = false): string {
   const state = { ...snapshot, lastSeq: 0 };
   if (withoutPasswords) state.funds = { ...state.funds, passwords: [] };
   return target.venue.engine.stateHash(state);

@@ -9,7 +9,9 @@
  * with the codes of zb-api-facts §10.7 and §3 (1007 unknown or missing channel, 1008 missing or
  * unknown event or a message that is not JSON, 1003/3006/1012 signed-subscription refusals, 3005
  * bad parameters, 4002 floods). A successful subscription is answered by its snapshot, not by an
- * acknowledgement (ccxt routes every message with a `channel` to that channel's parser).
+ * acknowledgement (ccxt routes every message with a `channel` to that channel's parser). A
+ * request channel (`btcusdt_order`, `getaccountinfo`, …: requests.ts) is a signed REST endpoint
+ * served over the WebSocket, answered once and subscribing nothing.
  *
  * Limits, so that no client can slow the others or grow memory: frames over `maxMessageBytes` are
  * closed with 1009 (by ws); more than `messageBurst` messages at once, or past
@@ -20,18 +22,19 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { RESULTS, type ResultName } from '../../domain/result-codes.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { logRefusal } from '../../observability/refusal-levels.ts';
 import type { Log } from '../../domain/log.ts';
-import { errorBody, errorText, quoted, Refusal } from '../edge/refusal.ts';
+import { errorText, quoted, Refusal } from '../edge/refusal.ts';
 import type { Authenticator } from '../auth/authenticate.ts';
 import { TrustedProxies } from '../http/client-ip.ts';
 import type { LiveKlines } from '../market-data/live-klines.ts';
 import type { AppliedItem, MarketData } from '../market-data/market-data.ts';
 import { parseChannel, WireMarkets, type Channel } from './channels.ts';
 import { FanOut, type QueuedFrames, type Sink, type Subscription } from './fan-out.ts';
-import { authorize } from './private-auth.ts';
+import { errorFrame } from './error-frame.ts';
+import { authorize, privateTarget } from './private-auth.ts';
+import { parseRequestChannel, serveRequest, type RequestServices, type RequestTarget } from './requests.ts';
 
 /** The paths: `/websocket` for every channel, `/websocket/<base>` as ccxt connects for quick depth. */
 export const WS_PATH = '/websocket';
@@ -60,6 +63,8 @@ export interface WsGatewayDeps {
   readonly wallClock?: () => number;
   /** Slow consumers dropped (warn), signed-subscription refusals (their levels), faults (error). */
   readonly log: Log;
+  /** The signed API's services, for the request channels (requests.ts); absent: none is served (1007). */
+  readonly requests?: RequestServices;
 }
 
 export interface WsGatewayOptions {
@@ -124,19 +129,6 @@ class Connection implements Sink {
     this.#gateway.repliesSent++;
     this.ws.send(text);
   }
-}
-
-/** The error frame of §10.7: the edge's error body (the registry's code, its message with detail) with `no`, `success` and `channel`. */
-function errorFrame(result: ResultName, no: string, channel: string | undefined, detail?: string): string {
-  const standard = RESULTS[result].message;
-  const text =
-    detail === undefined ? undefined : detail.startsWith(standard) ? detail : `${standard}: ${detail}`;
-  const { code, message } = errorBody(result, text);
-  return JSON.stringify(
-    channel === undefined
-      ? { no, code, success: false, message }
-      : { no, code, success: false, channel, message },
-  );
 }
 
 /**
@@ -387,7 +379,20 @@ export class WsGateway {
     channelName: string | undefined,
   ): void {
     let channel: Channel;
+    let request: RequestTarget | undefined;
     try {
+      const name = message['channel'];
+      const { requests } = this.#deps;
+      request =
+        requests === undefined || typeof name !== 'string'
+          ? undefined
+          : parseRequestChannel(this.#markets, name);
+      if (requests !== undefined && request !== undefined) {
+        void serveRequest(requests, request, message, no, connection.ip).then((frame) =>
+          connection.send(frame),
+        );
+        return;
+      }
       channel = parseChannel(this.#markets, message);
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
@@ -413,7 +418,7 @@ export class WsGateway {
         this.#deps.engine,
         this.#deps.authenticator,
         message,
-        channel as never,
+        privateTarget(channel as never),
         connection.ip,
         (this.#deps.wallClock ?? this.#deps.now)(),
       );

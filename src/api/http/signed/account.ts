@@ -78,6 +78,8 @@ const TYPE_DESC: Readonly<Record<BillType, string>> = {
   deposit: 'deposit',
   withdraw: 'withdrawal',
   withdrawFee: 'withdrawal fee',
+  withdrawCancelled: 'withdrawal cancelled',
+  withdrawFailed: 'withdrawal failed',
   transferOut: 'internal transfer out',
   transferIn: 'internal transfer in',
   subTransferOut: 'sub-account transfer out',
@@ -107,6 +109,11 @@ function remarkOf(bill: BillRow): string {
     case 'withdraw':
     case 'withdrawFee':
       return `withdrawal ${bill.ref}`;
+    // The release of a withdrawal that did not go out: the total is unchanged (change 0).
+    case 'withdrawCancelled':
+      return `withdrawal ${bill.ref} cancelled: its amount and fee are available again`;
+    case 'withdrawFailed':
+      return `withdrawal ${bill.ref} failed: its amount and fee are available again`;
     case 'transferOut':
     case 'transferIn':
       return `internal transfer (withdrawal ${bill.ref})`;
@@ -216,7 +223,13 @@ export function billsWindow(
 }
 
 export const ACCOUNT_ENDPOINTS: readonly SignedEndpoint[] = [
-  signedEndpoint({ method: 'getAccountInfo', permission: 'asset', params: {}, handler: getAccountInfo }),
+  signedEndpoint({
+    method: 'getAccountInfo',
+    permission: 'asset',
+    params: {},
+    handler: getAccountInfo,
+    webSocket: true,
+  }),
   signedEndpoint({
     method: 'getSpotBills',
     permission: 'asset',

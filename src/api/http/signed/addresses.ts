@@ -82,6 +82,7 @@ function getWithdrawAddress(ctx: SignedContext, { currency: coin }: { currency: 
 export const ADDRESS_ENDPOINTS: readonly SignedEndpoint[] = [
   signedEndpoint({
     method: 'getUserAddress',
+    webSocket: true,
     permission: 'money',
     params: { currency: ANY_CASE_COIN },
     handler: getUserAddress,
@@ -94,6 +95,7 @@ export const ADDRESS_ENDPOINTS: readonly SignedEndpoint[] = [
   }),
   signedEndpoint({
     method: 'getWithdrawAddress',
+    webSocket: true,
     permission: 'money',
     params: { currency: ANY_CASE_COIN },
     handler: getWithdrawAddress,

@@ -113,6 +113,7 @@ function describeDeposit(ctx: SignedContext, d: DepositRow): string {
 export const FUND_RECORD_ENDPOINTS: readonly SignedEndpoint[] = [
   signedEndpoint({
     method: 'getWithdrawRecord',
+    webSocket: true,
     permission: 'money',
     params: RECORD_PARAMS,
     handler: getWithdrawRecord,

@@ -474,6 +474,14 @@ describe('funds endpoints', () => {
       available: 49_899_000_000,
       frozen: 101_000_000,
     });
+    // The release is a bill of change 0 (the total did not move), typed and remarked for the withdrawal.
+    const bills = (await h.call('getSpotBills', alice, { currency: 'usdt' })) as Json;
+    const release = (bills.result as Json[]).find((b) => b.typeDesc === 'withdrawal cancelled');
+    assert.deepEqual(release && [release.changeAmount, release.remark, release.total], [
+      '+0.000000 USDT',
+      'withdrawal 1 cancelled: its amount and fee are available again',
+      '50000.000000',
+    ]);
     await refused(
       h,
       alice,

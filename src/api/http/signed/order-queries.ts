@@ -145,27 +145,37 @@ async function getUnfinishedOrders(ctx: SignedContext, args: Args<typeof LIST_PA
 }
 
 export const ORDER_QUERY_ENDPOINTS: readonly SignedEndpoint[] = [
-  signedEndpoint({ method: 'getOrder', permission: 'entrust', params: GET_ORDER_PARAMS, handler: getOrder }),
+  signedEndpoint({
+    method: 'getOrder',
+    permission: 'entrust',
+    params: GET_ORDER_PARAMS,
+    handler: getOrder,
+    webSocket: true,
+  }),
   signedEndpoint({
     method: 'getOrders',
+    webSocket: true,
     permission: 'entrust',
     params: GET_ORDERS_PARAMS,
     handler: getOrders,
   }),
   signedEndpoint({
     method: 'getOrdersNew',
+    webSocket: true,
     permission: 'entrust',
     params: SIDE_LIST_PARAMS,
     handler: getOrdersNew,
   }),
   signedEndpoint({
     method: 'getOrdersIgnoreTradeType',
+    webSocket: true,
     permission: 'entrust',
     params: LIST_PARAMS,
     handler: getOrdersIgnoreTradeType,
   }),
   signedEndpoint({
     method: 'getUnfinishedOrdersIgnoreTradeType',
+    webSocket: true,
     permission: 'entrust',
     params: LIST_PARAMS,
     handler: getUnfinishedOrders,

@@ -9,7 +9,7 @@ import type { SecretSealer } from '../../auth/secret-sealing.ts';
 import { logRefusal } from '../../../observability/refusal-levels.ts';
 import type { Log } from '../../../domain/log.ts';
 import { SequencerStoppedError } from '../../../sequencer/sequencer.ts';
-import { readArgs, type Args, type Params } from '../../edge/endpoint.ts';
+import { readArgs, type Args, type Params, type TextOf } from '../../edge/endpoint.ts';
 import { Refusal } from '../../edge/refusal.ts';
 import { errorReply } from '../reply.ts';
 import { paramText, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../types.ts';
@@ -46,6 +46,13 @@ export interface SignedEndpoint<P extends Params = Params> {
   readonly permission: Permission;
   readonly params: P;
   handler(ctx: SignedContext, args: Args<P>): ApiReply | Promise<ApiReply>;
+  /**
+   * Also served over the WebSocket as a request channel (zb-api-facts §10.9; src/api/ws/requests.ts):
+   * the method in lower case, after the market without its underscore when `currency` is a
+   * market (`btcusdt_order`), after the coin when it is a coin (`usdt_withdraw`), alone otherwise
+   * (`getaccountinfo`). The same permission, limits, parameters and handler as `/api/<method>`.
+   */
+  readonly webSocket?: true;
 }
 
 /** A signed endpoint's declaration, its `args` typed from its `params`. */
@@ -65,13 +72,13 @@ export interface PipelineServices {
 
 /**
  * The route for `endpoint`. Order: per-IP limit (every request, before any work, so signature
- * guessing is throttled too), parameter count, authentication, per-key limit (only after the
- * signature holds, so nobody can spend another key's budget), then the handler. A Refusal
- * becomes its error reply, logged at its result's level; any other exception is logged and
- * answered 1002, never a 500.
+ * guessing is throttled too), parameter count, authentication, then `serveAuthenticated` (the
+ * per-key limit, only after the signature holds, so nobody can spend another key's budget; the
+ * parameters; the handler). A Refusal becomes its error reply, logged at its result's level; any
+ * other exception is logged and answered 1002, never a 500.
  */
 export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices): Route {
-  const { venue, authenticator, limiter, log } = services;
+  const { authenticator, limiter, log } = services;
   const requirement = { method: endpoint.method, permission: endpoint.permission };
   return {
     path: `/api/${endpoint.method}`,
@@ -86,32 +93,56 @@ export function signedRoute(endpoint: SignedEndpoint, services: PipelineServices
         }
         const auth = authenticator.authenticate(request, requirement);
         if (!auth.ok) return refuse(log, method, request, auth.result, auth.message);
-        const byKey = await limiter.hitKey(auth.key.accessKey);
-        if (!byKey.allowed) return refuse(log, method, request, 'RATE_LIMITED', byKey.message);
-        const args = readArgs(endpoint.params, venue.engine, request, paramText);
-        return await endpoint.handler(
-          {
-            key: auth.key,
-            userId: auth.key.userId,
-            venue,
-            engine: venue.engine,
-            historyWaitMs: services.historyWaitMs,
-            sealer: services.sealer,
-          },
-          args,
-        );
+        return await serveAuthenticated(endpoint, services, auth.key, request, paramText);
       } catch (error) {
         if (error instanceof Refusal) return refuse(log, method, request, error.result, error.message);
-        // A stopped venue is logged once where it stops, not again by every request it cut short.
-        if (error instanceof SequencerStoppedError) {
-          log.debug({ method }, `${method}: ${error.message}`);
-          return errorReply('NOT_ACCEPTED', RESULTS.NOT_ACCEPTED.message);
-        }
-        log.error({ method, err: error }, `signed ${method}: unexpected failure`);
-        return errorReply('INTERNAL_ERROR', `internal error while serving ${endpoint.method}`);
+        return faultReply(log, method, error);
       }
     },
   };
+}
+
+/** What serving an authenticated request needs, whatever its transport. */
+export type ServingServices = Omit<PipelineServices, 'authenticator'>;
+
+/**
+ * An authenticated request to `endpoint`, for every transport (the HTTP route above, the
+ * WebSocket's request channels): the key's rate limit, the declared parameters read from
+ * `source`, the handler. Throws the Refusal of the first check that fails.
+ */
+export async function serveAuthenticated<S>(
+  endpoint: SignedEndpoint,
+  services: ServingServices,
+  key: ApiKeyRecord,
+  source: S,
+  textOf: TextOf<S>,
+): Promise<ApiReply> {
+  const byKey = await services.limiter.hitKey(key.accessKey);
+  if (!byKey.allowed) throw new Refusal('RATE_LIMITED', byKey.message);
+  const { venue } = services;
+  const args = readArgs(endpoint.params, venue.engine, source, textOf);
+  const context: SignedContext = {
+    key,
+    userId: key.userId,
+    venue,
+    engine: venue.engine,
+    historyWaitMs: services.historyWaitMs,
+    sealer: services.sealer,
+  };
+  return await endpoint.handler(context, args);
+}
+
+/**
+ * The reply to a failure that is not a Refusal: a stopped venue NOT_ACCEPTED (logged once where
+ * it stops, so here at debug only), anything else logged as an error and answered 1002.
+ */
+export function faultReply(log: Log, method: string, error: unknown): ApiReply {
+  if (error instanceof SequencerStoppedError) {
+    log.debug({ method }, `${method}: ${error.message}`);
+    return errorReply('NOT_ACCEPTED', RESULTS.NOT_ACCEPTED.message);
+  }
+  log.error({ method, err: error }, `signed ${method}: unexpected failure`);
+  return errorReply('INTERNAL_ERROR', `internal error while serving ${method}`);
 }
 
 /**

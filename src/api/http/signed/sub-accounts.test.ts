@@ -273,7 +273,7 @@ describe('sub-account endpoints', () => {
     await refused(h, alice, 'addSubUser', { subUserName: 'alice-c' }, 3005, /password is required/);
   });
 
-  test("a sub-account's key manages no sub-accounts; freezing the main user freezes the sub-accounts", async () => {
+  test("a sub-account's key manages no sub-accounts; freezing the main user freezes the sub-accounts' orders, withdrawals and transfers", async () => {
     const { h, alice, aliceId } = await families();
     await ok(h, alice, 'doTransferFunds', {
       amount: '100',
@@ -296,6 +296,15 @@ describe('sub-account endpoints', () => {
     await h.venue.must({ type: 'SetUserStatus', userId: aliceId, status: 'frozen' });
     const order = { currency: 'btc_usdt', tradeType: '1', price: '1000', amount: '0.01' };
     assert.equal(((await h.call('order', subKey, order)) as Json).code, 4001);
+    // Its withdrawals too, before its fund password is even looked at (no attempt counted).
+    await refused(
+      h,
+      subKey,
+      'withdraw',
+      { currency: 'usdt', amount: '10', fees: '1', receiveAddr: `T${'1'.repeat(33)}`, safePwd: 'sub-pass1' },
+      4001,
+      /frozen/,
+    );
     await refused(
       h,
       alice,

@@ -281,7 +281,13 @@ async function cancelAllOrdersAfter(
 }
 
 export const TRADING_ENDPOINTS: readonly SignedEndpoint[] = [
-  signedEndpoint({ method: 'order', permission: 'entrust', params: ORDER_PARAMS, handler: placeOrder }),
+  signedEndpoint({
+    method: 'order',
+    permission: 'entrust',
+    params: ORDER_PARAMS,
+    handler: placeOrder,
+    webSocket: true,
+  }),
   signedEndpoint({
     method: 'orderMoreV2',
     permission: 'entrust',
@@ -290,6 +296,7 @@ export const TRADING_ENDPOINTS: readonly SignedEndpoint[] = [
   }),
   signedEndpoint({
     method: 'cancelOrder',
+    webSocket: true,
     permission: 'entrust',
     params: CANCEL_PARAMS,
     handler: cancelOrder,

@@ -145,9 +145,16 @@ async function cancelWithdraw(
 }
 
 export const WITHDRAW_ENDPOINTS: readonly SignedEndpoint[] = [
-  signedEndpoint({ method: 'withdraw', permission: 'money', params: WITHDRAW_PARAMS, handler: withdraw }),
+  signedEndpoint({
+    method: 'withdraw',
+    permission: 'money',
+    params: WITHDRAW_PARAMS,
+    handler: withdraw,
+    webSocket: true,
+  }),
   signedEndpoint({
     method: 'cancelWithdraw',
+    webSocket: true,
     permission: 'money',
     params: CANCEL_WITHDRAW_PARAMS,
     handler: cancelWithdraw,
