@@ -29,6 +29,7 @@ const doc = (name: string): string =>
   readFileSync(join(import.meta.dirname, '..', '..', 'docs', name), 'utf8');
 const FUNDS = doc('funds.md');
 const MARGIN = doc('margin.md');
+const OPERATIONS = doc('operations.md');
 const root = mkdtempSync(join(tmpdir(), 'bourse-readme-'));
 const dataDir = join(root, 'data');
 let server: ServerProcess | undefined;
@@ -318,5 +319,46 @@ describe('docs/margin.md’s walk-through, next, as written', () => {
       [],
       'the CLI’s /admin/instance is logged below info',
     );
+  });
+});
+
+/**
+ * Runs a shell block with bash in the directory holding the venue's `data` (the README's layout),
+ * `npm run bourse --` being this checkout's bin/bourse.js; `stdin` is what a person types.
+ */
+function shell(
+  body: string,
+  env: Record<string, string>,
+  stdin: string,
+): { code: number | null; out: string } {
+  const bin = join(import.meta.dirname, '..', '..', 'bin', 'bourse.js');
+  const npm = `npm() { [ "$1 $2 $3" = "run bourse --" ] || return 99; shift 3; ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} "$@"; }`;
+  const run = spawnSync('bash', ['-e', '-c', `${npm}\n${body}`], {
+    cwd: root,
+    encoding: 'utf8',
+    input: stdin,
+    timeout: 60_000,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: root, ...env },
+  });
+  return { code: run.status, out: `${run.stdout}${run.stderr}` };
+}
+
+describe('docs/operations.md’s shell lines, next, as written', () => {
+  test('the admin API by hand with curl; a fund password from a prompt and from standard input', () => {
+    const blocks = [...OPERATIONS.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
+    assert.equal(blocks.length, 2, 'operations.md’s shell blocks');
+    const [byHand, password] = blocks as [string, string];
+    // Its Unix-socket line is for a venue started with --admin-socket, which this one is not.
+    const commands = byHand
+      .replace(/\\\n/g, '')
+      .split('\n')
+      .filter((l) => !l.includes('# with --admin-socket'));
+    assert.equal(commands.filter((l) => l.trim() !== '').length, 2, byHand);
+    const state = shell(commands.join('\n'), {}, '');
+    assert.equal(state.code, 0, state.out);
+    assert.match(state.out, /^\{"code":1000,"message":"success",.*"stateHash":"[0-9a-f]{64}"/, state.out);
+    const set = shell(password, { ALICE_FUND_PASSWORD: 'alice fund password' }, 'typed at the prompt\n');
+    assert.equal(set.code, 0, set.out);
+    assert.equal(set.out.match(/^fund password of alice set$/gm)?.length, 2, set.out);
   });
 });
