@@ -5,9 +5,11 @@
  * gaps of ccxt's zb adapter it states. Then, on the same venue, in order, the walk-throughs of
  * docs/ as written, their placeholders filled from what the commands before them printed:
  * docs/funds.md's (deposit, trade, withdraw), docs/margin.md's (fund the pool, borrow, trade on
- * margin, repay; what its script prints checked against what the doc shows), and docs/operations.md's
- * shell lines. The other docs give reference material (formats, rules, example outputs), not
- * steps to type in order.
+ * margin, repay; what its script prints checked against what the doc shows), docs/operations.md's
+ * shell lines, and last docs/scale-out.md's move of the journal to a JetStream stream and back (the
+ * venue stopped and started again; skipped without a nats-server ≥ 2.10, as the JetStream tests).
+ * The other docs give reference material (formats, rules, example outputs), not steps to type in
+ * order.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -16,11 +18,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ccxtErrors, connect } from '../fixtures/ccxt-client.ts';
-import { runBourse } from '../fixtures/cli.ts';
+import { bourseJson, runBourse } from '../fixtures/cli.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
 import { TEST_USER_AGENT } from '../fixtures/zb-client.ts';
 import { until } from '../fixtures/until.ts';
+import { natsSkipReason, startNatsServer, type NatsServer } from '../fixtures/nats-server.ts';
 
 fileTimeLimit(import.meta.url);
 
@@ -30,9 +33,11 @@ const doc = (name: string): string =>
 const FUNDS = doc('funds.md');
 const MARGIN = doc('margin.md');
 const OPERATIONS = doc('operations.md');
+const SCALE_OUT = doc('scale-out.md');
 const root = mkdtempSync(join(tmpdir(), 'bourse-readme-'));
 const dataDir = join(root, 'data');
 let server: ServerProcess | undefined;
+let nats: NatsServer | undefined;
 
 /** The fenced code blocks of `text` after the line `after` (its first `count`), with their language. */
 function blocksAfter(after: string, count = 1, text = README): { lang: string; body: string }[] {
@@ -81,6 +86,7 @@ before(async () => {
 });
 after(async () => {
   await server?.stop();
+  await nats?.stop();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -362,3 +368,52 @@ describe('docs/operations.md’s shell lines, next, as written', () => {
     assert.equal(set.out.match(/^fund password of alice set$/gm)?.length, 2, set.out);
   });
 });
+
+describe(
+  'docs/scale-out.md’s move to the stream and back, last, as written',
+  { skip: natsSkipReason() },
+  () => {
+    test('stop the venue, copy its journal into a stream, start on it; then back to files', async () => {
+      const from = SCALE_OUT.indexOf('\n## From the embedded default to the stream, and back\n');
+      const section = SCALE_OUT.slice(from, SCALE_OUT.indexOf('\n## ', from + 1));
+      const copy = /^ *```sh\n *(npm run bourse -- journal copy .*)\n *```$/m.exec(section)?.[1];
+      assert.ok(copy !== undefined, `no journal copy command in:\n${section}`);
+      assert.match(section, /Start the venue with the same URL: `npm start -- --journal-url 'nats:\/\/…'`/);
+      const back = /`(npm run bourse -- journal copy --to file)`/.exec(section)?.[1];
+      assert.ok(back !== undefined, 'no way back in the section');
+
+      // 1. A NATS server (the doc's address is an example: this one's is put in).
+      nats = await startNatsServer();
+      const url = new URL(nats.url);
+      const command = copy
+        .replace('nats://10.0.0.5:4222', nats.url)
+        .replace('http://10.0.0.5:8222', nats.monitorUrl);
+      assert.notEqual(command, copy);
+      const streamUrl = /--to '([^']+)'/.exec(command)?.[1] as string;
+      assert.ok(streamUrl.startsWith(`nats://${url.host}?stream=`), streamUrl);
+      // 2. Stop the venue: a clean stop exits 0.
+      assert.equal(await (server as ServerProcess).stop(), 0);
+      server = undefined;
+      // 3. The copy, verified by state hash.
+      const copied = shell(command, {}, '');
+      assert.equal(copied.code, 0, copied.out);
+      const hash = /verified \(state hash ([0-9a-f]{64})\)/.exec(copied.out)?.[1];
+      const records = Number(/journal copy: (\d+) records from /.exec(copied.out)?.[1]);
+      assert.ok(hash !== undefined && records > 0, copied.out);
+      // 4. The venue on the stream, at the state the copy verified (until its demo trades again).
+      server = await startServer(dataDir, ['--demo', '--journal-url', streamUrl]);
+      const onStream = await bourseJson(['state', '--data', dataDir]);
+      assert.ok(Number(onStream['lastSeq']) >= records, JSON.stringify(onStream));
+      if (onStream['lastSeq'] === records) assert.equal(onStream['stateHash'], hash);
+      // Back to files: stop, copy back, start without --journal-url.
+      assert.equal(await server.stop(), 0);
+      server = undefined;
+      const returned = shell(back, {}, '');
+      assert.equal(returned.code, 0, returned.out);
+      assert.match(returned.out, /start the server without --journal-url/);
+      server = await startServer(dataDir, ['--demo']);
+      const onFiles = await bourseJson(['state', '--data', dataDir]);
+      assert.ok(Number(onFiles['lastSeq']) >= Number(onStream['lastSeq']), JSON.stringify(onFiles));
+    });
+  },
+);
