@@ -8,8 +8,8 @@
  * margin, repay; what its script prints checked against what the doc shows), docs/operations.md's
  * shell lines, and last docs/scale-out.md's move of the journal to a JetStream stream and back (the
  * venue stopped and started again; skipped without a nats-server ≥ 2.10, as the JetStream tests).
- * The other docs give reference material (formats, rules, example outputs), not steps to type in
- * order.
+ * test/e2e/cluster-walkthrough.test.ts runs scale-out.md's move to a cluster and back. The other
+ * docs give reference material (formats, rules, example outputs), not steps to type in order.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
