@@ -63,5 +63,13 @@ describe('bourse deposits and bourse trades', () => {
     assert.match(shown, /deposits 1–1 of 1$/);
     const trades = callOf(['trades']) as AdminCall;
     assert.equal(trades.show({ total: 0, offset: 0, trades: [] }), 'no trades');
+    const row = { time: 0, market: 'btc_usdt', price: '1', amount: '1', value: '1', takerSide: 'buy' };
+    const capped = trades.show({
+      total: 10000,
+      capped: true,
+      offset: 0,
+      trades: [{ ...row, taker: 'a', maker: 'b' }],
+    });
+    assert.match(capped, /^more than 10000 trades match: narrow with --market, --user, --since or --until\n/);
   });
 });

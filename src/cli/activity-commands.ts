@@ -77,10 +77,10 @@ export const ACTIVITY_COMMANDS: readonly CommandSpec[] = [
     name: 'trades',
     args: [],
     flags: ['--market', '--user', '--since', '--until', '--limit', '--offset'],
-    summary: "every user's trades, newest first, from the latest 1000 of each market",
+    summary: "every user's trades, newest first: every trade the history store holds",
     details:
       '--market, --user (taker or maker; name or id), --since and --until (UTC dates) filter the list; ' +
-      "--limit (1 to 1000) and --offset page it. Older trades are in each user's own history.",
+      '--limit (1 to 1000) and --offset page it, to the first 10000 matches (the count stops there).',
     call: (_args, flags) => {
       const times = range(flags);
       if (typeof times === 'string') return times;
@@ -95,6 +95,9 @@ export const ACTIVITY_COMMANDS: readonly CommandSpec[] = [
           ...form(flags, PAGING),
         ],
         show: (b) =>
+          (b.capped === true
+            ? 'more than 10000 trades match: narrow with --market, --user, --since or --until\n'
+            : '') +
           listed(b, 'trades', 'trades', [
             ['time', (r) => when(r.time)],
             ['market', 'market'],

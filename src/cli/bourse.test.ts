@@ -10,6 +10,7 @@ import { inFlagWords, runCli, type OfflineCommands } from './bourse.ts';
 import { COMMANDS, ENVIRONMENT, flagsOf } from './commands.ts';
 import { ROLES, roleSummary } from '../config/role-usage.ts';
 import { DEFAULT_LEASE_TTL_MS } from '../cluster/leader-lease.ts';
+import { runBourse } from '../../test/fixtures/cli.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -246,6 +247,14 @@ describe('finding the server', () => {
       assert.deepEqual(fake.seen, []);
     } finally {
       fake.server.close();
+    }
+  });
+
+  test('npm test beside npm start: without --data or BOURSE_DATA a run looks in its own empty directory, never the checkout’s ./data', async () => {
+    for (const r of [await run(['state']), await runBourse(['state'])]) {
+      assert.equal(r.code, 1);
+      assert.doesNotMatch(r.err, new RegExp(escape(join(ROOT, 'data'))), r.err);
+      assert.match(r.err, /\/bourse-cli-cwd-\w+\/data\b/, r.err);
     }
   });
 

@@ -605,6 +605,59 @@ export function runHistoryStoreContract(
         }
       }));
 
+    it('venue trades: every market’s newest first, by market, by user (taker or maker), by time range, paged', () =>
+      withStore(async (store) => {
+        const { s, ref } = sharedStream();
+        await applyAll(store, split(s.recorder.entries, [1000]));
+        const newest = [...ref.trades].sort((a, b) => b.id - a.id);
+        assert.ok(newest.length > 100, 'the stream trades enough');
+        const user = (newest[10] as TradeRow).makerUserId;
+        const times = newest.map((t) => t.time);
+        const mid = times[Math.floor(times.length / 2)] as number;
+        const early = times[Math.floor((times.length * 4) / 5)] as number;
+        const cases: { market?: string; userId?: number; fromTime?: number; toTime?: number }[] = [
+          {},
+          { market: 'btc_usdt' },
+          { userId: user },
+          { userId: user, market: 'btc_usdt' },
+          { fromTime: mid },
+          { toTime: mid },
+          { fromTime: early, toTime: mid, market: 'btc_usdt' },
+          { fromTime: early, toTime: mid, userId: user },
+          { fromTime: mid, toTime: early },
+          { market: 'nope_usdt' },
+          { userId: 987_654 },
+          { fromTime: (times[0] as number) + 1 },
+        ];
+        for (const filter of cases) {
+          const expected = newest.filter(
+            (t) =>
+              (filter.market === undefined || t.market === filter.market) &&
+              (filter.userId === undefined ||
+                t.takerUserId === filter.userId ||
+                t.makerUserId === filter.userId) &&
+              t.time >= (filter.fromTime ?? Number.MIN_SAFE_INTEGER) &&
+              t.time <= (filter.toTime ?? Number.MAX_SAFE_INTEGER),
+          );
+          for (const [limit, offset] of [
+            [1000, 0],
+            [7, 0],
+            [7, 13],
+            [25, expected.length - 3],
+          ] as const) {
+            if (offset < 0) continue;
+            const got = await store.venueTrades({ ...filter, limit, offset });
+            const what = `${JSON.stringify(filter)} ${limit}@${offset}`;
+            assert.equal(got.total, expected.length, what);
+            assert.equal(got.capped, false, what);
+            assert.deepEqual(got.rows, expected.slice(offset, offset + limit), what);
+          }
+        }
+        await assert.rejects(store.venueTrades({ limit: 0, offset: 0 }), RangeError);
+        await assert.rejects(store.venueTrades({ limit: 1001, offset: 0 }), RangeError);
+        await assert.rejects(store.venueTrades({ limit: 10, offset: 9_991 }), RangeError);
+      }));
+
     it('klines: OHLCV by bucket, UTC, weeks from Monday, across bucket boundaries', () =>
       withStore(async (store) => {
         const rec = new EngineRecorder(T0 - DAY);

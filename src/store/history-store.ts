@@ -319,6 +319,33 @@ export const DEFAULT_TRADES_LIMIT = 50;
 export const MAX_TRADES_LIMIT = 1000;
 export const MAX_KLINE_SIZE = 1000;
 
+/** Venue-wide trades (the operator's list, src/store/venue-trades.ts): matches counted exactly; past this the total is "more than" it, and no page starts beyond it. */
+export const VENUE_TRADES_COUNT_CAP = 10_000;
+/** The largest page. */
+export const MAX_VENUE_TRADES_LIMIT = 1000;
+
+export interface VenueTradesQuery {
+  readonly market?: string | undefined;
+  /** Trades where this user took or made. */
+  readonly userId?: number | undefined;
+  /** Trades at or after this time (ms). */
+  readonly fromTime?: number | undefined;
+  /** Trades at or before this time (ms). */
+  readonly toTime?: number | undefined;
+  /** 1..MAX_VENUE_TRADES_LIMIT. */
+  readonly limit: number;
+  /** 0..VENUE_TRADES_COUNT_CAP − limit. */
+  readonly offset: number;
+}
+
+export interface VenueTrades {
+  /** Newest first. */
+  readonly rows: TradeRow[];
+  /** The matches, counted up to VENUE_TRADES_COUNT_CAP; with `capped`, more than that. */
+  readonly total: number;
+  readonly capped: boolean;
+}
+
 /**
  * The history port. Every method returns a promise so that synchronous (SQLite) and
  * asynchronous (PostgreSQL) adapters share it. Calls to `applyBatch` must not overlap: await
@@ -344,6 +371,8 @@ export interface HistoryStore {
 
   /** Trades ascending by id: the latest `limit`, or the first `limit` after `sinceTradeId`. */
   trades(market: string, query?: TradesQuery): Promise<TradeRow[]>;
+  /** Every market's trades, newest first, filtered and paged (the operator's list: venue-trades.ts). */
+  venueTrades(query: VenueTradesQuery): Promise<VenueTrades>;
   /** Candlesticks ascending by start; buckets without trades are absent. */
   klines(market: string, interval: KlineInterval, query?: KlinesQuery): Promise<KlineRow[]>;
 

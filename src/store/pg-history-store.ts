@@ -54,10 +54,13 @@ import {
   type Page,
   type TradeRow,
   type TradesQuery,
+  type VenueTrades,
+  type VenueTradesQuery,
   type WithdrawalRow,
   type WithdrawalStepRow,
 } from './history-store.ts';
 import { QUERY_SQL, type QueryName } from './sqlite-history-store.ts';
+import { PG_VENUE_TRADES_SQL, venueTrades, type VenueTradesStatement } from './venue-trades.ts';
 
 /** The schema when neither the options nor the URL name one. */
 export const DEFAULT_PG_SCHEMA = 'bourse_history';
@@ -235,6 +238,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX margin_repayments_loan ON margin_repayments (loan_id, id);
   `,
+  // Issue 31: the operator's venue-wide trades by user (taker or maker), src/store/venue-trades.ts.
+  `
+  CREATE INDEX trades_taker_user ON trades (taker_user_id, id);
+  CREATE INDEX trades_maker_user ON trades (maker_user_id, id);
+  `,
 ];
 
 /**
@@ -267,7 +275,9 @@ function pgOrderListSql(sqliteSql: string): string {
 export const PG_QUERY_SQL = Object.fromEntries(
   Object.entries(QUERY_SQL).map(([name, sql]) => [
     name,
-    name.startsWith('orders:') ? pgOrderListSql(sql) : postgresSql(sql),
+    name.startsWith('orders:')
+      ? pgOrderListSql(sql)
+      : postgresSql(PG_VENUE_TRADES_SQL[name as VenueTradesStatement] ?? sql),
   ]),
 ) as { readonly [K in QueryName]: string };
 
@@ -674,6 +684,11 @@ export class PgHistoryStore implements HistoryStore {
       return (await this.#query('tradesSince', [market, query.sinceTradeId, limit])).map(tradeRow);
     }
     return (await this.#query('tradesLatest', [market, limit])).map(tradeRow).reverse();
+  }
+
+  async venueTrades(query: VenueTradesQuery): Promise<VenueTrades> {
+    this.#open();
+    return venueTrades((name, params) => this.#query(name, [...params]), query);
   }
 
   async klines(market: string, interval: KlineInterval, query: KlinesQuery = {}): Promise<KlineRow[]> {

@@ -67,9 +67,12 @@ import {
   type Page,
   type TradeRow,
   type TradesQuery,
+  type VenueTrades,
+  type VenueTradesQuery,
   type WithdrawalRow,
   type WithdrawalStepRow,
 } from './history-store.ts';
+import { VENUE_TRADES_SQL, venueTrades } from './venue-trades.ts';
 
 /**
  * Schema migrations, applied in order; `meta.schema_version` counts those applied. To extend a
@@ -257,6 +260,11 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX margin_repayments_loan ON margin_repayments (loan_id, id);
   `,
+  // Issue 31: the operator's venue-wide trades by user (taker or maker), src/store/venue-trades.ts.
+  `
+  CREATE INDEX trades_taker_user ON trades (taker_user_id, id);
+  CREATE INDEX trades_maker_user ON trades (maker_user_id, id);
+  `,
 ];
 
 const PAGE = 'LIMIT ? OFFSET ?';
@@ -315,6 +323,7 @@ export const QUERY_SQL = {
   ...ORDER_LIST_SQL,
   tradesLatest: `SELECT ${TRADE_COLUMNS} FROM trades WHERE market = ? ORDER BY id DESC LIMIT ?`,
   tradesSince: `SELECT ${TRADE_COLUMNS} FROM trades WHERE market = ? AND id > ? ORDER BY id LIMIT ?`,
+  ...VENUE_TRADES_SQL,
   klinesLatest:
     'SELECT start, open, high, low, close, volume FROM klines WHERE market = ? AND interval = ? ' +
     'ORDER BY start DESC LIMIT ?',
@@ -714,6 +723,11 @@ export class SqliteHistoryStore implements HistoryStore {
       return all(this.#query.tradesSince, market, query.sinceTradeId, limit).map(tradeRow);
     }
     return all(this.#query.tradesLatest, market, limit).map(tradeRow).reverse();
+  }
+
+  async venueTrades(query: VenueTradesQuery): Promise<VenueTrades> {
+    this.#open();
+    return venueTrades((name, params) => Promise.resolve(all(this.#query[name], ...params)), query);
   }
 
   async klines(market: string, interval: KlineInterval, query: KlinesQuery = {}): Promise<KlineRow[]> {

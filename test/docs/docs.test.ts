@@ -118,16 +118,25 @@ test('the docs say what the demo trader’s key may do, as the demo gives it', (
   assert.match(web, /the demo trader's key printed at start-up\s+has it/);
 });
 
-test('docs/funds.md’s walk-through follows the README’s: none of the README’s users made again', () => {
+test('the walk-throughs follow one another (README, funds.md, margin.md): none makes a user an earlier one made', () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const funds = readFileSync(join(ROOT, 'docs', 'funds.md'), 'utf8');
+  const margin = readFileSync(join(ROOT, 'docs', 'margin.md'), 'utf8');
   const made = (text: string): string[] =>
     [...text.matchAll(/npm run bourse -- user create (\S+)/g)].map((m) => (m[1] as string).toLowerCase());
-  const walkThrough = funds.slice(funds.indexOf('## Walk-through'), funds.indexOf('## The parts'));
-  assert.ok(made(walkThrough).length > 0);
-  assert.deepEqual(
-    made(walkThrough).filter((name) => made(readme).includes(name)),
-    [],
-    'user create refuses a name that exists',
-  );
+  const walkThroughs = [
+    readme,
+    funds.slice(funds.indexOf('## Walk-through'), funds.indexOf('## The parts')),
+    margin.slice(margin.indexOf('## Using margin')),
+  ];
+  const before: string[] = [];
+  for (const text of walkThroughs) {
+    assert.ok(made(text).length > 0, text.slice(0, 80));
+    assert.deepEqual(
+      made(text).filter((name) => before.includes(name)),
+      [],
+      'user create refuses a name that exists',
+    );
+    before.push(...made(text));
+  }
 });

@@ -94,7 +94,10 @@ describe('runtime changes against the real server', () => {
       ],
       [marketAdd('doge_usdt'), /unknown coin 'doge'/],
       [marketAdd('btc_usdt'), /market btc_usdt exists/],
-      [['market', 'change', 'sol_usdt', '--taker-fee', '0.001'], /unknown market 'sol_usdt'/],
+      [
+        ['market', 'change', 'sol_usdt', '--taker-fee', '0.001'],
+        /unknown market 'sol_usdt': the markets are btc_usdt, /,
+      ],
       [['user', 'freeze', 'nobody'], /no user named 'nobody'/],
       [['coin', 'change', 'sol', '--chain', 'SOL', '--withdraw-fee', '0.000000001'], /at most 8 decimals/],
     ];

@@ -234,7 +234,10 @@ describe('the operator views, through the CLI and the admin API', () => {
       const before = await bourseJson(['state'], env);
       const refusals: [string[], RegExp][] = [
         [['user', 'show', 'nobody'], /refused \(3004\): no user named or numbered 'nobody'/],
-        [['markets', 'doge_usdt'], /refused \(3005\): unknown market 'doge_usdt'/],
+        [
+          ['markets', 'doge_usdt'],
+          /refused \(3005\): unknown market 'doge_usdt': the markets are btc_usdt, eth_usdt, /,
+        ],
         [['solvency', 'doge'], /refused \(3005\): unknown coin 'doge'/],
         [['user', 'list', '--limit', '0'], /refused \(3005\): limit '0' must be an integer from 1 to 1000/],
         [['audit', '--offset', 'x'], /refused \(3005\): offset 'x'/],

@@ -2,14 +2,14 @@
  * @module activity-routes — the venue-wide lists of the operator (issue 31): deposits, withdrawals
  * and trades of every user, newest first, paged, with filters (user, coin or market, status, a
  * time range). Deposits and withdrawals come from the engine's funds records (every one the venue
- * has had); trades from the history store, which answers the latest MAX_TRADES_LIMIT of a market
- * (the list searches those: older trades are in each user's own history).
+ * has had); trades from the history store, every one it holds (src/store/venue-trades.ts: index
+ * searches bounded by the page, the total counted up to VENUE_TRADES_COUNT_CAP).
  */
 import { BUY } from '../../domain/commands.ts';
 import { WITHDRAWAL_STATES, type DepositState } from '../../domain/chains.ts';
 import { formatUnitsTrim } from '../../domain/money.ts';
 import type { MarketSpec } from '../../domain/specs.ts';
-import { MAX_TRADES_LIMIT } from '../../store/history-store.ts';
+import { VENUE_TRADES_COUNT_CAP } from '../../store/history-store.ts';
 import { choice, integer, readChoice, withDefault } from '../edge/readers.ts';
 import { paramText, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
 import { fail, ok } from './admin-reply.ts';
@@ -96,48 +96,48 @@ export function activityRoutes(deps: { readonly venue: VenuePort }): Route[] {
       },
     },
     {
-      /** [market], [user] (taker or maker), [from], [to], [limit], [offset]: the latest trades of each market. */
+      /**
+       * [market], [user] (taker or maker), [from], [to], [limit], [offset]: every trade the history
+       * store holds, newest first; `total` counted up to VENUE_TRADES_COUNT_CAP (`capped` beyond).
+       */
       path: '/admin/trades/list',
       handler: async (request) => {
         const { userId, from, to } = common(venue, request);
         const only = marketParam(engine, request);
-        const markets: readonly MarketSpec[] = only === undefined ? engine.markets() : [only];
         const { limit, offset } = paging(request, DEFAULT_LIST_LIMIT);
-        const found = (
-          await Promise.all(
-            markets.map(async (m) => ({
-              m,
-              rows: await venue.history.trades(m.name, { limit: MAX_TRADES_LIMIT }),
-            })),
-          )
-        )
-          .flatMap(({ m, rows }) =>
-            rows
-              .filter(
-                (t) =>
-                  (userId === undefined || t.takerUserId === userId || t.makerUserId === userId) &&
-                  t.time >= from &&
-                  t.time <= to,
-              )
-              .map((t) => ({ m, t })),
-          )
-          .sort((a, b) => b.t.time - a.t.time || b.t.id - a.t.id);
-        return ok({
-          total: found.length,
+        if (offset + limit > VENUE_TRADES_COUNT_CAP) {
+          fail(
+            'INVALID_PARAMETER',
+            `offset + limit (${offset + limit}) must be at most ${VENUE_TRADES_COUNT_CAP}: narrow the list with market, user, from or to`,
+          );
+        }
+        const found = await venue.history.venueTrades({
+          market: only?.name,
+          userId,
+          fromTime: from,
+          toTime: to,
           limit,
           offset,
-          searched: MAX_TRADES_LIMIT,
-          trades: found.slice(offset, offset + limit).map(({ m, t }) => ({
-            id: t.id,
-            time: t.time,
-            market: m.name,
-            price: formatUnitsTrim(t.price, m.priceScale),
-            amount: formatUnitsTrim(t.amount, m.amountScale),
-            value: units(m.quote, t.value),
-            takerSide: t.takerSide === BUY ? 'buy' : 'sell',
-            taker: name(t.takerUserId),
-            maker: name(t.makerUserId),
-          })),
+        });
+        return ok({
+          total: found.total,
+          capped: found.capped,
+          limit,
+          offset,
+          trades: found.rows.map((t) => {
+            const m = engine.market(t.market) as MarketSpec;
+            return {
+              id: t.id,
+              time: t.time,
+              market: t.market,
+              price: formatUnitsTrim(t.price, m.priceScale),
+              amount: formatUnitsTrim(t.amount, m.amountScale),
+              value: units(m.quote, t.value),
+              takerSide: t.takerSide === BUY ? 'buy' : 'sell',
+              taker: name(t.takerUserId),
+              maker: name(t.makerUserId),
+            };
+          }),
         });
       },
     },

@@ -672,6 +672,40 @@ describe('venue-wide lists (issue 31): deposits and trades of every user, with f
     }
   });
 
+  test('a trade older than the latest 1000 of its market is still found (every trade the store holds)', async () => {
+    const h = setUp();
+    await trading(h);
+    for (const [user, coin, amount] of [
+      ['carol', 'btc', '1'],
+      ['bob', 'usdt', '7000'],
+    ] as const) {
+      const r = await h.call('/admin/deposits/credit', [
+        ['user', user],
+        ['coin', coin],
+        ['amount', amount],
+      ]);
+      assert.equal(r.code, 1000, String(r.message));
+    }
+    const order = { type: 'PlaceOrder', market: 'btc_usdt', acctType: 0, clientOrderId: '' } as const;
+    await h.submit({ ...order, userId: 3, kind: 'limit', side: SELL, price: 2_050_000, amount: 3100 });
+    for (let i = 0; i < 1001; i++)
+      await h.submit({ ...order, userId: 2, kind: 'ioc', side: BUY, price: 2_050_000, amount: 3 });
+    const all = await h.call('/admin/trades/list', [['limit', '1']]);
+    assert.deepEqual([all.total, all.capped], [1002, false]);
+    // Alice's one trade, the market's first, behind 1001 newer ones.
+    const alice = await h.call('/admin/trades/list', [['user', 'alice']]);
+    assert.equal(alice.total, 1);
+    assert.deepEqual(
+      (alice.trades as Record<string, unknown>[]).map((t) => [t['maker'], t['taker'], t['price']]),
+      [['alice', 'bob', '21000']],
+    );
+    const carol = await h.call('/admin/trades/list', [
+      ['user', 'carol'],
+      ['offset', '1000'],
+    ]);
+    assert.deepEqual([carol.total, (carol.trades as unknown[]).length], [1001, 1]);
+  });
+
   test('trades of every market, or one, by user (taker or maker) and time', async () => {
     const h = setUp();
     await trading(h);
@@ -707,5 +741,15 @@ describe('venue-wide lists (issue 31): deposits and trades of every user, with f
     }
     const upper = await h.call('/admin/trades/list', [['market', 'BTC_USDT']]);
     assert.equal(upper.message, "market 'BTC_USDT' must be lowercase ('btc_usdt')");
+    assert.equal(all.capped, false);
+    const deep = await h.call('/admin/trades/list', [
+      ['offset', '9990'],
+      ['limit', '20'],
+    ]);
+    assert.equal(deep.code, 3005);
+    assert.equal(
+      deep.message,
+      'offset + limit (10010) must be at most 10000: narrow the list with market, user, from or to',
+    );
   });
 });

@@ -128,8 +128,8 @@ export const activityView: View = async (ctx, arg) => {
         ACTIVITY_PAGE,
         (o) => void load(o).catch((e: unknown) => ctx.notice(e instanceof Error ? e.message : String(e))),
       ),
-      ...(list.name === 'trades'
-        ? [h('p', { class: 'note' }, `Searched: the latest ${String(reply.searched)} trades of each market.`)]
+      ...(reply.capped === true
+        ? [h('p', { class: 'note' }, `More than ${String(reply.total)} trades match: narrow the filters.`)]
         : []),
     );
   };
