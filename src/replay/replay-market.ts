@@ -35,7 +35,9 @@ const LEVEL_GAP_PPM = 200;
 const LEVEL_SHARE = 0.2;
 const VOLUME_WINDOW_MS = 60_000;
 /** Commands in flight at most before the player waits for some to be applied. */
-const MAX_IN_FLIGHT = 4_000;
+const MAX_IN_FLIGHT = 2_000;
+/** Trades played at most before the player lets the event loop run. */
+const YIELD_EVERY_TRADES = 16;
 /** Longest sleep between looks at the clock (wall ms). */
 const MAX_SLEEP_MS = 20;
 /**
@@ -175,7 +177,11 @@ export class ReplayPlayer {
         if (t.time + this.#offset > now) break;
         this.#play(t, this.#position);
         this.#position++;
-        if (++played % 64 === 0 && this.#inFlight.size > MAX_IN_FLIGHT) await this.#drain(MAX_IN_FLIGHT / 2);
+        // Behind time, never hold the event loop: the sequencer, the API and the clients share it.
+        if (++played % YIELD_EVERY_TRADES === 0) {
+          if (this.#inFlight.size > MAX_IN_FLIGHT) await this.#drain(MAX_IN_FLIGHT / 2);
+          else await new Promise((resolve) => setImmediate(resolve));
+        }
       }
       if (this.#inFlight.size > MAX_IN_FLIGHT) await this.#drain(MAX_IN_FLIGHT / 2);
       const t = trades[this.#position];
