@@ -29,7 +29,7 @@ import type { ServerOptions } from './config/options.ts';
 import { exitAfterClose } from './config/stop-signals.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import { traderKeyFile } from './demo/demo-market.ts';
-import { runDemo, runReplay } from './demo/run-demo.ts';
+import { replayStart, runDemo, runReplay } from './demo/run-demo.ts';
 import type { Command } from './domain/commands.ts';
 import type { Log } from './domain/log.ts';
 import type { ApplyResult } from './engine/engine.ts';
@@ -106,7 +106,7 @@ export async function startVenue(
     });
     const startState = engine.snapshot();
     const follower = history.running(engine, startState);
-    const clock = openVenueClock(options.clock, lastTime, at('clock'));
+    const clock = openVenueClock(options.clock, lastTime, at('clock'), replayStart(options.replay));
     const now = clock.now;
     const sequencer = new Sequencer(engine, journal, snapshots, {
       ...{ ...clock.sequencer, startTime: lastTime, snapshotLog },

@@ -11,10 +11,11 @@ import type { AppliedFeed } from '../sequencer/venue-ports.ts';
 import { decideDemo, startDemoMarket, type DemoMarket, type DemoVenue } from './demo-market.ts';
 
 export { runReplay } from '../replay/run-replay.ts';
+export { replayStart } from '../replay/load.ts';
 
 export interface DemoStart extends Omit<DemoVenue, 'log' | 'baseUrl'> {
   /** The operator's settings: what they ask (src/config/options.ts, `demoAsked`), and whether to say why it does not run. */
-  readonly settings: Pick<ServerOptions, 'demo' | 'sandbox' | 'host' | 'dataDir'>;
+  readonly settings: Pick<ServerOptions, 'demo' | 'sandbox' | 'host' | 'dataDir' | 'replay'>;
   /** Where the public API listens. */
   readonly host: string;
   readonly port: number;
@@ -25,7 +26,15 @@ export interface DemoStart extends Omit<DemoVenue, 'log' | 'baseUrl'> {
 /** Starts the demo market when it should run (the module comment); undefined when it does not. */
 export async function runDemo(start: DemoStart): Promise<DemoMarket | undefined> {
   const { log } = start;
-  const decision = decideDemo(start.engine, demoAsked(start.settings));
+  // The demo's bots would trade the replayed markets on their own price path: a replay goes alone unless asked.
+  const replaying = start.settings.replay.length > 0 && start.settings.demo !== true;
+  const asked = replaying
+    ? {
+        run: false as const,
+        reason: 'no demo: this sandbox replays history (--demo runs the demo beside it)',
+      }
+    : demoAsked(start.settings);
+  const decision = decideDemo(start.engine, asked);
   if (!decision.run) {
     if (start.settings.demo !== false) log.info(decision.reason);
     return undefined;

@@ -84,3 +84,19 @@ export function replayArgProblem(arg: string): string | undefined {
     return e.code === 'ENOENT' ? `${arg}: no such file` : e.message;
   }
 }
+
+/**
+ * The first time (ms) of the history `args` name, where a fresh sandbox's manual or speed clock
+ * starts (src/sequencer/venue-clock.ts); undefined without files or when one cannot be read (the
+ * options refused it already).
+ */
+export function replayStart(args: readonly string[]): number | undefined {
+  if (args.length === 0) return undefined;
+  try {
+    const times = loadReplayInputs(args).map((i) => i.stream.events[0]?.time ?? Infinity);
+    const first = Math.min(...times);
+    return Number.isFinite(first) ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -44,6 +44,9 @@ test('a ccxt market maker through a replayed hour: fills only where the history 
       ['btc', '1'],
     ]);
     const bot = connect(server.base, key.accessKey, key.secret);
+    // ccxt's own throttle, as a bot would run it: at most 40 requests a second (the key may send 60).
+    bot.enableRateLimit = true;
+    bot.rateLimit = 25;
     await bot.loadMarkets();
     // X, then Y behind it at the same price, which the sample trades through later in the hour.
     const x = await bot.createOrder('BTC/USDT', 'limit', 'buy', 0.002, 93900);
@@ -96,6 +99,12 @@ test('a ccxt market maker through a replayed hour: fills only where the history 
     assert.equal((await bot.fetchTicker('BTC/USDT')).last, lastPrice, 'the ticker follows the sample');
     const candles: any[] = await bot.fetchOHLCV('BTC/USDT', '1m');
     assert.ok(candles.length >= 50, `a candle a minute of the hour (${candles.length})`);
+    // A fresh sandbox's clock starts at the history's start: the venue's candles are the sample's minutes.
+    const firstMinute = Math.floor((trades[0]?.time as number) / 60_000) * 60_000;
+    assert.ok(
+      candles.some((c) => c[0] === firstMinute + 60_000),
+      `a candle at ${new Date(firstMinute + 60_000).toISOString()}`,
+    );
 
     // The journal alone gives the same state: a restart (the same --replay: already played) changes nothing.
     const hash = await state(server);
