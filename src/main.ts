@@ -198,7 +198,7 @@ export async function startVenue(
       feed: sequencer,
       log: at('demo'),
     });
-    const replays = await runReplay({ args: options.replay, engine, submit, clock, log: at('replay') });
+    const replays = await runReplay(api.replays, options.replay);
 
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>

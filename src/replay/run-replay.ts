@@ -15,20 +15,28 @@ import { playedUpTo, ReplayPlayer } from './replay-market.ts';
 import { planReplay, type ReplayPlan } from './replay-plan.ts';
 
 export interface ReplayBoot {
-  /** `--replay`'s arguments (none: only resume). */
-  readonly args: readonly string[];
   readonly engine: VenueState;
   submit(command: Command): Promise<ApplyResult>;
-  /** The venue's clock: its time, and a speed clock's wall delay. */
-  readonly clock: {
-    now(): number;
-    readonly sequencer: { readonly timerDelay?: (venueMs: number) => number };
-  };
+  /** Venue time (ms). */
+  now(): number;
+  /** The wall ms `venueMs` of venue time takes (a speed clock's); absent: as long. */
+  wallDelay?(venueMs: number): number;
   readonly log: Log;
 }
 
+/** A replay as the operator sees it: the engine's record, and the player's progress when it plays here. */
+export type ReplayStatus = ReplayView & { readonly played?: number; readonly total?: number };
+
+/** What the admin API does with the replays of a running sandbox (src/api/admin/replay-routes.ts). */
+export interface ReplayControl {
+  status(): ReplayStatus[];
+  start(args: readonly string[]): Promise<ReplayView>;
+  /** Ends a playing replay for good (EndReplay stopped); throws for one that is not playing. */
+  end(replayId: number): Promise<ReplayView>;
+}
+
 /** The replays running on a venue. */
-export class Replays {
+export class Replays implements ReplayControl {
   readonly #boot: ReplayBoot;
   readonly #players = new Map<number, ReplayPlayer>();
 
@@ -36,9 +44,40 @@ export class Replays {
     this.#boot = boot;
   }
 
-  /** Each replay and how far it got. */
-  status(): { replayId: number; played: number; total: number; finished: boolean }[] {
-    return [...this.#players.values()].map((p) => p.progress);
+  /** Each replay of the journal, with how far it got when it plays here. */
+  status(): ReplayStatus[] {
+    return this.#boot.engine.demo.replays().map((r) => {
+      const progress = this.#players.get(r.replayId)?.progress;
+      return progress === undefined ? r : { ...r, played: progress.played, total: progress.total };
+    });
+  }
+
+  async end(replayId: number): Promise<ReplayView> {
+    const replay = this.#boot.engine.demo.replays().find((r) => r.replayId === replayId);
+    if (replay === undefined || replay.ended !== undefined)
+      throw new Error(`no replay ${replayId} is playing (bourse replay lists them)`);
+    const player = this.#players.get(replayId);
+    await player?.stop();
+    const played = player?.progress.played ?? 0;
+    const r = await this.#boot.submit({ type: 'EndReplay', replayId, reason: 'stopped', played });
+    if (r.result !== 'OK') throw new Error(`EndReplay refused: ${r.result} ${r.message ?? ''}`);
+    this.#players.delete(replayId);
+    return this.#boot.engine.demo.replays().find((v) => v.replayId === replayId) as ReplayView;
+  }
+
+  /** Resumes the journal's replays and starts `args`' (a malformed file or a refusal is logged). */
+  async run(args: readonly string[]): Promise<void> {
+    this.resume();
+    if (args.length === 0) return;
+    try {
+      const replay = await this.start(args);
+      if (replay.ended !== undefined)
+        this.#boot.log.info(
+          `replay ${replay.replayId} of these files was played to its end on this venue before`,
+        );
+    } catch (error) {
+      this.#boot.log.error(`replay not started: ${(error as Error).message}`);
+    }
   }
 
   /** The player of a replay (tests and benchmarks wait on it). */
@@ -98,14 +137,14 @@ export class Replays {
   }
 
   #play(replay: ReplayView, plan: ReplayPlan, from: number): void {
-    const { engine, submit, clock, log } = this.#boot;
-    const delay = clock.sequencer.timerDelay;
+    const boot = this.#boot;
+    const { engine, log } = boot;
     const player = new ReplayPlayer(
       {
         engine,
-        submit: (c) => submit(c),
-        now: () => clock.now(),
-        ...(delay === undefined ? {} : { wallDelay: delay }),
+        submit: (c) => boot.submit(c),
+        now: () => boot.now(),
+        ...(boot.wallDelay === undefined ? {} : { wallDelay: (ms: number) => boot.wallDelay?.(ms) ?? ms }),
         log: (message) => log.info(message),
       },
       replay.replayId,
@@ -119,7 +158,7 @@ export class Replays {
       async () => {
         const { played, finished } = player.progress;
         if (!finished) return;
-        await submit({ type: 'EndReplay', replayId: replay.replayId, reason: 'finished', played });
+        await boot.submit({ type: 'EndReplay', replayId: replay.replayId, reason: 'finished', played });
         log.info(
           `replay ${replay.replayId}: finished, ${played} trades played (${player.refusals} refusals)`,
         );
@@ -140,20 +179,14 @@ function sameSources(replay: ReplayView, plan: ReplayPlan): boolean {
   );
 }
 
-/** Resumes the journal's replays and starts `--replay`'s; undefined when there is none. */
-export async function runReplay(boot: ReplayBoot): Promise<Replays | undefined> {
-  if (boot.args.length === 0 && boot.engine.demo.replays().every((r) => r.ended !== undefined))
-    return undefined;
-  const replays = new Replays(boot);
-  replays.resume();
-  if (boot.args.length > 0) {
-    try {
-      const replay = await replays.start(boot.args);
-      if (replay.ended !== undefined)
-        boot.log.info(`replay ${replay.replayId} of these files was played to its end on this venue before`);
-    } catch (error) {
-      boot.log.error(`replay not started: ${(error as Error).message}`);
-    }
-  }
+/**
+ * At start-up: resumes the journal's replays and starts `--replay`'s, on a sandbox's replays
+ * (the assembly's, src/api/assembly.ts; undefined on a venue that is not a sandbox).
+ */
+export async function runReplay(
+  replays: Replays | undefined,
+  args: readonly string[],
+): Promise<Replays | undefined> {
+  await replays?.run(args);
   return replays;
 }

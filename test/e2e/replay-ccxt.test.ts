@@ -15,7 +15,7 @@ import { parseReplay } from '../../src/replay/load.ts';
 import { connect } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
-import { untilTrue } from '../fixtures/until.ts';
+import { until, untilTrue } from '../fixtures/until.ts';
 import { admin, createTrader } from '../fixtures/zb-client.ts';
 
 // ccxt's results are untyped: read them as a bot would.
@@ -133,4 +133,46 @@ test('a malformed replay file is refused at start-up naming its line and column;
     startServer(join(root, 'not-sandbox'), [`--replay=${SAMPLE}`]),
     /only a sandbox replays history/,
   );
+});
+
+test('bourse replay start on a running sandbox: a malformed file refused changing nothing; a replay started, listed and stopped', async () => {
+  const bad = join(root, 'BTCUSDT-aggTrades-bad.csv');
+  writeFileSync(
+    bad,
+    '3000000000,93998.86,0.0007,1,1,1767225605494562,False,True\n3000000001,93999.7,-1,2,2,1767225608836919,False,True\n',
+  );
+  const server = await startServer(join(root, 'running'), ['--sandbox', '--clock=speed:100']);
+  try {
+    const call = (path: string, form: [string, string][] = []) =>
+      admin(server.adminBase, server.token, path, form);
+    const before = await state(server);
+    const refused = await call('/admin/replay/start', [['files', bad]]);
+    assert.notEqual(refused.code, 1000);
+    assert.match(String(refused.message), /line 2, column 3 \(quantity\)/);
+    assert.equal(await state(server), before, 'a refusal changes nothing');
+    assert.deepEqual((await call('/admin/replay')).replays, []);
+
+    const started = await call('/admin/replay/start', [['files', SAMPLE]]);
+    assert.equal(started.code, 1000, JSON.stringify(started));
+    const replayId = (started.replay as { replayId: number }).replayId;
+    await until('trades played', async () => {
+      const r = ((await call('/admin/replay')).replays as { played?: number }[])[0];
+      return (r?.played ?? 0) > 0 ? true : undefined;
+    });
+    const again = await call('/admin/replay/start', [['files', SAMPLE]]);
+    assert.equal(
+      (again.replay as { replayId: number }).replayId,
+      replayId,
+      'the same files: the same replay',
+    );
+    const stopped = await call('/admin/replay/stop', [['replay', String(replayId)]]);
+    assert.equal(stopped.code, 1000, JSON.stringify(stopped));
+    assert.equal((stopped.replay as { ended: { reason: string } }).ended.reason, 'stopped');
+    assert.match(
+      String((await call('/admin/replay/stop', [['replay', String(replayId)]])).message),
+      /is playing/,
+    );
+  } finally {
+    await server.stop();
+  }
 });

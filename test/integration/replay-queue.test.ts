@@ -53,13 +53,7 @@ async function openVenue(dir: string, clock: () => number) {
   });
   const engine = recovered.engine;
   const submit = (c: Command) => sequencer.submit(c);
-  const replays = new Replays({
-    args: [],
-    engine,
-    submit,
-    clock: { now: clock, sequencer: {} },
-    log: SILENT_LOG,
-  });
+  const replays = new Replays({ engine, submit, now: clock, log: SILENT_LOG });
   return { engine, sequencer, submit, replays };
 }
 
