@@ -35,6 +35,7 @@ export const QUICK_BENCHES: readonly QuickBench[] = [
   { name: 'cluster', file: 'cluster.bench.ts', limitSeconds: 180 },
   { name: 'cluster-failover', file: 'cluster-failover.bench.ts', limitSeconds: 180 },
   { name: 'soak', file: 'soak.bench.ts', limitSeconds: 120 },
+  { name: 'replay', file: 'replay.bench.ts', limitSeconds: 120 },
 ];
 
 interface Outcome {

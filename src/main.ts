@@ -10,7 +10,7 @@
  * → the data directory's lock → genesis, admin token, the venue's identity (genesis and master key
  * checked against venue.json) → the admin listener, answering only `/health` and `/ready` → journal,
  * snapshots, history store → recovery → sequencer → chains → the API, then `listen.json`, then the
- * demo market when this venue has one. The public API opens only after recovery has finished.
+ * demo market and replays when this venue has them. The public API opens only after recovery.
  */
 import { join, resolve } from 'node:path';
 import { openAdminRecords } from './api/admin/admin-records.ts';
@@ -25,11 +25,11 @@ import { openVenueJournal } from './config/adapters.ts';
 import { ADMIN_TOKEN_FILE, dataPaths, ensureAdminToken } from './config/data-dir.ts';
 import { newInstanceId, removeListenFile, tcpEndpoint, writeListenFile } from './config/listen-file.ts';
 import { lockDataDir } from './config/open-data-dir.ts';
-import { demoAsked, type ServerOptions } from './config/options.ts';
+import type { ServerOptions } from './config/options.ts';
 import { exitAfterClose } from './config/stop-signals.ts';
 import { ensureVenueGenesis, openVenue } from './config/venue-identity.ts';
 import { traderKeyFile } from './demo/demo-market.ts';
-import { runDemo } from './demo/run-demo.ts';
+import { replayStart, runDemo, runReplay } from './demo/run-demo.ts';
 import type { Command } from './domain/commands.ts';
 import type { Log } from './domain/log.ts';
 import type { ApplyResult } from './engine/engine.ts';
@@ -106,7 +106,7 @@ export async function startVenue(
     });
     const startState = engine.snapshot();
     const follower = history.running(engine, startState);
-    const clock = openVenueClock(options.clock, lastTime, at('clock'));
+    const clock = openVenueClock(options.clock, lastTime, at('clock'), replayStart(options.replay));
     const now = clock.now;
     const sequencer = new Sequencer(engine, journal, snapshots, {
       ...{ ...clock.sequencer, startTime: lastTime, snapshotLog },
@@ -188,8 +188,7 @@ export async function startVenue(
     const tokenFile = join(root, ADMIN_TOKEN_FILE);
     logServing({ at, http, publicAt, adminAt: admin.at, dataDir: root, built: api.built, tokenFile });
     const demo = await runDemo({
-      asked: demoAsked(options),
-      said: options.demo !== false,
+      settings: options,
       engine,
       submit,
       issueKey: api.keys.issue,
@@ -199,6 +198,7 @@ export async function startVenue(
       feed: sequencer,
       log: at('demo'),
     });
+    const replays = await runReplay(api.replays, options.replay);
 
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
@@ -206,7 +206,7 @@ export async function startVenue(
         health.stopping();
         // First, so that a CLI started during the stop is told no server runs here.
         removeListenFile(paths.root, instance);
-        await demo?.stop();
+        await Promise.all([demo?.stop(), replays?.stop()]);
         await api.close();
         await http.close();
         await adminListener.server.close();

@@ -21,6 +21,7 @@ import { withProbes } from '../observability/probes.ts';
 import type { AppliedFeed } from '../sequencer/venue-ports.ts';
 import type { ClockMode } from '../domain/clock-speed.ts';
 import { adminRoutes, type AdminDeps, type KeyIssuer } from './admin/admin-routes.ts';
+import { Replays } from '../replay/run-replay.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { keyIssuer } from './auth/key-issuer.ts';
 import type { RateLimiter } from './auth/rate-limit.ts';
@@ -91,6 +92,8 @@ export interface ApiSettings {
   readonly klineMinIntervalMs?: number;
   /** The WebSocket gateway's bounds (default its own). */
   readonly ws?: Omit<WsGatewayOptions, 'trustedProxies'>;
+  /** A sandbox (`--sandbox`): the admin API replays history (src/replay/run-replay.ts). */
+  readonly sandbox?: boolean;
 }
 
 /** The API, built and not listening. */
@@ -109,6 +112,8 @@ export interface Api {
   readonly trustedProxies: TrustedProxies;
   /** Whether the trading page and the operator console were found built. */
   readonly built: { readonly page: boolean; readonly console: boolean };
+  /** A sandbox's replays of history (with the admin API on a sandbox), for start-up to resume and start. */
+  readonly replays: Replays | undefined;
   /** Closes the WebSocket connections (the listeners are the caller's). */
   close(): Promise<void>;
 }
@@ -122,6 +127,7 @@ export function apiSettings(options: ServerOptions): ApiSettings {
     reqTimeWindowMs: options.reqTimeWindowMs,
     publicMetrics: options.publicMetrics,
     site: WEB_DIST,
+    sandbox: options.sandbox,
   };
 }
 
@@ -204,11 +210,14 @@ export function buildApi(ports: ApiPorts, settings: ApiSettings): Api {
   const keys = keyIssuer(sealer);
   let admin: RequestListener | undefined;
   let consoleSite: StaticSite | undefined;
+  const replays =
+    ports.admin !== undefined && settings.sandbox === true ? sandboxReplays(ports, at('replay')) : undefined;
   if (ports.admin !== undefined) {
     const adminLog = at('admin');
     const adminApi = createRequestHandler(
       adminRoutes({
         ...ports.admin,
+        replays,
         venue,
         log: adminLog,
         keys,
@@ -237,6 +246,20 @@ export function buildApi(ports: ApiPorts, settings: ApiSettings): Api {
     metrics,
     trustedProxies,
     built: { page: page !== undefined, console: consoleSite !== undefined },
+    replays,
     close: () => ws.close(),
   };
+}
+
+/** A sandbox's replays, on the venue's time (a speed clock's replay sleeps its wall share of a wait). */
+function sandboxReplays(ports: ApiPorts, log: Log): Replays {
+  const { venue } = ports;
+  const clock = ports.admin?.sandbox?.clock;
+  return new Replays({
+    engine: venue.engine,
+    submit: (command) => venue.submit(command),
+    now: venue.now,
+    wallDelay: (ms) => ms / (clock?.speed?.() ?? 1),
+    log,
+  });
 }

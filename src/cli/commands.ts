@@ -488,6 +488,56 @@ export const COMMANDS: readonly CommandSpec[] = [
     }),
   },
   {
+    name: 'replay',
+    args: [],
+    flags: [],
+    summary: "a sandbox's replays of history: their files, markets and how far each got",
+    details:
+      'The journal’s replays (StartReplay), each with its files’ SHA-256, and played/total while it plays.',
+    call: () => ({
+      path: '/admin/replay',
+      form: [],
+      show: (b) =>
+        (b.replays as Record<string, unknown>[])
+          .map(
+            (r) =>
+              `replay ${String(r.replayId)}: ${(r.sources as { file: string; market: string }[]).map((s) => `${s.file} (${s.market})`).join(', ')}` +
+              (r.ended !== undefined
+                ? `, ${(r.ended as { reason: string }).reason}`
+                : r.played !== undefined
+                  ? `, ${String(r.played)} of ${String(r.total)} trades played`
+                  : ', playing'),
+          )
+          .join('\n') || 'no replay',
+    }),
+  },
+  {
+    name: 'replay start',
+    args: ['<files>'],
+    flags: [],
+    summary:
+      'replay historical data on a running sandbox (files on the server: <file> or <market>=<file>, comma-separated)',
+    details:
+      'Binance kline or aggTrades CSV, ccxt OHLCV or trades JSON (docs/sandbox.md, "Replay"). A malformed file is refused naming its line and column, and nothing is journaled.',
+    call: ([files]) => ({
+      path: '/admin/replay/start',
+      form: [['files', files as string]],
+      show: (b) => `replay ${String((b.replay as { replayId: number }).replayId)} playing`,
+    }),
+  },
+  {
+    name: 'replay stop',
+    args: ['<id>'],
+    flags: [],
+    summary: 'end a replay for good (EndReplay): its makers’ and taker’s orders stay, nothing more is played',
+    details: 'A restart does not resume an ended replay.',
+    call: ([id]) => ({
+      path: '/admin/replay/stop',
+      form: [['replay', id as string]],
+      show: (b) => `replay ${String((b.replay as { replayId: number }).replayId)} stopped`,
+    }),
+  },
+  {
     name: 'snapshot',
     args: [],
     flags: [],

@@ -3,6 +3,7 @@
  * variables and then by command-line flags, validated (every problem reported at once), frozen.
  */
 import { resolve } from 'node:path';
+import { replayArgProblem } from '../replay/load.ts';
 import { trustedProxyProblem } from './trusted-proxy-entry.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { journalUrlProblem } from './journal-url.ts';
@@ -93,6 +94,8 @@ export interface ServerOptions {
   readonly clock: ClockSetting;
   /** Declares the venue a sandbox: the demo market on a fresh data directory, `--clock=manual`. */
   readonly sandbox: boolean;
+  /** Historical market data to replay (`<file>` or `<market>=<file>`; sandboxes only; docs/sandbox.md, "Replay"). */
+  readonly replay: readonly string[];
   /** The least severe log level written (docs/operations.md, "Logs"). */
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /** `json` lines, `pretty` lines for a person, or `auto` (pretty on a terminal). */
@@ -153,6 +156,7 @@ export const DEFAULT_OPTIONS: ServerOptions = Object.freeze({
   demo: undefined,
   clock: 'real',
   sandbox: false,
+  replay: Object.freeze([]),
   logLevel: 'info',
   logFormat: 'auto',
   slowRequestMs: 1_000,
@@ -429,6 +433,15 @@ const SETTINGS: readonly Setting[] = [
     help: 'declare the venue a sandbox: the demo market on a fresh data directory, and --clock=manual or speed:<n> allowed',
   },
   {
+    key: 'replay',
+    flag: '--replay',
+    env: 'BOURSE_REPLAY',
+    kind: 'list',
+    item: replayArgProblem,
+    value: '<files>',
+    help: 'replay historical market data (Binance kline or aggTrades CSV, ccxt OHLCV or trades JSON; <file> or <market>=<file>, comma-separated) on a sandbox',
+  },
+  {
     key: 'logLevel',
     flag: '--log-level',
     env: 'BOURSE_LOG_LEVEL',
@@ -638,6 +651,11 @@ export function loadOptions(
   } else if (clockMode(options.clock) === 'speed' && !isSandbox(options)) {
     problems.push(
       `--clock=${options.clock}: only a sandbox may run time fast: declare this venue one with --sandbox (BOURSE_SANDBOX=true)`,
+    );
+  }
+  if (options.replay.length > 0 && !isSandbox(options)) {
+    problems.push(
+      '--replay: only a sandbox replays history: declare this venue one with --sandbox (BOURSE_SANDBOX=true)',
     );
   }
   if (problems.length > 0) throw new Error(`invalid options:\n  ${problems.join('\n  ')}`);

@@ -2,22 +2,20 @@
  * @module run-demo — whether and how the demo market runs on a started venue (docs/sandbox.md):
  * decided from the operator's settings and the data directory (demo-market.ts, `decideDemo`),
  * started against the listening API, its trader's key said once, and stopped for good when a
- * `StopDemo` command succeeds. A demo that cannot start is a warning, never a failed start.
+ * `StopDemo` command succeeds. A demo that cannot start is a warning, never a failed start. A
+ * sandbox's other bots, the replays of history, start beside it (src/replay/run-replay.ts).
  */
+import { demoAsked, type ServerOptions } from '../config/options.ts';
 import type { Log } from '../domain/log.ts';
 import type { AppliedFeed } from '../sequencer/venue-ports.ts';
-import {
-  decideDemo,
-  startDemoMarket,
-  type DemoDecision,
-  type DemoMarket,
-  type DemoVenue,
-} from './demo-market.ts';
+import { decideDemo, startDemoMarket, type DemoMarket, type DemoVenue } from './demo-market.ts';
+
+export { runReplay } from '../replay/run-replay.ts';
+export { replayStart } from '../replay/load.ts';
 
 export interface DemoStart extends Omit<DemoVenue, 'log' | 'baseUrl'> {
-  /** What the settings ask (src/config/options.ts, `demoAsked`); `said`: whether to say why it does not run. */
-  readonly asked: DemoDecision;
-  readonly said: boolean;
+  /** The operator's settings: what they ask (src/config/options.ts, `demoAsked`), and whether to say why it does not run. */
+  readonly settings: Pick<ServerOptions, 'demo' | 'sandbox' | 'host' | 'dataDir' | 'replay'>;
   /** Where the public API listens. */
   readonly host: string;
   readonly port: number;
@@ -28,9 +26,17 @@ export interface DemoStart extends Omit<DemoVenue, 'log' | 'baseUrl'> {
 /** Starts the demo market when it should run (the module comment); undefined when it does not. */
 export async function runDemo(start: DemoStart): Promise<DemoMarket | undefined> {
   const { log } = start;
-  const decision = decideDemo(start.engine, start.asked);
+  // The demo's bots would trade the replayed markets on their own price path: a replay goes alone unless asked.
+  const replaying = start.settings.replay.length > 0 && start.settings.demo !== true;
+  const asked = replaying
+    ? {
+        run: false as const,
+        reason: 'no demo: this sandbox replays history (--demo runs the demo beside it)',
+      }
+    : demoAsked(start.settings);
+  const decision = decideDemo(start.engine, asked);
   if (!decision.run) {
-    if (start.said) log.info(decision.reason);
+    if (start.settings.demo !== false) log.info(decision.reason);
     return undefined;
   }
   try {

@@ -465,6 +465,40 @@ export interface StopDemo {
   readonly type: 'StopDemo';
 }
 
+/** One file of a replay (src/engine/replay-record.ts): what it is, its content's hash, the market it drives. */
+export interface ReplaySource {
+  /** The file as the operator named it. */
+  readonly file: string;
+  /** SHA-256 of the file's bytes, 64 lowercase hex digits: a resumed replay checks the file is the same. */
+  readonly sha256: string;
+  /** One of src/replay/replay-data.ts's REPLAY_FORMATS. */
+  readonly format: string;
+  readonly market: string;
+  /** How many trades the replay sends from it (after candles are turned into trades). */
+  readonly trades: number;
+}
+
+/**
+ * Starts replaying historical market data on a sandbox (docs/sandbox.md, "Replay"): the replay's
+ * inputs, journaled. Its id is the command's sequence number; the replayed flow follows as
+ * ordinary orders whose client order ids carry the replay's position.
+ */
+export interface StartReplay {
+  readonly type: 'StartReplay';
+  readonly sources: readonly ReplaySource[];
+  /** The history's first time (ms): it plays at the command's own time. */
+  readonly historyStart: number;
+}
+
+/** Ends a replay: every trade played (`finished`), or the operator stopped it (`stopped`). */
+export interface EndReplay {
+  readonly type: 'EndReplay';
+  readonly replayId: number;
+  readonly reason: 'finished' | 'stopped';
+  /** How many trades were sent. */
+  readonly played: number;
+}
+
 /** A demo user credits themself test money, within the coin's hourly allowance. */
 export interface DemoFaucet {
   readonly type: 'DemoFaucet';
@@ -623,6 +657,8 @@ export type Command =
   | MarkDemoUser
   | StopDemo
   | DemoFaucet
+  | StartReplay
+  | EndReplay
   | VenueChangeCommand
   | MarginTransfer
   | FundLendingPool
@@ -659,7 +695,7 @@ export const FUNDS_COMMAND_TYPES = [
   'FailWithdrawal',
 ] as const satisfies readonly CommandType[];
 
-/** The demo market's commands (src/engine/demo-state.ts). */
+/** The sandbox's commands: the demo market's and the replay's (src/engine/demo-state.ts, replay-record.ts). */
 export type DemoCommand = Extract<Command, { type: (typeof DEMO_COMMAND_TYPES)[number] }>;
 
 export const DEMO_COMMAND_TYPES = [
@@ -667,6 +703,8 @@ export const DEMO_COMMAND_TYPES = [
   'MarkDemoUser',
   'StopDemo',
   'DemoFaucet',
+  'StartReplay',
+  'EndReplay',
 ] as const satisfies readonly CommandType[];
 
 /** The margin commands (src/engine/margin.ts). Hourly interest rides on FireTimers. */

@@ -10,7 +10,7 @@
  */
 import type { LoanRecord, RepaymentRecord } from '../margin/loans.ts';
 import type { CoinFunds, DepositState, WithdrawalState } from './chains.ts';
-import type { AcctType, FaucetAllowance, OrderKind, Side, UserStatus } from './commands.ts';
+import type { AcctType, FaucetAllowance, OrderKind, ReplaySource, Side, UserStatus } from './commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from './money.ts';
 import type { CoinSpec, MarketSpec, MarketStatus } from './specs.ts';
 
@@ -355,6 +355,23 @@ export interface DemoStopped {
   readonly time: number;
 }
 
+/** A replay started (StartReplay): its id (the command's seq) and inputs. */
+export interface ReplayStarted {
+  readonly type: 'ReplayStarted';
+  readonly replayId: number;
+  readonly sources: readonly ReplaySource[];
+  readonly historyStart: number;
+  readonly time: number;
+}
+
+export interface ReplayEnded {
+  readonly type: 'ReplayEnded';
+  readonly replayId: number;
+  readonly reason: 'finished' | 'stopped';
+  readonly played: number;
+  readonly time: number;
+}
+
 /**
  * A loan record closed (status 2, 4 or 6; issue 29): the engine keeps open records only, so this
  * is the record's last state, which the history store keeps and serves (getLoanRecords).
@@ -400,5 +417,7 @@ export type EngineEvent =
   | DemoStarted
   | DemoUserMarked
   | DemoStopped
+  | ReplayStarted
+  | ReplayEnded
   | LoanClosed
   | LoanRepaid;

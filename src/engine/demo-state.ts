@@ -3,6 +3,7 @@
  * faucet's allowances) and stopped for good, which users are demo users, and the faucet itself,
  * whose hourly allowance is enforced here so that replay gives the same answers. Pure and
  * synchronous like the engine that calls it; a faucet credit is a deposit made through funds.
+ * It holds the replay record too (replay-record.ts): the sandbox's whole record in the engine.
  * docs/sandbox.md describes the rules.
  */
 import {
@@ -20,6 +21,7 @@ import { formatUnitsTrim, type CoinUnits } from '../domain/money.ts';
 import type { ResultName } from '../domain/result-codes.ts';
 import type { ApplyResult } from './results.ts';
 import type { LedgerCoin } from './funds.ts';
+import { ReplayRecord, type ReplaySnapshot, type ReplayView } from './replay-record.ts';
 
 const DEMO_TYPES: ReadonlySet<string> = new Set(DEMO_COMMAND_TYPES);
 
@@ -32,6 +34,7 @@ export const FAUCET_WINDOW_MS = 3_600_000;
 /** What the demo needs of the engine: users, coins, and a deposit credited through funds. */
 export interface DemoLedger {
   hasUser(userId: number): boolean;
+  hasMarket(name: string): boolean;
   coin(name: string): LedgerCoin | undefined;
   /** Applies a CreditDeposit as funds does (its events appended to the command's). */
   credit(cmd: CreditDeposit): ApplyResult;
@@ -50,6 +53,8 @@ export interface DemoView {
   faucet(): readonly FaucetAllowance[];
   /** What the user took of the coin in the UTC hour of `time`. */
   faucetUsed(userId: number, coin: string, time: number): CoinUnits;
+  /** Every replay of historical data (StartReplay), oldest first. */
+  replays(): ReplayView[];
 }
 
 /** The plain-data form of the demo state (part of the engine snapshot once the demo started). */
@@ -59,6 +64,10 @@ export interface DemoSnapshot {
   readonly users: number[];
   /** [userId, coin, hour start (ms), used] */
   readonly used: [number, string, number, number][];
+  /** Present only when the demo was never started but a replay was (a replay sandbox without the demo). */
+  readonly started?: false;
+  /** The replays, once one started. */
+  readonly replays?: ReplaySnapshot[];
 }
 
 const refused = (result: ResultName, message?: string): ApplyResult =>
@@ -73,9 +82,15 @@ export class Demo implements DemoView {
   readonly #users = new Set<number>();
   /** `${userId}:${coin}` → what was taken in the hour starting at `hour`. */
   readonly #used = new Map<string, { hour: number; used: number }>();
+  readonly #replay: ReplayRecord;
 
   constructor(ledger: DemoLedger) {
     this.#ledger = ledger;
+    this.#replay = new ReplayRecord((name) => ledger.hasMarket(name));
+  }
+
+  replays(): ReplayView[] {
+    return this.#replay.replays();
   }
 
   get started(): boolean {
@@ -118,6 +133,10 @@ export class Demo implements DemoView {
         return { result: 'OK', events };
       case 'DemoFaucet':
         return this.#faucetCredit(cmd, cmd.seq, time);
+      case 'StartReplay':
+        return this.#replay.start(cmd, cmd.seq, time, events);
+      case 'EndReplay':
+        return this.#replay.end(cmd, time, events);
     }
   }
 
@@ -213,10 +232,15 @@ export class Demo implements DemoView {
     }
   }
 
-  /** The state as plain data in canonical order, or undefined before the demo started (no trace in the snapshot). */
+  /**
+   * The state as plain data in canonical order, or undefined before the demo or a replay started
+   * (no trace in the snapshot).
+   */
   snapshot(): DemoSnapshot | undefined {
-    if (!this.#started) return undefined;
+    if (!this.#started && this.#replay.isEmpty) return undefined;
     return {
+      ...(!this.#started && { started: false as const }),
+      ...(!this.#replay.isEmpty && { replays: this.#replay.snapshot() }),
       stopped: this.#stopped,
       faucet: this.#faucet.map((a) => ({ ...a })),
       users: this.demoUsers(),
@@ -231,7 +255,8 @@ export class Demo implements DemoView {
 
   /** Loads a snapshot's demo state into this (fresh) demo. */
   load(s: DemoSnapshot): void {
-    this.#started = true;
+    this.#started = s.started ?? true;
+    if (s.replays !== undefined) this.#replay.load(s.replays);
     this.#stopped = s.stopped;
     this.#faucet = s.faucet.map((a) => ({ ...a }));
     for (const userId of s.users) this.#users.add(userId);

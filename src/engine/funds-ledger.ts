@@ -5,15 +5,17 @@ import type { Registry, User } from './registry.ts';
 
 /**
  * Funds and the demo move spot balances only. A user counts as frozen when it or its main user is
- * (Registry.isFrozen). `poolFunded` is the margin side's pool funding per coin.
+ * (Registry.isFrozen). `poolFunded` is the margin side's pool funding per coin; `hasMarket` is for
+ * the demo's replay record.
  */
 export function spotFundsLedger(
   registry: Registry,
   ledger: Ledger,
   poolFunded: (coin: string) => number,
-): FundsLedger {
+): FundsLedger & { hasMarket(name: string): boolean } {
   return {
     hasUser: (userId) => registry.hasUser(userId),
+    hasMarket: (name) => registry.market(name) !== undefined,
     isFrozen: (userId) => {
       const user = registry.user(userId);
       return user !== undefined && registry.isFrozen(user);

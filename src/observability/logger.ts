@@ -40,7 +40,8 @@ export type Component =
   | 'admin'
   | 'auth'
   | 'clock'
-  | 'demo';
+  | 'demo'
+  | 'replay';
 
 export interface LoggerOptions {
   readonly level: LogLevel | 'silent';

@@ -37,11 +37,21 @@ export interface VenueClock {
 
 /**
  * The clock `--clock` asks for. A manual or speed clock starts where the journal left off
- * (`lastTime`), or at the wall clock if that is later (speed) or nothing was journaled.
+ * (`lastTime`), or at the wall clock if that is later (speed) or nothing was journaled. On a fresh
+ * data directory (nothing journaled), `historyStart` — the first time of the history a sandbox is
+ * told to replay — is where a manual or speed clock starts instead: the venue's times are the
+ * history's.
  */
-export function openVenueClock(setting: ClockSetting, lastTime: number | undefined, log: Log): VenueClock {
+export function openVenueClock(
+  setting: ClockSetting,
+  lastTime: number | undefined,
+  log: Log,
+  historyStart?: number,
+): VenueClock {
   const mode = clockMode(setting);
-  const wall = Date.now();
+  const fromHistory = lastTime === undefined && historyStart !== undefined && mode !== 'real';
+  if (fromHistory) lastTime = historyStart;
+  const wall = fromHistory ? (historyStart as number) : Date.now();
   if (mode === 'manual') {
     const manual = new ManualClock(lastTime ?? wall);
     const iso = new Date(manual.now()).toISOString();

@@ -30,6 +30,7 @@ import { CHANGE_READ_PATHS, changeRoutes, type KeyRenewer } from './change-route
 import { auditParams, collectCommands, noteCommand, type AuditCommand, type AuditLog } from './audit-log.ts';
 import { lendingAdminRoutes } from './lending-routes.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
+import { REPLAY_READ_PATHS, replayAdminRoutes, type ReplayAdminDeps } from './replay-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
@@ -58,6 +59,8 @@ export interface AdminDeps {
   readonly funds: Omit<FundsAdminDeps, 'venue'>;
   /** The demo and the clock (default: the wall clock, which cannot be advanced). */
   readonly sandbox?: Omit<SandboxAdminDeps, 'venue'>;
+  /** A sandbox's replays of history (absent: not a sandbox). */
+  readonly replays?: ReplayAdminDeps['replays'];
   /** The operator's views: users, solvency, markets, the venue, rate-limit locks. */
   readonly views?: Omit<ViewsDeps, 'venue' | 'audit' | 'log'>;
   /** Where every admin action is recorded (absent: nowhere). */
@@ -85,6 +88,7 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   '/admin/withdrawals/show',
   '/admin/demo/status',
   '/admin/clock',
+  ...REPLAY_READ_PATHS,
   ...VIEW_READ_PATHS,
   ...CHANGE_READ_PATHS,
   ...RISK_READ_PATHS,
@@ -319,6 +323,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...lendingAdminRoutes({ venue }),
     ...riskAdminRoutes({ venue }),
     ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
+    ...replayAdminRoutes({ replays: deps.replays }),
     ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ...changeRoutes({ venue, keys: renewer(deps.keys) }),
     ...activityRoutes({ venue }),
