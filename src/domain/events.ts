@@ -368,6 +368,13 @@ export interface LoanRepaid {
   readonly time: number;
 }
 
+/** The whole state was replaced (RestoreSandbox): caches of books, tickers and accounts start afresh. */
+export interface SandboxRestored {
+  readonly type: 'SandboxRestored';
+  readonly name: string;
+  readonly time: number;
+}
+
 export type EngineEvent =
   | OrderAccepted
   | TradeExecuted
@@ -397,4 +404,5 @@ export type EngineEvent =
   | DemoUserMarked
   | DemoStopped
   | LoanClosed
-  | LoanRepaid;
+  | LoanRepaid
+  | SandboxRestored;

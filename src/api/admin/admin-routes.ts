@@ -31,6 +31,7 @@ import { auditParams, collectCommands, noteCommand, type AuditCommand, type Audi
 import { lendingAdminRoutes } from './lending-routes.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
+import { savePointRoutes } from './save-point-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
 import { knownMarketParam, unknownMarketMessage } from './views-routes.ts';
@@ -85,6 +86,7 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   '/admin/withdrawals/show',
   '/admin/demo/status',
   '/admin/clock',
+  '/admin/sandbox/saves',
   ...VIEW_READ_PATHS,
   ...CHANGE_READ_PATHS,
   ...RISK_READ_PATHS,
@@ -319,6 +321,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...lendingAdminRoutes({ venue }),
     ...riskAdminRoutes({ venue }),
     ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
+    ...savePointRoutes({ venue, saves: deps.sandbox?.saves }),
     ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ...changeRoutes({ venue, keys: renewer(deps.keys) }),
     ...activityRoutes({ venue }),
