@@ -114,6 +114,11 @@ describe("the bot author's report", () => {
     assert.deepEqual(all.fees, { quote: '48.2', other: {} });
     assert.equal(all.turnover, '24100');
     assert.equal(all.netFlows, '100000', 'her deposit is no profit');
+    assert.equal(all.startValue, '0');
+    assert.equal(all.endValue, '99454');
+    // realised + unrealised = end value − start value − net deposits: 99454 − 0 − 100000 = −546.
+    assert.equal(Number(all.realisedPnl) + Number(all.unrealisedPnl), -546);
+    assert.equal(all.maxDrawdown.amount, '1015', 'the deposit is no peak: the same drawdown');
     await history.close();
   });
 

@@ -14,11 +14,12 @@
  *   down). Realised P&L = Σ over sells (value − fee − cost removed); unrealised = the position at
  *   the end's mark − its cost. Base coins that come or go otherwise (a deposit, the faucet, a
  *   withdrawal) enter at the mark of the moment and leave realised at it.
- * - **The account's value** = quote balance + base balance × mark, less the deposits and
- *   withdrawals made since the start (so money moved in or out is no profit or drawdown). Taken
- *   at the start, after every bill and trade of the period, and at the end. realised + unrealised =
- *   end value − start value, exactly (the same roundings on both sides).
- * - **Largest drawdown**: the largest fall of that value from a peak to a later low, with both times.
+ * - **The account's value** = quote balance + base balance × mark, taken at the start, after
+ *   every command's bills and every trade of the period, and at the end. realised + unrealised =
+ *   end value − start value − net deposits (`netFlows`), exactly (the same roundings on both sides).
+ * - **Largest drawdown**: the largest fall of the value less the deposits and withdrawals made
+ *   since the start (money moved in or out is no profit and no drawdown) from a peak to a later
+ *   low, with both times; its percent is of the account's value at the peak.
  */
 import type { BillRow } from '../store/history-store.ts';
 import type { MarketSpec } from '../domain/specs.ts';
@@ -130,19 +131,20 @@ export function accountReport(input: ReportInput): AccountReport {
   let feesQuote = 0n;
   const other = new Map<string, bigint>();
   let [buys, sells] = [0, 0];
-  const value = (): bigint => quote + worth(base, mark) - flows;
+  const value = (): bigint => quote + worth(base, mark);
   const startValue = value();
   const points: { time: number; value: bigint; price: bigint }[] = [
     { time: from, value: startValue, price: mark },
   ];
-  let peak = { time: from, value: startValue };
+  let peak = { time: from, net: startValue, value: startValue };
   let drawdown = { amount: 0n, peak: startValue, from, to: from };
   const sample = (time: number): void => {
     const v = value();
+    const net = v - flows;
     points.push({ time, value: v, price: mark });
-    if (v > peak.value) peak = { time, value: v };
-    if (peak.value - v > drawdown.amount)
-      drawdown = { amount: peak.value - v, peak: peak.value, from: peak.time, to: time };
+    if (net > peak.net) peak = { time, net, value: v };
+    if (peak.net - net > drawdown.amount)
+      drawdown = { amount: peak.net - net, peak: peak.value, from: peak.time, to: time };
   };
   /** The fill being read: its order, command, side and the amounts seen so far. */
   let fill: { key: string; side: 'buy' | 'sell'; amount?: bigint; value?: bigint } | undefined;
