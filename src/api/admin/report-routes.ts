@@ -26,7 +26,7 @@ export function reportRoutes(deps: { readonly venue: VenuePort }): Route[] {
         const to = timeParam(param(request, 'to'), 'to', venue.now());
         const market = param(request, 'market') || undefined;
         try {
-          const report = await readReport(venue, userId, market?.toLowerCase(), from, to);
+          const report = await readReport(venue, userId, market, from, to);
           return ok({ user: venue.engine.userName(userId), ...report });
         } catch (error) {
           if (error instanceof ReportError) fail('INVALID_PARAMETER', error.message);
