@@ -6,6 +6,7 @@
 import { ReportError, readReport } from '../../report/report-source.ts';
 import { param, type Route, type VenuePort } from '../http/types.ts';
 import { fail, ok, userOf } from './admin-reply.ts';
+import { awaitHistory } from './views-routes.ts';
 
 /** A time parameter: whole ms since 1970, or `fallback` when absent. */
 function timeParam(text: string | undefined, name: string, fallback: number): number {
@@ -25,6 +26,8 @@ export function reportRoutes(deps: { readonly venue: VenuePort }): Route[] {
         const from = timeParam(param(request, 'from'), 'from', 0);
         const to = timeParam(param(request, 'to'), 'to', venue.now());
         const market = param(request, 'market') || undefined;
+        // The bills of what the engine has applied, as the views read them.
+        await awaitHistory(venue);
         try {
           const report = await readReport(venue, userId, market, from, to);
           return ok({ user: venue.engine.userName(userId), ...report });
