@@ -43,9 +43,9 @@ import { replayReporter } from './observability/progress.ts';
 import { logServing } from './observability/start-lines.ts';
 import { usableMarket, type RunningVenue, type VenueHooks } from './prepared-parts.ts';
 import { bootEngine, type BootMode } from './sequencer/boot-mode.ts';
-import { MAX_CLOCK_ADVANCE_MS } from './sequencer/manual-clock.ts';
 import { Sequencer } from './sequencer/sequencer.ts';
 import { openVenueClock } from './sequencer/venue-clock.ts';
+import { sandboxAdmin } from './sandbox/sandbox-admin.ts';
 import { runServer } from './server-program.ts';
 import { HistoryBoot } from './store/history-boot.ts';
 import { HistoryFollower } from './store/history-follower.ts';
@@ -168,7 +168,7 @@ export async function startVenue(
               ...{ nextDeadline: () => engine.nextDeadline(), submit },
               rearmTimers: () => sequencer.rearmTimers(),
             }),
-            maxAdvanceMs: MAX_CLOCK_ADVANCE_MS,
+            ...sandboxAdmin(options.sandbox, paths.root, genesis),
           },
         },
       },

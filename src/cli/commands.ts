@@ -8,6 +8,7 @@ import { CHANGE_COMMANDS, CHANGE_FLAGS } from './change-commands.ts';
 import { ACTIVITY_COMMANDS, ACTIVITY_FLAGS } from './activity-commands.ts';
 import { OPERATOR_COMMANDS, OPERATOR_FLAGS } from './operator-commands.ts';
 import { RISK_COMMANDS, RISK_FLAGS } from './risk-commands.ts';
+import { SANDBOX_COMMANDS } from './sandbox-commands.ts';
 import { VIEW_COMMANDS } from './view-commands.ts';
 
 /** A flag's value placeholder (absent: a switch) and help line. */
@@ -101,6 +102,8 @@ export interface CommandSpec {
   readonly details: string;
   /** A refusal for extra arguments, instead of the generic one. */
   readonly extraArgs?: string;
+  /** Flags this command reads otherwise than FLAGS says (`report`'s --from and --to): optional, its own help. */
+  readonly ownFlagSpecs?: Readonly<Record<string, FlagSpec>>;
   /** A secret read from the terminal or standard input, never from the command line. */
   readonly secret?: { readonly field: string; readonly prompt: (args: readonly string[]) => string };
   /** The call, or a usage problem (a string). Absent for offline commands. */
@@ -562,6 +565,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   ...RISK_COMMANDS,
   ...ACTIVITY_COMMANDS,
   ...OPERATOR_COMMANDS,
+  ...SANDBOX_COMMANDS,
   {
     name: 'verify',
     args: [],
@@ -611,9 +615,11 @@ const REQUIRED_FLAGS: ReadonlySet<string> = new Set(['--perms', '--to', '--rate'
 /** `name <args> [own flags]`, as in the overview. */
 export function synopsis(command: CommandSpec): string {
   const own = command.flags.map((f) => {
-    const spec = FLAGS[f] as FlagSpec;
+    const spec = command.ownFlagSpecs?.[f] ?? (FLAGS[f] as FlagSpec);
     const text = spec.value === undefined ? f : `${f} ${spec.value}`;
-    return REQUIRED_FLAGS.has(f) ? text : `[${text}]${spec.repeat === true ? '...' : ''}`;
+    return REQUIRED_FLAGS.has(f) && command.ownFlagSpecs?.[f] === undefined
+      ? text
+      : `[${text}]${spec.repeat === true ? '...' : ''}`;
   });
   return [command.name, ...command.args, ...own].join(' ');
 }
@@ -643,8 +649,8 @@ export function overview(): string {
   ].join('\n');
 }
 
-function flagLine(flag: string): string {
-  const spec = FLAGS[flag] as FlagSpec;
+function flagLine(flag: string, command?: CommandSpec): string {
+  const spec = command?.ownFlagSpecs?.[flag] ?? (FLAGS[flag] as FlagSpec);
   return `  ${(spec.value === undefined ? flag : `${flag} ${spec.value}`).padEnd(20)}  ${spec.help}`;
 }
 
@@ -657,7 +663,7 @@ export function commandHelp(command: CommandSpec): string {
     command.details,
     '',
     'options:',
-    ...flagsOf(command).map(flagLine),
+    ...flagsOf(command).map((f) => flagLine(f, command)),
     '',
     'environment:',
     ...ENVIRONMENT.filter(([name]) => command.call !== undefined || name === 'BOURSE_DATA').map(

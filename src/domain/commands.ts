@@ -507,6 +507,18 @@ export interface DemoFaucet {
   readonly amount: CoinUnits;
 }
 
+/**
+ * A sandbox's restore or reset (issue 35, src/sandbox/, docs/sandbox.md): the whole engine state
+ * is replaced by `state`, a snapshot (src/engine/snapshot.ts) carried in the command itself, so a
+ * replay restores it again without the save file. Refused, changing nothing, when it does not load.
+ */
+export interface RestoreSandbox {
+  readonly type: 'RestoreSandbox';
+  /** The save point's name, or `reset` for a fresh demo venue. */
+  readonly name: string;
+  readonly state: Readonly<Record<string, unknown>>;
+}
+
 // ───────────────────────────── margin (issue 14, src/engine/margin.ts) ─────────────────────────────
 //
 // A margin account is named by `acctType` and `market`: 1 and the market's name for the isolated
@@ -659,6 +671,7 @@ export type Command =
   | DemoFaucet
   | StartReplay
   | EndReplay
+  | RestoreSandbox
   | VenueChangeCommand
   | MarginTransfer
   | FundLendingPool

@@ -389,6 +389,13 @@ export interface LoanRepaid {
   readonly time: number;
 }
 
+/** The whole state was replaced (RestoreSandbox): caches of books, tickers and accounts start afresh. */
+export interface SandboxRestored {
+  readonly type: 'SandboxRestored';
+  readonly name: string;
+  readonly time: number;
+}
+
 export type EngineEvent =
   | OrderAccepted
   | TradeExecuted
@@ -420,4 +427,5 @@ export type EngineEvent =
   | ReplayStarted
   | ReplayEnded
   | LoanClosed
-  | LoanRepaid;
+  | LoanRepaid
+  | SandboxRestored;

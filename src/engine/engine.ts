@@ -15,16 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import { BUY, SELL, type SequencedCommand, type UserStatus } from '../domain/commands.ts';
+import type { RestoreSandbox, Stamp } from '../domain/commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
-import { validateCoinFunds } from '../domain/chains.ts';
-import {
-  validateCoin,
-  validateMarket,
-  type CoinSpec,
-  type MarketSpec,
-  type VenueConfig,
-  type VenueSettings,
-} from '../domain/specs.ts';
+import type { CoinSpec, MarketSpec, VenueConfig, VenueSettings } from '../domain/specs.ts';
 import { CommandContext, refused } from './command-context.ts';
 import { DeadManSwitch, earliest } from './dead-man.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
@@ -44,10 +37,13 @@ import {
   checkSnapshotVersion,
   decodeSnapshot,
   encodeSnapshot,
+  snapshotConfig,
   type EngineSnapshot,
   type SnapshotParts,
 } from './snapshot.ts';
 import { isVenueChangeCommand, VenueChanges } from './venue-changes.ts';
+import { loadVenueConfig } from './venue-config.ts';
+import { carryCounters } from './restore-counters.ts';
 import { assertEngineInvariants } from './invariants.ts';
 import type { ApplyResult, OrderView } from './results.ts';
 
@@ -56,55 +52,41 @@ export type { ApiKeyRecord } from './registry.ts';
 export type { ApplyResult, CancelledOrder, OrderView } from './results.ts';
 
 export class Engine {
-  readonly #settings: VenueSettings;
+  #settings!: VenueSettings;
   /** The command being applied: its time and events, shared by every module. */
   readonly #ctx = new CommandContext();
-  readonly #ledger: Ledger;
-  readonly #registry: Registry;
-  readonly #settlement: Settlement;
-  readonly #matching: Matching;
-  readonly #deadMan: DeadManSwitch;
+  #ledger!: Ledger;
+  #registry!: Registry;
+  #settlement!: Settlement;
+  #matching!: Matching;
+  #deadMan!: DeadManSwitch;
   /** Deposits, addresses, fund passwords and withdrawals (src/engine/funds.ts). */
-  readonly #funds: Funds;
+  #funds!: Funds;
   /** The demo market: demo users, the faucet, whether the bots were stopped (src/engine/demo-state.ts). */
-  readonly #demo: Demo;
+  #demo!: Demo;
   /** The operator's runtime changes: coins, markets, user status and limits, key rotation. */
-  readonly #changes: VenueChanges;
+  #changes!: VenueChanges;
   /** Margin accounts, lending, loans and interest (src/engine/margin.ts). */
-  readonly #margin: Margin;
+  #margin!: Margin;
   /** Main users' sub-accounts and the transfers among a family (src/engine/sub-accounts.ts). */
-  readonly #subAccounts: SubAccounts;
+  #subAccounts!: SubAccounts;
   /** Mark prices, the liquidation index, forced liquidations (src/engine/risk.ts). */
-  readonly #risk: Risk;
+  #risk!: Risk;
   /** Sequence number of the last command applied (0 before any). */
   #lastSeq = 0;
 
   /** A fresh engine with the given coins, markets and settings. Throws on an invalid config. */
   constructor(config: VenueConfig) {
+    this.#build(config);
+  }
+
+  /** Builds every module afresh for `config` (the constructor; a sandbox's restore). */
+  #build(config: VenueConfig): void {
     const ctx = this.#ctx;
     this.#settings = { ...config.settings };
     this.#ledger = new Ledger(ctx);
     const registry = (this.#registry = new Registry(ctx, this.#ledger));
-    for (const coin of config.coins) {
-      const problems = validateCoin(coin);
-      if (problems.length > 0 || registry.coin(coin.name) !== undefined) {
-        throw new Error(`invalid coin ${coin.name}: ${problems.join('; ') || 'duplicate'}`);
-      }
-      registry.addCoin(coin);
-    }
-    for (const market of config.markets) {
-      const problems = validateMarket(market, registry.coinSpecs());
-      if (problems.length > 0 || registry.market(market.name) !== undefined) {
-        throw new Error(`invalid market ${market.name}: ${problems.join('; ') || 'duplicate'}`);
-      }
-      registry.addMarket(market);
-    }
-    for (const f of config.funds ?? []) {
-      const problems = validateCoinFunds(f, registry.coinSpecs());
-      if (problems.length > 0 || (config.funds ?? []).filter((g) => g.coin === f.coin).length > 1) {
-        throw new Error(`invalid funds of ${f.coin}: ${problems.join('; ') || 'duplicate'}`);
-      }
-    }
+    loadVenueConfig(registry, config);
     this.#settlement = new Settlement(ctx, this.#ledger, registry, this.#settings);
     const prices = new LimitPrices(registry, { limitMark: (m) => this.#risk.limitMark(m) });
     this.#margin = new Margin(ctx, this.#ledger, registry, prices, (coin) => this.#funds.netCredited(coin));
@@ -164,6 +146,8 @@ export class Engine {
         return this.#matching.apply(cmd);
       case 'CancelAllOrdersAfter':
         return this.#deadMan.arm(cmd);
+      case 'RestoreSandbox':
+        return this.#restoreSandbox(cmd);
       case 'FireTimers': {
         const fired = this.#deadMan.fire();
         this.#margin.fire();
@@ -179,6 +163,27 @@ export class Engine {
         if (isSubAccountCommand(cmd)) return this.#subAccounts.apply(cmd);
         return refused('INVALID_PARAMETER', `unknown command type ${(cmd as { type: unknown }).type}`);
     }
+  }
+
+  /**
+   * RestoreSandbox: the state the command carries replaces this one whole, in place (every reader
+   * keeps this engine), its id counters carried on (restore-counters.ts). Checked on a throwaway
+   * engine first, so a state that does not load changes nothing.
+   */
+  #restoreSandbox(cmd: RestoreSandbox & Stamp): ApplyResult {
+    const s = carryCounters(
+      { ...(cmd.state as unknown as EngineSnapshot), lastSeq: cmd.seq },
+      this.snapshot(),
+    );
+    try {
+      Engine.restore(s);
+    } catch (error) {
+      return refused('INVALID_PARAMETER', `the state to restore does not load: ${(error as Error).message}`);
+    }
+    this.#build(snapshotConfig(s));
+    decodeSnapshot(s, this.#parts());
+    this.#ctx.events.push({ type: 'SandboxRestored', name: cmd.name, time: cmd.time });
+    return { result: 'OK', events: this.#ctx.events };
   }
 
   // ───────────────────────────── reads ─────────────────────────────
@@ -372,12 +377,7 @@ export class Engine {
   /** Rebuilds an engine from a snapshot. Throws if the snapshot is inconsistent. */
   static restore(s: EngineSnapshot): Engine {
     checkSnapshotVersion(s);
-    const engine = new Engine({
-      settings: s.settings,
-      coins: s.coins,
-      markets: s.markets.map((m) => m.spec),
-      funds: s.funds.config,
-    });
+    const engine = new Engine(snapshotConfig(s));
     engine.#lastSeq = s.lastSeq;
     decodeSnapshot(s, engine.#parts());
     engine.assertInvariants();

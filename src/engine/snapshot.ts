@@ -19,7 +19,7 @@ import type { AcctType, OrderKind, Side, UserStatus } from '../domain/commands.t
 import type { KeyPermissions } from '../domain/commands.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 import type { Risk, RiskSnapshot } from './risk.ts';
-import type { CoinSpec, MarketSpec, VenueSettings } from '../domain/specs.ts';
+import type { CoinSpec, MarketSpec, VenueConfig, VenueSettings } from '../domain/specs.ts';
 import type { DeadManSwitch } from './dead-man.ts';
 import type { Demo, DemoSnapshot } from './demo-state.ts';
 import type { Funds, FundsSnapshot } from './funds.ts';
@@ -225,6 +225,14 @@ export function encodeSnapshot(p: SnapshotParts): EngineSnapshot {
     ...(subUsers.length > 0 && { subUsers }),
   };
 }
+
+/** The configuration a snapshot's engine is built with before its state is loaded into it. */
+export const snapshotConfig = (s: EngineSnapshot): VenueConfig => ({
+  settings: s.settings,
+  coins: s.coins,
+  markets: s.markets.map((m) => m.spec),
+  funds: s.funds.config,
+});
 
 /** Checks that a snapshot's version is one this code reads. Throws if not. */
 export function checkSnapshotVersion(s: EngineSnapshot): void {

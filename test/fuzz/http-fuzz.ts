@@ -272,6 +272,9 @@ const ADMIN_PARAMS: Readonly<Record<string, readonly string[]>> = {
   takerFee: ['0.001', '0.2'],
   key: ['nobody-key-0001'],
   clear: ['true', 'no'],
+  // The report (report-routes.ts): its period in ms.
+  from: ['0', '1700000000000', 'x'],
+  to: ['1700000000000', '99999999999999', '-1'],
 };
 const ADMIN_WEIGHTS: Readonly<Record<string, number>> = {
   // scrypt: tens of ms a call.

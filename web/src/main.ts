@@ -13,6 +13,7 @@ import { marginPanel } from './margin-panel.ts';
 import { marketsPanel } from './markets-panel.ts';
 import { orderForm } from './order-form.ts';
 import { getPublic, KEY_REFUSED, type Json, type SignedApi } from './rest.ts';
+import { reportPanel } from './report-panel.ts';
 import { tradesPanel } from './trades-panel.ts';
 
 /** How often the sandbox clock badge is refreshed (ms). */
@@ -90,6 +91,7 @@ async function start(): Promise<void> {
   accountPanel(app);
   fillsPanel(app);
   marginPanel(app);
+  reportPanel(app);
   sandboxClock(venue);
 }
 

@@ -32,6 +32,8 @@ import { lendingAdminRoutes } from './lending-routes.ts';
 import { fundsAdminRoutes, type FundsAdminDeps } from './funds-routes.ts';
 import { REPLAY_READ_PATHS, replayAdminRoutes, type ReplayAdminDeps } from './replay-routes.ts';
 import { sandboxAdminRoutes, type SandboxAdminDeps } from './sandbox-routes.ts';
+import { savePointRoutes } from './save-point-routes.ts';
+import { reportRoutes } from './report-routes.ts';
 import { VIEW_READ_PATHS, viewsRoutes, type ViewsDeps } from './views-routes.ts';
 import { RISK_READ_PATHS, riskAdminRoutes } from './risk-routes.ts';
 import { knownMarketParam, unknownMarketMessage } from './views-routes.ts';
@@ -89,6 +91,8 @@ export const READ_ONLY_PATHS: ReadonlySet<string> = new Set([
   '/admin/demo/status',
   '/admin/clock',
   ...REPLAY_READ_PATHS,
+  '/admin/sandbox/saves',
+  '/admin/report',
   ...VIEW_READ_PATHS,
   ...CHANGE_READ_PATHS,
   ...RISK_READ_PATHS,
@@ -324,6 +328,8 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...riskAdminRoutes({ venue }),
     ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
     ...replayAdminRoutes({ replays: deps.replays }),
+    ...savePointRoutes({ venue, saves: deps.sandbox?.saves }),
+    ...reportRoutes({ venue }),
     ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ...changeRoutes({ venue, keys: renewer(deps.keys) }),
     ...activityRoutes({ venue }),

@@ -11,12 +11,15 @@ import type { SandboxClock } from '../../sequencer/venue-clock.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
+import type { SavePointSetup } from './save-point-routes.ts';
 
 export interface SandboxAdminDeps {
   readonly venue: VenuePort;
   readonly clock: SandboxClock;
   /** The longest advance accepted (ms). */
   readonly maxAdvanceMs: number;
+  /** The save points (save-point-routes.ts), on a sandbox only. */
+  readonly saves?: SavePointSetup | undefined;
 }
 
 /** ms in each unit `parseDuration` knows. */

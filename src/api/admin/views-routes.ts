@@ -88,7 +88,7 @@ const HISTORY_POLL_MS = 10;
  * the request came, so that a view shows the bills of the balances beside them. On timeout the
  * view goes ahead with what the store has (`historySeq` in the answer says how far that is).
  */
-async function awaitHistory(venue: VenuePort): Promise<number> {
+export async function awaitHistory(venue: VenuePort): Promise<number> {
   const target = venue.engine.lastSeq;
   const deadline = performance.now() + HISTORY_WAIT_MS;
   let at = await venue.history.checkpoint();

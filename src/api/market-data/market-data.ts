@@ -213,6 +213,12 @@ export class MarketData {
           this.#tickerEpoch++;
           break;
         }
+        case 'SandboxRestored':
+          // The whole state was replaced (issue 35): every book and the markets' last prices.
+          for (const s of this.#markets.values()) s.bookVersion++;
+          this.#configVersion++;
+          this.#tickerEpoch++;
+          break;
         case 'MarketUpserted':
         case 'MarketStatusSet':
         case 'CoinUpserted':

@@ -590,6 +590,7 @@ export class FanOut {
       case 'MarketUpserted':
       case 'MarketStatusSet':
       case 'CoinUpserted':
+      case 'SandboxRestored':
         for (const m of this.#markets.values()) {
           m.book = true;
           this.#dirtyMarkets.add(m);

@@ -12,6 +12,7 @@ import { FUND_RECORD_ENDPOINTS } from './fund-records.ts';
 import { MARGIN_ENDPOINTS } from './margin.ts';
 import { MARGIN_VIEW_ENDPOINTS } from './margin-views.ts';
 import { ORDER_QUERY_ENDPOINTS } from './order-queries.ts';
+import { REPORT_ENDPOINTS } from './report.ts';
 import { signedRoute, type SignedEndpoint } from './pipeline.ts';
 import { SUB_ACCOUNT_ENDPOINTS } from './sub-accounts.ts';
 import { TRADING_ENDPOINTS } from './trading.ts';
@@ -46,6 +47,7 @@ export const SIGNED_ENDPOINTS: readonly SignedEndpoint[] = [
   ...MARGIN_ENDPOINTS,
   ...MARGIN_VIEW_ENDPOINTS,
   ...SUB_ACCOUNT_ENDPOINTS,
+  ...REPORT_ENDPOINTS,
 ];
 
 /**
