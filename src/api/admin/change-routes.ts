@@ -22,7 +22,15 @@ import {
   type MarketSpec,
 } from '../../domain/specs.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
-import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+import {
+  param,
+  paramText,
+  type ApiReply,
+  type ApiRequest,
+  type Route,
+  type VenuePort,
+} from '../http/types.ts';
+import { plainInteger, readAnyCaseCoin, readInteger, readOnOff } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { knownMarketParam } from './views-routes.ts';
 
@@ -48,12 +56,8 @@ const MAX_KEYS_LISTED = 1000;
 
 /** `true`/`on`/`false`/`off` (any case), the default when absent, or the refusal. */
 function flag(request: ApiRequest, name: string, absent: boolean | undefined): boolean | undefined {
-  const text = param(request, name);
-  if (text === undefined) return absent;
-  const t = text.toLowerCase();
-  if (t === 'true' || t === 'on') return true;
-  if (t === 'false' || t === 'off') return false;
-  fail('INVALID_PARAMETER', `${name} must be on or off (true or false), not '${text.slice(0, 20)}'`);
+  const text = paramText(request, name);
+  return text === undefined ? absent : readOnOff(name, text);
 }
 
 /** A small integer parameter in [min, max], the default when absent, or the refusal. */
@@ -64,12 +68,8 @@ function integer(
   max: number,
   absent?: number,
 ): number | undefined {
-  const text = param(request, name);
-  if (text === undefined) return absent;
-  const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  return n >= min && n <= max
-    ? n
-    : fail('INVALID_PARAMETER', `${name} '${text.slice(0, 20)}' must be an integer from ${min} to ${max}`);
+  const text = paramText(request, name);
+  return text === undefined ? absent : readInteger(name, text, min, max);
 }
 
 /** Decimal text at `scale` (≥ 0), or the refusal; undefined when absent. */
@@ -170,7 +170,7 @@ export function parseChain(text: string, unitDecimal: number): ChainSpec | strin
   const usage = `chain '${text.slice(0, 80)}' must be NAME:MAINCHAIN:confirmations:withdrawFee:minWithdraw[:memo], e.g. SOL:SOL:32:0.01:0.1`;
   if (parts.length < 5 || parts.length > 6 || (memo !== undefined && memo !== 'memo')) return usage;
   if (!CHAIN_NAME.test(name.toUpperCase()) || !CHAIN_NAME.test(mainChain.toUpperCase())) return usage;
-  const confirmations = /^\d{1,5}$/.test(conf) ? Number(conf) : NaN;
+  const confirmations = plainInteger(conf) ?? NaN;
   const withdrawFee = parseDecimal(fee, unitDecimal);
   const minWithdraw = parseDecimal(min, unitDecimal);
   if (!(confirmations >= 1 && confirmations <= 10_000)) return `${usage}: confirmations 1 to 10000`;
@@ -197,10 +197,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     const check = checkCoinName(name);
     return check.ok ? name : fail(check.result, check.message);
   };
-  const knownCoin = (request: ApiRequest): CoinSpec => {
-    const name = coinNamed(request);
-    return engine.coin(name) ?? fail('UNKNOWN_COIN', `unknown coin '${name}'`);
-  };
+  const knownCoin = (request: ApiRequest): CoinSpec =>
+    readAnyCaseCoin(engine, 'coin', paramText(request, 'coin'));
   const knownMarket = (request: ApiRequest): MarketSpec => knownMarketParam(engine, request);
   const coinSpecs = (extra?: CoinSpec): Map<string, CoinSpec> => {
     const coins = new Map(engine.coins().map((c) => [c.name, c]));

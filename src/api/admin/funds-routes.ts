@@ -9,11 +9,19 @@
  */
 import { joinAddress } from '../../domain/chains.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import { checkCoinName, type CoinSpec } from '../../domain/specs.ts';
+import type { CoinSpec } from '../../domain/specs.ts';
 import type { ChainAdapter } from '../../chain/chain-port.ts';
 import { ChainError, type SimulatedChain } from '../../chain/simulated-chain.ts';
 import { FUND_PASSWORD, hashFundPassword } from '../auth/fund-password.ts';
-import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+import {
+  param,
+  paramText,
+  type ApiReply,
+  type ApiRequest,
+  type Route,
+  type VenuePort,
+} from '../http/types.ts';
+import { plainInteger, readAnyCaseCoin, readInteger } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { withdrawalsFilter } from './activity-routes.ts';
 
@@ -32,10 +40,7 @@ export interface FundsAdminDeps {
 
 /** The coin a parameter names, in any letter case, or the refusal. */
 function coinOf(venue: VenuePort, request: ApiRequest): CoinSpec {
-  const text = (param(request, 'coin') ?? '').toLowerCase();
-  const check = checkCoinName(text);
-  if (!check.ok) fail(check.result, check.message);
-  return venue.engine.coin(text) ?? fail('UNKNOWN_COIN', `unknown coin '${text}'`);
+  return readAnyCaseCoin(venue.engine, 'coin', paramText(request, 'coin'));
 }
 
 export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
@@ -63,7 +68,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
 
   const withdrawalId = (request: ApiRequest): string => {
     const id = param(request, 'id') ?? '';
-    return /^\d{1,15}$/.test(id) && funds.withdrawal(id) !== undefined
+    return plainInteger(id) !== undefined && funds.withdrawal(id) !== undefined
       ? id
       : fail('UNKNOWN_REFERENCE', `no withdrawal '${id.slice(0, 40)}'`);
   };
@@ -282,11 +287,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       /** [blocks] (default 1): mines blocks; pending transactions go into the first. */
       path: '/admin/chain/mine',
       handler: (request) => {
-        const text = param(request, 'blocks') ?? '1';
-        const blocks = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-        if (!(blocks >= 1 && blocks <= MAX_BLOCKS_PER_MINE)) {
-          fail('INVALID_PARAMETER', `blocks must be an integer from 1 to ${MAX_BLOCKS_PER_MINE}`);
-        }
+        const blocks = readInteger('blocks', paramText(request, 'blocks') ?? '1', 1, MAX_BLOCKS_PER_MINE);
         return onChain((sim) => ({ mined: blocks, height: sim.mine(blocks) }));
       },
     },

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import { checkCoinName } from '../../domain/specs.ts';
 import {
   checkRate,
   checkTerm,
@@ -15,7 +14,8 @@ import {
   formatRatePercent,
   parseRatePercent,
 } from '../../margin/settings.ts';
-import { param, type Route, type VenuePort } from '../http/types.ts';
+import { param, paramText, type Route, type VenuePort } from '../http/types.ts';
+import { plainInteger, readAnyCaseCoin } from '../edge/readers.ts';
 import { fail, fromResult } from './admin-reply.ts';
 
 /** Longest funding reference accepted. */
@@ -32,11 +32,7 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
        */
       path: '/admin/lending/fund',
       handler: async (request) => {
-        const coinName = (param(request, 'coin') ?? '').toLowerCase();
-        const name = checkCoinName(coinName);
-        if (!name.ok) fail(name.result, name.message);
-        const coin = venue.engine.coin(coinName);
-        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        const coin = readAnyCaseCoin(venue.engine, 'coin', paramText(request, 'coin'));
         const lending = defaultLendingSettings(coin.name, coin.unitDecimal);
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
@@ -59,7 +55,7 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
         const rate = checkRate(lending, dailyRatePpm);
         if (!rate.ok) fail(rate.result, rate.message.replace('interestRateOfDay', 'rate'));
         const daysText = param(request, 'days') ?? '';
-        const days = /^[1-9][0-9]{0,2}$/.test(daysText) ? Number(daysText) : NaN;
+        const days = plainInteger(daysText) ?? NaN;
         if (!checkTerm(lending, days).ok) {
           fail(
             'INVALID_LOAN_TERM',

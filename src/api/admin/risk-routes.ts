@@ -11,6 +11,7 @@ import type { LiquidationRecord } from '../../margin/liquidation.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { liquidationOf } from '../http/signed/margin-views.ts';
 import { param, type Route, type VenuePort } from '../http/types.ts';
+import { plainInteger } from '../edge/readers.ts';
 import { fail, ok } from './admin-reply.ts';
 import { engineReader } from './venue-reader.ts';
 import { coinParam, DEFAULT_LIST_LIMIT, marketParam, paging, userParam } from './views-routes.ts';
@@ -80,10 +81,10 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
       path: '/admin/liquidations/show',
       handler: (request) => {
         const text = param(request, 'id') ?? '';
-        if (!/^[1-9]\d{0,14}$/.test(text)) {
+        const id = plainInteger(text) ?? 0;
+        if (id < 1)
           fail('INVALID_PARAMETER', `id '${text.slice(0, 20)}' must be a liquidation number (1, 2, …)`);
-        }
-        const record = engine.liquidations().find((r) => r.id === Number(text));
+        const record = engine.liquidations().find((r) => r.id === id);
         if (record === undefined) fail('INVALID_PARAMETER', `no liquidation ${text}`);
         return ok({ liquidation: recordRow(engine, record) });
       },

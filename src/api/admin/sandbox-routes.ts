@@ -9,7 +9,8 @@ import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED, parseSpeed } from '../../domain/clock-speed.ts';
 import type { SandboxClock } from '../../sequencer/venue-clock.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
-import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
+import { param, paramText, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
+import { readAnyCaseCoin } from '../edge/readers.ts';
 import { fail, fromResult, userOf } from './admin-reply.ts';
 
 export interface SandboxAdminDeps {
@@ -86,9 +87,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
       path: '/admin/demo/faucet',
       handler: async (request): Promise<ApiReply> => {
         const userId = userOf(venue, request);
-        const coinName = (param(request, 'coin') ?? '').toLowerCase();
-        const coin = engine.coin(coinName);
-        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName.slice(0, 40)}'`);
+        const coin = readAnyCaseCoin(engine, 'coin', paramText(request, 'coin'));
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {

@@ -11,7 +11,15 @@ import { isPendingWithdrawal, type WithdrawalState } from '../../../domain/chain
 import type { RequestWithdrawal } from '../../../domain/commands.ts';
 import { verifyFundPassword } from '../../auth/fund-password.ts';
 import type { Args } from '../../edge/endpoint.ts';
-import { ANY_CASE_COIN, choice, optional, readCoinUnits, TEXT, withDefault } from '../../edge/readers.ts';
+import {
+  ANY_CASE_COIN,
+  choice,
+  optional,
+  plainInteger,
+  readCoinUnits,
+  TEXT,
+  withDefault,
+} from '../../edge/readers.ts';
 import { quoted, refuse } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
@@ -126,7 +134,7 @@ async function cancelWithdraw(
 ): Promise<ApiReply> {
   const { engine, userId } = ctx;
   const { currency: coin, downloadId: id, safePwd: password } = args;
-  const w = /^\d{1,15}$/.test(id) ? engine.funds.withdrawal(id) : undefined;
+  const w = plainInteger(id) === undefined ? undefined : engine.funds.withdrawal(id);
   if (w === undefined || w.userId !== userId)
     refuse('UNKNOWN_REFERENCE', `no withdrawal ${quoted(id)} of this account`);
   if (coin !== undefined && coin.name !== w.coin)
