@@ -205,7 +205,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       // Unguarded and harmless: lets the CLI check that the server at a listen.json address is
       // the one that wrote the file before it sends the token there.
       path: '/admin/instance',
-      handler: () => ({ json: { code: 1000, message: 'success', instance: deps.instance } }),
+      handler: () => ok({ instance: deps.instance }),
     },
     {
       path: '/admin/users/create',
@@ -308,7 +308,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         const path = await deps.snapshot();
         return path === undefined
           ? fail('GENERAL_ERROR', 'snapshot failed: the server log says why')
-          : { json: { code: 1000, message: 'success', path } };
+          : ok({ path });
       },
     },
     {

@@ -87,7 +87,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       throw error;
     }
     await deps.syncChains();
-    return { json: { code: 1000, message: 'success', ...data, height: sim.height } };
+    return ok({ ...data, height: sim.height });
   };
 
   return [
@@ -223,7 +223,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/withdrawals/show',
       handler: async (request) => {
         const id = withdrawalId(request);
-        return { json: { code: 1000, message: 'success', steps: await venue.history.withdrawalSteps(id) } };
+        return ok({ steps: await venue.history.withdrawalSteps(id) });
       },
     },
     ...(['approve', 'reject'] as const).map((verb): Route => ({

@@ -11,7 +11,7 @@ import type { SandboxClock } from '../../sequencer/venue-clock.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { param, paramText, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
 import { readAnyCaseCoin } from '../edge/readers.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
+import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 
 export interface SandboxAdminDeps {
   readonly venue: VenuePort;
@@ -74,7 +74,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
   return [
     {
       path: '/admin/demo/status',
-      handler: () => ({ json: { code: 1000, message: 'success', ...demoStatus(engine) } }),
+      handler: () => ok(demoStatus(engine)),
     },
     {
       path: '/admin/demo/stop',
@@ -107,7 +107,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
     },
     {
       path: '/admin/clock',
-      handler: () => ({ json: { code: 1000, message: 'success', ...clockBody(clock) } }),
+      handler: () => ok(clockBody(clock)),
     },
     {
       path: '/admin/clock/advance',
@@ -131,15 +131,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
           );
         }
         const done = await clock.advance(ms);
-        return {
-          json: {
-            code: 1000,
-            message: 'success',
-            ...clockBody(clock),
-            from: done.from,
-            timerSteps: done.timerSteps,
-          },
-        };
+        return ok({ ...clockBody(clock), from: done.from, timerSteps: done.timerSteps });
       },
     },
     {
@@ -163,7 +155,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
           );
         }
         const done = await clock.setSpeed(speed);
-        return { json: { code: 1000, message: 'success', ...clockBody(clock), from: done.from } };
+        return ok({ ...clockBody(clock), from: done.from });
       },
     },
   ];

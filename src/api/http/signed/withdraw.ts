@@ -20,7 +20,7 @@ import {
   TEXT,
   withDefault,
 } from '../../edge/readers.ts';
-import { quoted, refuse } from '../../edge/refusal.ts';
+import { quoted, refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
@@ -117,7 +117,7 @@ async function withdraw(ctx: SignedContext, args: Args<typeof WITHDRAW_PARAMS>):
   if (refusal !== undefined) refuse(refusal.result, refusal.message);
   await checkFundPassword(ctx, password);
   const result = await submitOrRefuse(ctx, command);
-  return { json: { code: 1000, message: 'success', id: result.withdrawalId } };
+  return { json: successBody({ id: result.withdrawalId }) };
 }
 
 const CANCELLABLE: readonly WithdrawalState[] = ['submitted', 'approved'];
@@ -149,7 +149,7 @@ async function cancelWithdraw(
   }
   await checkFundPassword(ctx, password);
   await submitOrRefuse(ctx, { type: 'CancelWithdrawal', withdrawalId: id, userId });
-  return { json: { code: 1000, message: 'success' } };
+  return { json: successBody() };
 }
 
 export const WITHDRAW_ENDPOINTS: readonly SignedEndpoint[] = [
