@@ -33,6 +33,7 @@ import {
 import { plainInteger, readAnyCaseCoin, readInteger, readOnOff } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { knownMarketParam } from './views-routes.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** New secrets for existing keys (the secret is shown once; only its sealed hash is kept). */
 export interface KeyRenewer {
@@ -81,7 +82,7 @@ function amount(request: ApiRequest, name: string, scale: number, unit: string):
     v ??
     fail(
       'INVALID_AMOUNT',
-      `${name} '${text.slice(0, 40)}' must be an amount of ${unit} with at most ${scale} decimals`,
+      `${name} ${quoted(text)} must be an amount of ${unit} with at most ${scale} decimals`,
     )
   );
 }
@@ -99,7 +100,7 @@ export function feeRate(request: ApiRequest, name: string): number | undefined {
   if (v === undefined || v > MAX_FEE_PPM) {
     fail(
       'INVALID_PARAMETER',
-      `${name} '${text.slice(0, 20)}' must be a fraction from -${max} to ${max} with at most 6 decimals (0.002 is 0.2%)`,
+      `${name} ${quoted(text)} must be a fraction from -${max} to ${max} with at most 6 decimals (0.002 is 0.2%)`,
     );
   }
   return negative ? -v : v;
@@ -167,7 +168,7 @@ function marketView(m: MarketSpec, quoteDecimal: number): Record<string, unknown
 export function parseChain(text: string, unitDecimal: number): ChainSpec | string {
   const parts = text.split(':');
   const [name = '', mainChain = '', conf = '', fee = '', min = '', memo] = parts;
-  const usage = `chain '${text.slice(0, 80)}' must be NAME:MAINCHAIN:confirmations:withdrawFee:minWithdraw[:memo], e.g. SOL:SOL:32:0.01:0.1`;
+  const usage = `chain ${quoted(text)} must be NAME:MAINCHAIN:confirmations:withdrawFee:minWithdraw[:memo], e.g. SOL:SOL:32:0.01:0.1`;
   if (parts.length < 5 || parts.length > 6 || (memo !== undefined && memo !== 'memo')) return usage;
   if (!CHAIN_NAME.test(name.toUpperCase()) || !CHAIN_NAME.test(mainChain.toUpperCase())) return usage;
   const confirmations = plainInteger(conf) ?? NaN;
@@ -239,7 +240,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       const c = chains[i];
       if (c === undefined) {
         const names = chains.map((x) => x.name).join(', ') || 'none';
-        fail('INVALID_PARAMETER', `${unit} has no chain '${chainName.slice(0, 20)}' (its chains: ${names})`);
+        fail('INVALID_PARAMETER', `${unit} has no chain ${quoted(chainName)} (its chains: ${names})`);
       }
       const withdrawFee = amount(request, 'withdrawFee', coin.unitDecimal, unit);
       const minWithdraw = amount(request, 'minWithdraw', coin.unitDecimal, unit);
@@ -288,7 +289,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
   });
   const knownKey = (request: ApiRequest): ApiKeyRecord => {
     const text = param(request, 'key') ?? '';
-    return engine.apiKey(text) ?? fail('UNKNOWN_REFERENCE', `no API key '${text.slice(0, 64)}'`);
+    return engine.apiKey(text) ?? fail('UNKNOWN_REFERENCE', `no API key ${quoted(text)}`);
   };
 
   return [
@@ -374,11 +375,11 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         if (name !== name.toLowerCase())
           fail(
             'INVALID_PARAMETER',
-            `market '${name.slice(0, 40)}' must be lowercase ('${name.slice(0, 40).toLowerCase()}')`,
+            `market ${quoted(name)} must be lowercase (${quoted(name.toLowerCase())})`,
           );
         const split = splitMarketName(name);
         if (split === undefined)
-          fail('INVALID_PARAMETER', `market '${name.slice(0, 40)}' must be <base>_<quote>, e.g. sol_usdt`);
+          fail('INVALID_PARAMETER', `market ${quoted(name)} must be <base>_<quote>, e.g. sol_usdt`);
         if (engine.market(name) !== undefined)
           fail('INVALID_PARAMETER', `market ${name} exists: change it with market change`);
         for (const c of [split.base, split.quote]) {

@@ -24,6 +24,7 @@ import {
 import { plainInteger, readAnyCaseCoin, readInteger } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { withdrawalsFilter } from './activity-routes.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** The most blocks one `chain mine` may mine. */
 export const MAX_BLOCKS_PER_MINE = 10_000;
@@ -70,7 +71,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
     const id = param(request, 'id') ?? '';
     return plainInteger(id) !== undefined && funds.withdrawal(id) !== undefined
       ? id
-      : fail('UNKNOWN_REFERENCE', `no withdrawal '${id.slice(0, 40)}'`);
+      : fail('UNKNOWN_REFERENCE', `no withdrawal ${quoted(id)}`);
   };
 
   const simulator = (): SimulatedChain =>
@@ -136,7 +137,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         const chain = candidates.find((a) => a.isAddress(address))?.chain;
         if (chain === undefined) {
           const names = candidates.map((a) => a.chain.name).join(' or ') || 'no such chain';
-          fail('INVALID_PARAMETER', `'${address.slice(0, 100)}' is not a ${coin.name} address on ${names}`);
+          fail('INVALID_PARAMETER', `${quoted(address)} is not a ${coin.name} address on ${names}`);
         }
         const r = await venue.submit({
           type: 'AddWithdrawAddress',
@@ -270,7 +271,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
           if (amount === undefined || amount <= 0) {
             throw new ChainError(
               'INVALID_AMOUNT',
-              `amount '${text.slice(0, 40)}' must be a positive decimal with at most ${decimals} decimals`,
+              `amount ${quoted(text)} must be a positive decimal with at most ${decimals} decimals`,
             );
           }
           const tx = sim.deposit(target.coin, target.chain.name, address, memo, amount);

@@ -17,6 +17,7 @@ import {
 import { param, paramText, type Route, type VenuePort } from '../http/types.ts';
 import { plainInteger, readAnyCaseCoin } from '../edge/readers.ts';
 import { fail, fromResult } from './admin-reply.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** Longest funding reference accepted. */
 const MAX_REF_LENGTH = 64;
@@ -39,7 +40,7 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
         if (amount === undefined || amount <= 0) {
           fail(
             'INVALID_AMOUNT',
-            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
+            `amount ${quoted(amountText)} must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
               `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
           );
         }
@@ -48,7 +49,7 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
         if (dailyRatePpm === undefined) {
           fail(
             'INVALID_PARAMETER',
-            `rate '${rateText.slice(0, 40)}' must be a percent per day with at most 4 decimals, e.g. 0.05 ` +
+            `rate ${quoted(rateText)} must be a percent per day with at most 4 decimals, e.g. 0.05 ` +
               `(${formatRatePercent(lending.minDailyRatePpm)} to ${formatRatePercent(lending.maxDailyRatePpm)})`,
           );
         }
@@ -59,7 +60,7 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
         if (!checkTerm(lending, days).ok) {
           fail(
             'INVALID_LOAN_TERM',
-            `days '${daysText.slice(0, 40)}' must be one of ${lending.termsDays.join(', ')}`,
+            `days ${quoted(daysText)} must be one of ${lending.termsDays.join(', ')}`,
           );
         }
         const ref = param(request, 'ref') ?? randomUUID();

@@ -12,6 +12,7 @@ import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { param, paramText, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
 import { readAnyCaseCoin } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { quoted } from '../edge/refusal.ts';
 
 export interface SandboxAdminDeps {
   readonly venue: VenuePort;
@@ -93,7 +94,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         if (amount === undefined || amount <= 0) {
           fail(
             'INVALID_AMOUNT',
-            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals`,
+            `amount ${quoted(amountText)} must be a positive decimal with at most ${coin.unitDecimal} decimals`,
           );
         }
         const r = await venue.submit({ type: 'DemoFaucet', userId, coin: coin.name, amount });
@@ -123,7 +124,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         const ms = parseDuration(text);
         if (ms === undefined || ms > deps.maxAdvanceMs) {
           // Said in the words of the person advancing (the CLI's <duration>), not the form field's name.
-          const what = text === '' ? 'no duration given' : `'${text.slice(0, 40)}' is not a duration`;
+          const what = text === '' ? 'no duration given' : `${quoted(text)} is not a duration`;
           fail(
             'INVALID_PARAMETER',
             `${what}: give a number with its unit, such as 30s, 15m, 1h, 1h30m, 2d or 1w ` +
@@ -147,7 +148,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         const text = param(request, 'speed') ?? '';
         const speed = parseSpeed(text);
         if (speed === undefined) {
-          const what = text === '' ? 'no speed given' : `'${text.slice(0, 40)}' is not a speed`;
+          const what = text === '' ? 'no speed given' : `${quoted(text)} is not a speed`;
           return fail(
             'INVALID_PARAMETER',
             `${what}: give how many times faster than real time, a number from ${MIN_CLOCK_SPEED} ` +

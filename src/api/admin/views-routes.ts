@@ -18,7 +18,7 @@ import type { RateLimitLock } from '../auth/rate-limit.ts';
 import { MAX_PAGE_SIZE } from '../../store/history-store.ts';
 import { fail, ok } from './admin-reply.ts';
 import { plainInteger, readAnyCaseCoin, readInteger, readMarket } from '../edge/readers.ts';
-import { Refusal } from '../edge/refusal.ts';
+import { quoted, Refusal } from '../edge/refusal.ts';
 import type { AuditLog } from './audit-log.ts';
 import { engineReader, type UserRecord, type VenueReader } from './venue-reader.ts';
 
@@ -114,7 +114,7 @@ export function userParam(engine: VenueState, reader: VenueReader, request: ApiR
   const byName = engine.userId(text);
   const id = byName ?? plainInteger(text);
   const user = id === undefined ? undefined : reader.user(id);
-  return user ?? fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
+  return user ?? fail('USER_NOT_FOUND', `no user named or numbered ${quoted(text)}`);
 }
 
 /** The coin of the `coin` parameter (any case); undefined when absent or empty. */
@@ -516,10 +516,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
         }
         const lifted = await deps.limits.lift(subject);
         if (lifted === undefined) {
-          fail(
-            'UNKNOWN_REFERENCE',
-            `no rate-limit lock on '${subject.slice(0, 128)}' (bourse limits lists them)`,
-          );
+          fail('UNKNOWN_REFERENCE', `no rate-limit lock on ${quoted(subject)} (bourse limits lists them)`);
         }
         deps.log?.info(
           { kind: lifted.kind, subject: lifted.subject, until: new Date(lifted.until).toISOString() },
