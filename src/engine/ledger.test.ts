@@ -126,8 +126,8 @@ describe('ledger', () => {
     const a = new Ledger(new CommandContext()).open(isolated(1, 'btc_usdt'));
     assert.deepEqual(
       Object.keys(a),
-      ['key', 'kind', 'userId', 'margin'],
-      'nothing else is writable from outside',
+      ['key', 'kind', 'userId', 'margin', 'touchedAt'],
+      "no other module's state (touchedAt: TouchedAccounts')",
     );
     assert.throws(
       () => claimAccountSlot<number>('a fourth module'),
