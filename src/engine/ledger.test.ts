@@ -6,6 +6,7 @@ import type { BalanceChanged } from '../domain/events.ts';
 import { CommandContext } from './command-context.ts';
 import { Engine } from './engine.ts';
 import {
+  claimAccountSlot,
   cross,
   FEE_INCOME,
   INSURANCE,
@@ -117,6 +118,29 @@ describe('ledger', () => {
     assert.equal(iso.interest(usdt.index), 7);
     assert.throws(() => ledger.changeDebt(iso, usdt, -1_001, 0), /negative/);
     assert.throws(() => ledger.changeDebt(ledger.open(spot(1)), usdt, 1, 0), /spot account/);
+  });
+
+  test("other modules' state on an account is in slots each module claimed, not in public fields", () => {
+    // Engine imports risk, risk-cross and margin, which claimed the three slots at load.
+    assert.ok(Engine);
+    const a = new Ledger(new CommandContext()).open(isolated(1, 'btc_usdt'));
+    assert.deepEqual(
+      Object.keys(a),
+      ['key', 'kind', 'userId', 'margin', 'touchedAt'],
+      "no other module's state (touchedAt: TouchedAccounts')",
+    );
+    assert.throws(
+      () => claimAccountSlot<number>('a fourth module'),
+      /no ledger account slot left for a fourth module/,
+    );
+    assert.equal(a.debtCoins, 0);
+    assert.throws(
+      () => {
+        (a as unknown as { debtCoins: number }).debtCoins = 3;
+      },
+      TypeError,
+      "the debt count is the ledger's to keep",
+    );
   });
 
   test('fee income and the other system accounts', () => {

@@ -31,10 +31,7 @@ import type { BillType, MarginAccountRef } from '../domain/events.ts';
 import type { CoinUnits } from '../domain/money.ts';
 import type { CommandContext } from './command-context.ts';
 import type { LedgerCoin } from './funds.ts';
-import type { IndexEntry } from '../margin/liquidation-index.ts';
 import { accountKey } from '../margin/movement.ts';
-import type { MarginPreferences } from './margin.ts';
-import type { CrossSlot } from './risk-cross.ts';
 import { AVAILABLE, BORROWED, BalanceStore, FROZEN, INTEREST, type BalanceField } from './balance-store.ts';
 
 /** The venue's own accounts. */
@@ -78,15 +75,41 @@ export function loadBalances(
   }
 }
 
-/** Coin indexes below this have a bit in `LedgerAccount.owing`; higher ones read the debts. */
+/** Coin indexes below this have a bit in an account's owing mask; higher ones read the debts. */
 const OWING_BITS = 31;
 
 /**
- * One account's balances, per coin index (a missing entry is 0). A margin account also carries the
- * state other modules keep per account and read at each of its fills (its liquidation index entry,
- * its cross risk slot, its preferences): found on the object the fill has just touched rather than
- * by a lookup keyed by account or user, each a cache miss in a venue of many accounts (issue 14).
- * Only the module named beside each field writes it.
+ * A place on every ledger account where one other module keeps its own per-account state (the risk
+ * step's liquidation index entry, a cross account's risk slot, the margin preferences): found on
+ * the object a fill has just touched rather than by a lookup keyed by account or user, each a cache
+ * miss in a venue of many accounts (issue 14). A module claims its slot once, at load
+ * (`claimAccountSlot`), and keeps it to itself: no other module can read or write what it holds,
+ * and the ledger does not know its type.
+ */
+export interface AccountSlot<T> {
+  get(a: LedgerAccount): T | undefined;
+  set(a: LedgerAccount, value: T | undefined): void;
+}
+
+/** The slots `LedgerAccount` has, made by its static block; claimed in turn. */
+const SLOTS: AccountSlot<unknown>[] = [];
+let slotsClaimed = 0;
+
+/** Claims the next account slot for `what` (a module's own state); throws when none is left. */
+export function claimAccountSlot<T>(what: string): AccountSlot<T> {
+  const slot = SLOTS[slotsClaimed];
+  if (slot === undefined)
+    throw new Error(
+      `no ledger account slot left for ${what}: give LedgerAccount one more (#slot${SLOTS.length})`,
+    );
+  slotsClaimed++;
+  return slot as AccountSlot<T>;
+}
+
+/**
+ * One account's balances, per coin index (a missing entry is 0), and the ledger's own bookkeeping
+ * of its debts. What other modules keep per account is in its slots (`AccountSlot`), each read and
+ * written only by the module that claimed it.
  */
 export class LedgerAccount {
   readonly key: AccountKey;
@@ -104,18 +127,43 @@ export class LedgerAccount {
    * a margin account asks `owes` without reading the debt arrays (issue 14's bench: one field of
    * an object the fill has just touched instead of two cold arrays).
    */
-  owing = 0;
+  #owing = 0;
   /** How many coins the account owes principal or interest in. */
-  debtCoins = 0;
-  /** Where the account is in its ledger's `touched` list, −1 when it is not (`TouchedAccounts`). */
+  #debtCoins = 0;
+  /**
+   * Where the account is in its ledger's `touched` list, −1 when it is not: written by
+   * `TouchedAccounts` alone (a plain field: through a module-private accessor it cost the margin
+   * stream 6 % more instructions, bench/README.md).
+   */
   touchedAt = -1;
-  /** An isolated account's entry in its market's liquidation index, once the risk step made it. */
-  indexEntry: IndexEntry | undefined;
-  /** A cross account's risk state, once the risk step made it (src/engine/risk-cross.ts). */
-  crossRisk: CrossSlot | undefined;
-  /** A margin account's express and auto-repay defaults, once looked up (src/engine/margin.ts). */
-  preferences: MarginPreferences | undefined;
+  /** The slots other modules claim (`claimAccountSlot`): as many as there are claimants. */
+  #slot0: unknown = undefined;
+  #slot1: unknown = undefined;
+  #slot2: unknown = undefined;
   #name: string | undefined;
+
+  static {
+    SLOTS.push(
+      {
+        get: (a) => a.#slot0,
+        set: (a, v) => {
+          a.#slot0 = v;
+        },
+      },
+      {
+        get: (a) => a.#slot1,
+        set: (a, v) => {
+          a.#slot1 = v;
+        },
+      },
+      {
+        get: (a) => a.#slot2,
+        set: (a, v) => {
+          a.#slot2 = v;
+        },
+      },
+    );
+  }
 
   constructor(key: AccountKey, store: BalanceStore) {
     this.key = key;
@@ -181,13 +229,18 @@ export class LedgerAccount {
 
   /** Whether the account owes principal or interest in the coin of index `i`. */
   owes(i: number): boolean {
-    return i < OWING_BITS ? (this.owing & (1 << i)) !== 0 : this.owed(i) > 0;
+    return i < OWING_BITS ? (this.#owing & (1 << i)) !== 0 : this.owed(i) > 0;
   }
 
-  /** Keeps `owing` and `debtCoins` in step after coin `i`'s debt went from `before` to `owed`. */
+  /** How many coins the account owes principal or interest in. */
+  get debtCoins(): number {
+    return this.#debtCoins;
+  }
+
+  /** Keeps the owing mask and `debtCoins` in step after coin `i`'s debt went from `before` to `owed`. */
   noteDebt(i: number, before: CoinUnits, owed: CoinUnits): void {
-    if (before > 0 !== owed > 0) this.debtCoins += owed > 0 ? 1 : -1;
-    if (i < OWING_BITS) this.owing = owed > 0 ? this.owing | (1 << i) : this.owing & ~(1 << i);
+    if (before > 0 !== owed > 0) this.#debtCoins += owed > 0 ? 1 : -1;
+    if (i < OWING_BITS) this.#owing = owed > 0 ? this.#owing | (1 << i) : this.#owing & ~(1 << i);
   }
 }
 
@@ -214,7 +267,7 @@ export type SystemAccountEntry = [
 /**
  * The margin accounts changed since the risk step last took them, in the order first changed (as a
  * `Set` keeps them), without a hash lookup per change: each account knows its place in the list
- * (`LedgerAccount.touchedAt`), and a place it has left is skipped.
+ * (`LedgerAccount.touchedAt`, which only this list writes), and a place it has left is skipped.
  */
 export class TouchedAccounts {
   readonly #list: LedgerAccount[] = [];

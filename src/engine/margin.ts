@@ -74,7 +74,7 @@ import {
 import { refused, type CommandContext } from './command-context.ts';
 import type { ApplyResult } from './results.ts';
 import { outsideCreditRefusal, type OutsideHoldings } from './exact-range.ts';
-import { LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
+import { claimAccountSlot, LENDING_POOL, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { LimitPrices } from './limit-prices.ts';
 import { carriesLoss, unitsValue, orderLoss, sum } from '../margin/order-loss.ts';
 import { lessRestingLoss, restingLoss, UNVALUED } from './resting-loss.ts';
@@ -91,6 +91,8 @@ export interface MarginPreferences {
 }
 
 const NO_PREFERENCES: MarginPreferences = Object.freeze({ express: false, autoRepay: false });
+/** A margin account's preferences, once looked up: on the account, this module's alone. */
+const PREFERENCES = claimAccountSlot<MarginPreferences>('the margin preferences (margin.ts)');
 
 /** One coin of a margin account: what it holds and owes (as charged so far). */
 export interface MarginCoinView {
@@ -227,7 +229,7 @@ export class Margin implements MarginView {
   #ledgerAccounts = new WeakMap<AccountRef, LedgerAccount>();
   #lending: LendingBook;
   #loans: LoanBook;
-  /** By account key; each ledger account keeps its own at hand too (`LedgerAccount.preferences`). */
+  /** By account key; each ledger account keeps its own at hand too (`PREFERENCES`). */
   readonly #preferences = new Map<string, MarginPreferences>();
   readonly #poolFunded = new Map<string, CoinUnits>();
   readonly #fundingIds = new Set<string>();
@@ -322,7 +324,7 @@ export class Margin implements MarginView {
         if (!next.express && !next.autoRepay) this.#preferences.delete(key);
         else this.#preferences.set(key, next);
         const account = this.#ledger.account(target.key);
-        if (account !== undefined) account.preferences = this.#preferences.get(key) ?? NO_PREFERENCES;
+        if (account !== undefined) PREFERENCES.set(account, this.#preferences.get(key) ?? NO_PREFERENCES);
         return this.#ok();
       }
     }
@@ -786,7 +788,10 @@ export class Margin implements MarginView {
 
   /** A margin account's preferences (`#preferences`, kept on the account once looked up). */
   #preferencesOf(account: LedgerAccount): MarginPreferences {
-    return (account.preferences ??= this.#preferences.get(accountKey(account.key)) ?? NO_PREFERENCES);
+    let p = PREFERENCES.get(account);
+    if (p === undefined)
+      PREFERENCES.set(account, (p = this.#preferences.get(accountKey(account.key)) ?? NO_PREFERENCES));
+    return p;
   }
 
   /**

@@ -32,7 +32,7 @@ import { cross, type AccountRef } from '../margin/movement.ts';
 import { DEFAULT_MARGIN_SETTINGS } from '../margin/settings.ts';
 import { ValuationPaths } from '../margin/valuation-path.ts';
 import type { RiskHooks } from './risk.ts';
-import { INSURANCE, system, type Ledger, type LedgerAccount } from './ledger.ts';
+import { claimAccountSlot, INSURANCE, system, type Ledger, type LedgerAccount } from './ledger.ts';
 import type { CoinState, MarketState, Registry } from './registry.ts';
 
 /** A cross account's valuation coin: usdt when the venue has it, else the first market's quote. */
@@ -82,8 +82,8 @@ export interface CrossRisk {
 }
 
 /**
- * A cross account's own risk state, kept on the account (`LedgerAccount.crossRisk`): the step
- * reads it at every fill of the account without a lookup by user id.
+ * A cross account's own risk state, kept on the account (`CROSS_SLOT`, this module's own account
+ * slot): the step reads it at every fill of the account without a lookup by user id.
  */
 export class CrossSlot implements WatchHolder {
   /** The coins (bit per coin index) `uses` was computed for; -1: not computed. */
@@ -103,6 +103,9 @@ export class CrossSlot implements WatchHolder {
     this.owner = owner;
   }
 }
+
+/** Each cross account's `CrossSlot`, on the account: this module's alone. */
+const CROSS_SLOT = claimAccountSlot<CrossSlot>('the cross risk slot (risk-cross.ts)');
 
 export class CrossAccounts {
   readonly #ledger: Ledger;
@@ -501,13 +504,13 @@ export class CrossAccounts {
   /** The account's `CrossSlot` (made for this instance: a slot of an earlier one is not kept). */
   #slot(a: LedgerAccount): CrossSlot {
     let slot = this.#slotOf(a);
-    if (slot === undefined) a.crossRisk = slot = new CrossSlot(this);
+    if (slot === undefined) CROSS_SLOT.set(a, (slot = new CrossSlot(this)));
     return slot;
   }
 
   /** The account's `CrossSlot` if this instance made one. */
   #slotOf(a: LedgerAccount | undefined): CrossSlot | undefined {
-    const slot = a?.crossRisk;
+    const slot = a === undefined ? undefined : CROSS_SLOT.get(a);
     return slot?.owner === this ? slot : undefined;
   }
 

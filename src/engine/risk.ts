@@ -50,7 +50,13 @@
  */
 import { BUY, SELL, type SequencedCommand } from '../domain/commands.ts';
 import type { CoinUnits, PriceTicks } from '../domain/money.ts';
-import { LiquidationIndex, NOTHING_CROSSED, triggersAt, type Crossed } from '../margin/liquidation-index.ts';
+import {
+  LiquidationIndex,
+  NOTHING_CROSSED,
+  triggersAt,
+  type Crossed,
+  type IndexEntry,
+} from '../margin/liquidation-index.ts';
 import {
   DEFAULT_LIQUIDATION_SETTINGS,
   LiquidationQueue,
@@ -80,6 +86,7 @@ import type { ApplyResult } from './results.ts';
 import type { Margin } from './margin.ts';
 import type { Matching } from './matching.ts';
 import {
+  claimAccountSlot,
   cross,
   INSURANCE,
   isolated,
@@ -91,6 +98,9 @@ import {
 import type { CoinState, MarketState, Registry } from './registry.ts';
 import { ActiveMarkets } from './risk-markets.ts';
 import { CrossAccounts, type CrossRisk } from './risk-cross.ts';
+
+/** An isolated account's entry in its market's liquidation index, once the risk step made it: on the account, this module's alone. */
+const INDEX_ENTRY = claimAccountSlot<IndexEntry>('the liquidation index entry (risk.ts)');
 
 /** What the risk module needs of matching and margin. */
 export interface RiskHooks {
@@ -613,8 +623,8 @@ export class Risk implements RiskView {
     );
     if (activate && triggers !== undefined && !this.#active.has(m.index)) this.#activate(m);
     const ix = this.#index(m);
-    let e = a.indexEntry;
-    if (e?.index !== ix) a.indexEntry = e = ix.entry(a.name);
+    let e = INDEX_ENTRY.get(a);
+    if (e?.index !== ix) INDEX_ENTRY.set(a, (e = ix.entry(a.name)));
     const crossed = ix.updateEntry(e, triggers, this.#marks[m.index]?.mark);
     if (activate && ix.size === 0 && this.#active.has(m.index)) this.#deactivateIfIdle(m);
     return crossed;

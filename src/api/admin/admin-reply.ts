@@ -5,7 +5,7 @@
  */
 import type { ResultName } from '../../domain/result-codes.ts';
 import type { ApplyResult } from '../../engine/engine.ts';
-import { refuse, Refusal } from '../edge/refusal.ts';
+import { refuse, Refusal, successBody } from '../edge/refusal.ts';
 import { errorReply } from '../http/reply.ts';
 import { param, type ApiReply, type ApiRequest, type RouteHandler, type VenuePort } from '../http/types.ts';
 
@@ -16,7 +16,7 @@ export function fail(result: ResultName, message?: string): never {
 
 /** Success with `data`. */
 export const ok = (data: Record<string, unknown> = {}): ApiReply => ({
-  json: { code: 1000, message: 'success', ...data },
+  json: successBody(data),
 });
 
 /** Success with `data`; the engine's refusal is thrown. */

@@ -13,9 +13,17 @@ import {
   type KeyPermissions,
 } from '../../domain/commands.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import { checkCoinName } from '../../domain/specs.ts';
 import type { Log } from '../../domain/log.ts';
-import { param, type ApiReply, type Route, type RouteHandler, type VenuePort } from '../http/types.ts';
+import {
+  param,
+  paramText,
+  type ApiReply,
+  type Route,
+  type RouteHandler,
+  type VenuePort,
+} from '../http/types.ts';
+import { readCoin } from '../edge/readers.ts';
+import { quoted } from '../edge/refusal.ts';
 import { answering, fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { ACTIVITY_READ_PATHS, activityRoutes } from './activity-routes.ts';
 import { OPERATOR_READ_PATHS, operatorRoutes, SESSION_PATHS } from './operator-routes.ts';
@@ -213,7 +221,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       // Unguarded and harmless: lets the CLI check that the server at a listen.json address is
       // the one that wrote the file before it sends the token there.
       path: '/admin/instance',
-      handler: () => ({ json: { code: 1000, message: 'success', instance: deps.instance } }),
+      handler: () => ok({ instance: deps.instance }),
     },
     {
       path: '/admin/users/create',
@@ -237,7 +245,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         if (permissions === undefined) {
           fail(
             'INVALID_PARAMETER',
-            `perms '${perms.slice(0, 60)}' must be a comma list of ${Object.keys(PERMISSION_NAMES).join(', ')}`,
+            `perms ${quoted(perms)} must be a comma list of ${Object.keys(PERMISSION_NAMES).join(', ')}`,
           );
         }
         const ips = request.params.filter((p) => p.name === 'ip').map((p) => p.value);
@@ -268,17 +276,13 @@ export function adminRoutes(deps: AdminDeps): Route[] {
       path: '/admin/deposits/credit',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        const coinName = param(request, 'coin') ?? '';
-        const name = checkCoinName(coinName);
-        if (!name.ok) fail(name.result, name.message);
-        const coin = venue.engine.coin(coinName);
-        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        const coin = readCoin(venue.engine, 'coin', paramText(request, 'coin'));
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
           fail(
             'INVALID_AMOUNT',
-            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
+            `amount ${quoted(amountText)} must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
               `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
           );
         }
@@ -288,11 +292,11 @@ export function adminRoutes(deps: AdminDeps): Route[] {
           type: 'CreditDeposit',
           depositId,
           userId,
-          coin: coinName,
+          coin: coin.name,
           amount,
           remark: 'operator credit',
         });
-        const balance = venue.engine.balance(userId, coinName);
+        const balance = venue.engine.balance(userId, coin.name);
         return fromResult(r, { depositId, duplicate: r.duplicate === true, available: balance?.available });
       },
     },
@@ -316,7 +320,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
         const path = await deps.snapshot();
         return path === undefined
           ? fail('GENERAL_ERROR', 'snapshot failed: the server log says why')
-          : { json: { code: 1000, message: 'success', path } };
+          : ok({ path });
       },
     },
     {

@@ -22,9 +22,18 @@ import {
   type MarketSpec,
 } from '../../domain/specs.ts';
 import type { ApiKeyRecord } from '../../engine/engine.ts';
-import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+import {
+  param,
+  paramText,
+  type ApiReply,
+  type ApiRequest,
+  type Route,
+  type VenuePort,
+} from '../http/types.ts';
+import { plainInteger, readAnyCaseCoin, readInteger, readOnOff } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { knownMarketParam } from './views-routes.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** New secrets for existing keys (the secret is shown once; only its sealed hash is kept). */
 export interface KeyRenewer {
@@ -48,12 +57,8 @@ const MAX_KEYS_LISTED = 1000;
 
 /** `true`/`on`/`false`/`off` (any case), the default when absent, or the refusal. */
 function flag(request: ApiRequest, name: string, absent: boolean | undefined): boolean | undefined {
-  const text = param(request, name);
-  if (text === undefined) return absent;
-  const t = text.toLowerCase();
-  if (t === 'true' || t === 'on') return true;
-  if (t === 'false' || t === 'off') return false;
-  fail('INVALID_PARAMETER', `${name} must be on or off (true or false), not '${text.slice(0, 20)}'`);
+  const text = paramText(request, name);
+  return text === undefined ? absent : readOnOff(name, text);
 }
 
 /** A small integer parameter in [min, max], the default when absent, or the refusal. */
@@ -64,12 +69,8 @@ function integer(
   max: number,
   absent?: number,
 ): number | undefined {
-  const text = param(request, name);
-  if (text === undefined) return absent;
-  const n = /^\d{1,9}$/.test(text) ? Number(text) : NaN;
-  return n >= min && n <= max
-    ? n
-    : fail('INVALID_PARAMETER', `${name} '${text.slice(0, 20)}' must be an integer from ${min} to ${max}`);
+  const text = paramText(request, name);
+  return text === undefined ? absent : readInteger(name, text, min, max);
 }
 
 /** Decimal text at `scale` (≥ 0), or the refusal; undefined when absent. */
@@ -81,7 +82,7 @@ function amount(request: ApiRequest, name: string, scale: number, unit: string):
     v ??
     fail(
       'INVALID_AMOUNT',
-      `${name} '${text.slice(0, 40)}' must be an amount of ${unit} with at most ${scale} decimals`,
+      `${name} ${quoted(text)} must be an amount of ${unit} with at most ${scale} decimals`,
     )
   );
 }
@@ -99,7 +100,7 @@ export function feeRate(request: ApiRequest, name: string): number | undefined {
   if (v === undefined || v > MAX_FEE_PPM) {
     fail(
       'INVALID_PARAMETER',
-      `${name} '${text.slice(0, 20)}' must be a fraction from -${max} to ${max} with at most 6 decimals (0.002 is 0.2%)`,
+      `${name} ${quoted(text)} must be a fraction from -${max} to ${max} with at most 6 decimals (0.002 is 0.2%)`,
     );
   }
   return negative ? -v : v;
@@ -167,10 +168,10 @@ function marketView(m: MarketSpec, quoteDecimal: number): Record<string, unknown
 export function parseChain(text: string, unitDecimal: number): ChainSpec | string {
   const parts = text.split(':');
   const [name = '', mainChain = '', conf = '', fee = '', min = '', memo] = parts;
-  const usage = `chain '${text.slice(0, 80)}' must be NAME:MAINCHAIN:confirmations:withdrawFee:minWithdraw[:memo], e.g. SOL:SOL:32:0.01:0.1`;
+  const usage = `chain ${quoted(text)} must be NAME:MAINCHAIN:confirmations:withdrawFee:minWithdraw[:memo], e.g. SOL:SOL:32:0.01:0.1`;
   if (parts.length < 5 || parts.length > 6 || (memo !== undefined && memo !== 'memo')) return usage;
   if (!CHAIN_NAME.test(name.toUpperCase()) || !CHAIN_NAME.test(mainChain.toUpperCase())) return usage;
-  const confirmations = /^\d{1,5}$/.test(conf) ? Number(conf) : NaN;
+  const confirmations = plainInteger(conf) ?? NaN;
   const withdrawFee = parseDecimal(fee, unitDecimal);
   const minWithdraw = parseDecimal(min, unitDecimal);
   if (!(confirmations >= 1 && confirmations <= 10_000)) return `${usage}: confirmations 1 to 10000`;
@@ -197,10 +198,8 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
     const check = checkCoinName(name);
     return check.ok ? name : fail(check.result, check.message);
   };
-  const knownCoin = (request: ApiRequest): CoinSpec => {
-    const name = coinNamed(request);
-    return engine.coin(name) ?? fail('UNKNOWN_COIN', `unknown coin '${name}'`);
-  };
+  const knownCoin = (request: ApiRequest): CoinSpec =>
+    readAnyCaseCoin(engine, 'coin', paramText(request, 'coin'));
   const knownMarket = (request: ApiRequest): MarketSpec => knownMarketParam(engine, request);
   const coinSpecs = (extra?: CoinSpec): Map<string, CoinSpec> => {
     const coins = new Map(engine.coins().map((c) => [c.name, c]));
@@ -241,7 +240,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
       const c = chains[i];
       if (c === undefined) {
         const names = chains.map((x) => x.name).join(', ') || 'none';
-        fail('INVALID_PARAMETER', `${unit} has no chain '${chainName.slice(0, 20)}' (its chains: ${names})`);
+        fail('INVALID_PARAMETER', `${unit} has no chain ${quoted(chainName)} (its chains: ${names})`);
       }
       const withdrawFee = amount(request, 'withdrawFee', coin.unitDecimal, unit);
       const minWithdraw = amount(request, 'minWithdraw', coin.unitDecimal, unit);
@@ -290,7 +289,7 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
   });
   const knownKey = (request: ApiRequest): ApiKeyRecord => {
     const text = param(request, 'key') ?? '';
-    return engine.apiKey(text) ?? fail('UNKNOWN_REFERENCE', `no API key '${text.slice(0, 64)}'`);
+    return engine.apiKey(text) ?? fail('UNKNOWN_REFERENCE', `no API key ${quoted(text)}`);
   };
 
   return [
@@ -376,11 +375,11 @@ export function changeRoutes(deps: ChangeDeps): Route[] {
         if (name !== name.toLowerCase())
           fail(
             'INVALID_PARAMETER',
-            `market '${name.slice(0, 40)}' must be lowercase ('${name.slice(0, 40).toLowerCase()}')`,
+            `market ${quoted(name)} must be lowercase (${quoted(name.toLowerCase())})`,
           );
         const split = splitMarketName(name);
         if (split === undefined)
-          fail('INVALID_PARAMETER', `market '${name.slice(0, 40)}' must be <base>_<quote>, e.g. sol_usdt`);
+          fail('INVALID_PARAMETER', `market ${quoted(name)} must be <base>_<quote>, e.g. sol_usdt`);
         if (engine.market(name) !== undefined)
           fail('INVALID_PARAMETER', `market ${name} exists: change it with market change`);
         for (const c of [split.base, split.quote]) {

@@ -210,7 +210,7 @@ describe('operator funds routes', () => {
         3005,
         /no chain 'OMNI': use one of ERC20, TRC20/,
       ],
-      ['/admin/addresses/create', { user: 'alice', coin: '' }, 3005, /invalid coin name/],
+      ['/admin/addresses/create', { user: 'alice', coin: '' }, 3005, /coin is required/],
       [
         '/admin/withdraw-addresses/add',
         { user: 'alice', coin: 'usdt', address: 'nope' },

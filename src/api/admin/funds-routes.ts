@@ -9,13 +9,22 @@
  */
 import { joinAddress } from '../../domain/chains.ts';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import { checkCoinName, type CoinSpec } from '../../domain/specs.ts';
+import type { CoinSpec } from '../../domain/specs.ts';
 import type { ChainAdapter } from '../../chain/chain-port.ts';
 import { ChainError, type SimulatedChain } from '../../chain/simulated-chain.ts';
 import { FUND_PASSWORD, hashFundPassword } from '../auth/fund-password.ts';
-import { param, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../http/types.ts';
+import {
+  param,
+  paramText,
+  type ApiReply,
+  type ApiRequest,
+  type Route,
+  type VenuePort,
+} from '../http/types.ts';
+import { plainInteger, readAnyCaseCoin, readInteger } from '../edge/readers.ts';
 import { fail, fromResult, ok, userOf } from './admin-reply.ts';
 import { withdrawalsFilter } from './activity-routes.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** The most blocks one `chain mine` may mine. */
 export const MAX_BLOCKS_PER_MINE = 10_000;
@@ -32,10 +41,7 @@ export interface FundsAdminDeps {
 
 /** The coin a parameter names, in any letter case, or the refusal. */
 function coinOf(venue: VenuePort, request: ApiRequest): CoinSpec {
-  const text = (param(request, 'coin') ?? '').toLowerCase();
-  const check = checkCoinName(text);
-  if (!check.ok) fail(check.result, check.message);
-  return venue.engine.coin(text) ?? fail('UNKNOWN_COIN', `unknown coin '${text}'`);
+  return readAnyCaseCoin(venue.engine, 'coin', paramText(request, 'coin'));
 }
 
 export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
@@ -63,9 +69,9 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
 
   const withdrawalId = (request: ApiRequest): string => {
     const id = param(request, 'id') ?? '';
-    return /^\d{1,15}$/.test(id) && funds.withdrawal(id) !== undefined
+    return plainInteger(id) !== undefined && funds.withdrawal(id) !== undefined
       ? id
-      : fail('UNKNOWN_REFERENCE', `no withdrawal '${id.slice(0, 40)}'`);
+      : fail('UNKNOWN_REFERENCE', `no withdrawal ${quoted(id)}`);
   };
 
   const simulator = (): SimulatedChain =>
@@ -82,7 +88,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       throw error;
     }
     await deps.syncChains();
-    return { json: { code: 1000, message: 'success', ...data, height: sim.height } };
+    return ok({ ...data, height: sim.height });
   };
 
   return [
@@ -131,7 +137,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
         const chain = candidates.find((a) => a.isAddress(address))?.chain;
         if (chain === undefined) {
           const names = candidates.map((a) => a.chain.name).join(' or ') || 'no such chain';
-          fail('INVALID_PARAMETER', `'${address.slice(0, 100)}' is not a ${coin.name} address on ${names}`);
+          fail('INVALID_PARAMETER', `${quoted(address)} is not a ${coin.name} address on ${names}`);
         }
         const r = await venue.submit({
           type: 'AddWithdrawAddress',
@@ -218,7 +224,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       path: '/admin/withdrawals/show',
       handler: async (request) => {
         const id = withdrawalId(request);
-        return { json: { code: 1000, message: 'success', steps: await venue.history.withdrawalSteps(id) } };
+        return ok({ steps: await venue.history.withdrawalSteps(id) });
       },
     },
     ...(['approve', 'reject'] as const).map((verb): Route => ({
@@ -265,7 +271,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
           if (amount === undefined || amount <= 0) {
             throw new ChainError(
               'INVALID_AMOUNT',
-              `amount '${text.slice(0, 40)}' must be a positive decimal with at most ${decimals} decimals`,
+              `amount ${quoted(text)} must be a positive decimal with at most ${decimals} decimals`,
             );
           }
           const tx = sim.deposit(target.coin, target.chain.name, address, memo, amount);
@@ -282,11 +288,7 @@ export function fundsAdminRoutes(deps: FundsAdminDeps): Route[] {
       /** [blocks] (default 1): mines blocks; pending transactions go into the first. */
       path: '/admin/chain/mine',
       handler: (request) => {
-        const text = param(request, 'blocks') ?? '1';
-        const blocks = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-        if (!(blocks >= 1 && blocks <= MAX_BLOCKS_PER_MINE)) {
-          fail('INVALID_PARAMETER', `blocks must be an integer from 1 to ${MAX_BLOCKS_PER_MINE}`);
-        }
+        const blocks = readInteger('blocks', paramText(request, 'blocks') ?? '1', 1, MAX_BLOCKS_PER_MINE);
         return onChain((sim) => ({ mined: blocks, height: sim.mine(blocks) }));
       },
     },

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
-import { checkCoinName } from '../../domain/specs.ts';
 import {
   checkRate,
   checkTerm,
@@ -15,8 +14,10 @@ import {
   formatRatePercent,
   parseRatePercent,
 } from '../../margin/settings.ts';
-import { param, type Route, type VenuePort } from '../http/types.ts';
+import { param, paramText, type Route, type VenuePort } from '../http/types.ts';
+import { plainInteger, readAnyCaseCoin } from '../edge/readers.ts';
 import { fail, fromResult } from './admin-reply.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** Longest funding reference accepted. */
 const MAX_REF_LENGTH = 64;
@@ -32,18 +33,14 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
        */
       path: '/admin/lending/fund',
       handler: async (request) => {
-        const coinName = (param(request, 'coin') ?? '').toLowerCase();
-        const name = checkCoinName(coinName);
-        if (!name.ok) fail(name.result, name.message);
-        const coin = venue.engine.coin(coinName);
-        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName}'`);
+        const coin = readAnyCaseCoin(venue.engine, 'coin', paramText(request, 'coin'));
         const lending = defaultLendingSettings(coin.name, coin.unitDecimal);
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
           fail(
             'INVALID_AMOUNT',
-            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
+            `amount ${quoted(amountText)} must be a positive decimal with at most ${coin.unitDecimal} decimals, ` +
               `at most ${formatUnitsTrim(Number.MAX_SAFE_INTEGER, coin.unitDecimal)} ${coin.name}`,
           );
         }
@@ -52,18 +49,18 @@ export function lendingAdminRoutes(deps: { readonly venue: VenuePort }): Route[]
         if (dailyRatePpm === undefined) {
           fail(
             'INVALID_PARAMETER',
-            `rate '${rateText.slice(0, 40)}' must be a percent per day with at most 4 decimals, e.g. 0.05 ` +
+            `rate ${quoted(rateText)} must be a percent per day with at most 4 decimals, e.g. 0.05 ` +
               `(${formatRatePercent(lending.minDailyRatePpm)} to ${formatRatePercent(lending.maxDailyRatePpm)})`,
           );
         }
         const rate = checkRate(lending, dailyRatePpm);
         if (!rate.ok) fail(rate.result, rate.message.replace('interestRateOfDay', 'rate'));
         const daysText = param(request, 'days') ?? '';
-        const days = /^[1-9][0-9]{0,2}$/.test(daysText) ? Number(daysText) : NaN;
+        const days = plainInteger(daysText) ?? NaN;
         if (!checkTerm(lending, days).ok) {
           fail(
             'INVALID_LOAN_TERM',
-            `days '${daysText.slice(0, 40)}' must be one of ${lending.termsDays.join(', ')}`,
+            `days ${quoted(daysText)} must be one of ${lending.termsDays.join(', ')}`,
           );
         }
         const ref = param(request, 'ref') ?? randomUUID();

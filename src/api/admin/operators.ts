@@ -28,6 +28,7 @@ import { writeAtomic } from '../../config/data-dir.ts';
 import type { ApiRequest } from '../http/types.ts';
 import { fail } from './admin-reply.ts';
 import { base32Decode, newTotpSecret, otpauthUri, verifyTotp } from './totp.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** The file of named operators in the data directory. */
 export const OPERATORS_FILE = 'operators.json';
@@ -270,7 +271,7 @@ export class OperatorAccess {
     if (!OPERATOR_NAME.test(name) || name === BOOTSTRAP_OPERATOR) {
       fail(
         'INVALID_PARAMETER',
-        `operator name '${name.slice(0, 40)}' must be 1 to 32 lowercase letters, digits, '.', '_' or '-', starting with a letter`,
+        `operator name ${quoted(name)} must be 1 to 32 lowercase letters, digits, '.', '_' or '-', starting with a letter`,
       );
     }
     const exists = this.#store.all().some((r) => r.name === name);
@@ -291,7 +292,7 @@ export class OperatorAccess {
 
   /** Removes an operator and ends its sessions. */
   remove(name: string): void {
-    if (!this.#store.remove(name)) fail('UNKNOWN_REFERENCE', `no operator named '${name.slice(0, 40)}'`);
+    if (!this.#store.remove(name)) fail('UNKNOWN_REFERENCE', `no operator named ${quoted(name)}`);
     this.#dropSessions(name);
   }
 

@@ -11,9 +11,11 @@ import type { LiquidationRecord } from '../../margin/liquidation.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
 import { liquidationOf } from '../http/signed/margin-views.ts';
 import { param, type Route, type VenuePort } from '../http/types.ts';
+import { plainInteger } from '../edge/readers.ts';
 import { fail, ok } from './admin-reply.ts';
 import { engineReader } from './venue-reader.ts';
 import { coinParam, DEFAULT_LIST_LIMIT, marketParam, paging, userParam } from './views-routes.ts';
+import { quoted } from '../edge/refusal.ts';
 
 /** The paths of risk-routes (all read-only: the audit log does not record them). */
 export const RISK_READ_PATHS: readonly string[] = [
@@ -52,10 +54,7 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
           statusText !== '' &&
           !(STATUSES as readonly string[]).includes(statusText)
         ) {
-          fail(
-            'INVALID_PARAMETER',
-            `status '${statusText.slice(0, 20)}' must be one of ${STATUSES.join(', ')}`,
-          );
+          fail('INVALID_PARAMETER', `status ${quoted(statusText)} must be one of ${STATUSES.join(', ')}`);
         }
         const page = paging(request, DEFAULT_LIST_LIMIT);
         const found = engine
@@ -80,10 +79,9 @@ export function riskAdminRoutes(deps: { readonly venue: VenuePort }): Route[] {
       path: '/admin/liquidations/show',
       handler: (request) => {
         const text = param(request, 'id') ?? '';
-        if (!/^[1-9]\d{0,14}$/.test(text)) {
-          fail('INVALID_PARAMETER', `id '${text.slice(0, 20)}' must be a liquidation number (1, 2, …)`);
-        }
-        const record = engine.liquidations().find((r) => r.id === Number(text));
+        const id = plainInteger(text) ?? 0;
+        if (id < 1) fail('INVALID_PARAMETER', `id ${quoted(text)} must be a liquidation number (1, 2, …)`);
+        const record = engine.liquidations().find((r) => r.id === id);
         if (record === undefined) fail('INVALID_PARAMETER', `no liquidation ${text}`);
         return ok({ liquidation: recordRow(engine, record) });
       },

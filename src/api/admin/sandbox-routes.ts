@@ -9,8 +9,10 @@ import { formatUnitsTrim, parseDecimal } from '../../domain/money.ts';
 import { MAX_CLOCK_SPEED, MIN_CLOCK_SPEED, parseSpeed } from '../../domain/clock-speed.ts';
 import type { SandboxClock } from '../../sequencer/venue-clock.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
-import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
-import { fail, fromResult, userOf } from './admin-reply.ts';
+import { param, paramText, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
+import { readAnyCaseCoin } from '../edge/readers.ts';
+import { fail, fromResult, ok, userOf } from './admin-reply.ts';
+import { quoted } from '../edge/refusal.ts';
 import type { SavePointSetup } from './save-point-routes.ts';
 
 export interface SandboxAdminDeps {
@@ -76,7 +78,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
   return [
     {
       path: '/admin/demo/status',
-      handler: () => ({ json: { code: 1000, message: 'success', ...demoStatus(engine) } }),
+      handler: () => ok(demoStatus(engine)),
     },
     {
       path: '/admin/demo/stop',
@@ -89,15 +91,13 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
       path: '/admin/demo/faucet',
       handler: async (request): Promise<ApiReply> => {
         const userId = userOf(venue, request);
-        const coinName = (param(request, 'coin') ?? '').toLowerCase();
-        const coin = engine.coin(coinName);
-        if (coin === undefined) fail('UNKNOWN_COIN', `unknown coin '${coinName.slice(0, 40)}'`);
+        const coin = readAnyCaseCoin(engine, 'coin', paramText(request, 'coin'));
         const amountText = param(request, 'amount') ?? '';
         const amount = parseDecimal(amountText, coin.unitDecimal);
         if (amount === undefined || amount <= 0) {
           fail(
             'INVALID_AMOUNT',
-            `amount '${amountText.slice(0, 40)}' must be a positive decimal with at most ${coin.unitDecimal} decimals`,
+            `amount ${quoted(amountText)} must be a positive decimal with at most ${coin.unitDecimal} decimals`,
           );
         }
         const r = await venue.submit({ type: 'DemoFaucet', userId, coin: coin.name, amount });
@@ -111,7 +111,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
     },
     {
       path: '/admin/clock',
-      handler: () => ({ json: { code: 1000, message: 'success', ...clockBody(clock) } }),
+      handler: () => ok(clockBody(clock)),
     },
     {
       path: '/admin/clock/advance',
@@ -127,7 +127,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         const ms = parseDuration(text);
         if (ms === undefined || ms > deps.maxAdvanceMs) {
           // Said in the words of the person advancing (the CLI's <duration>), not the form field's name.
-          const what = text === '' ? 'no duration given' : `'${text.slice(0, 40)}' is not a duration`;
+          const what = text === '' ? 'no duration given' : `${quoted(text)} is not a duration`;
           fail(
             'INVALID_PARAMETER',
             `${what}: give a number with its unit, such as 30s, 15m, 1h, 1h30m, 2d or 1w ` +
@@ -135,15 +135,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
           );
         }
         const done = await clock.advance(ms);
-        return {
-          json: {
-            code: 1000,
-            message: 'success',
-            ...clockBody(clock),
-            from: done.from,
-            timerSteps: done.timerSteps,
-          },
-        };
+        return ok({ ...clockBody(clock), from: done.from, timerSteps: done.timerSteps });
       },
     },
     {
@@ -159,7 +151,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
         const text = param(request, 'speed') ?? '';
         const speed = parseSpeed(text);
         if (speed === undefined) {
-          const what = text === '' ? 'no speed given' : `'${text.slice(0, 40)}' is not a speed`;
+          const what = text === '' ? 'no speed given' : `${quoted(text)} is not a speed`;
           return fail(
             'INVALID_PARAMETER',
             `${what}: give how many times faster than real time, a number from ${MIN_CLOCK_SPEED} ` +
@@ -167,7 +159,7 @@ export function sandboxAdminRoutes(deps: SandboxAdminDeps): Route[] {
           );
         }
         const done = await clock.setSpeed(speed);
-        return { json: { code: 1000, message: 'success', ...clockBody(clock), from: done.from } };
+        return ok({ ...clockBody(clock), from: done.from });
       },
     },
   ];

@@ -8,7 +8,7 @@
  */
 import { BUY } from '../../domain/commands.ts';
 import { formatBigUnitsTrim, formatUnitsTrim } from '../../domain/money.ts';
-import { checkCoinName, type CoinSpec, type MarketSpec } from '../../domain/specs.ts';
+import type { CoinSpec, MarketSpec } from '../../domain/specs.ts';
 import type { CoinBooks } from '../../engine/books.ts';
 import type { Log } from '../../domain/log.ts';
 import type { VenueState } from '../../sequencer/venue-ports.ts';
@@ -17,8 +17,8 @@ import { param, paramText } from '../http/types.ts';
 import type { RateLimitLock } from '../auth/rate-limit.ts';
 import { MAX_PAGE_SIZE } from '../../store/history-store.ts';
 import { fail, ok } from './admin-reply.ts';
-import { readMarket } from '../edge/readers.ts';
-import { Refusal } from '../edge/refusal.ts';
+import { plainInteger, readAnyCaseCoin, readInteger, readMarket } from '../edge/readers.ts';
+import { quoted, Refusal } from '../edge/refusal.ts';
 import type { AuditLog } from './audit-log.ts';
 import { engineReader, type UserRecord, type VenueReader } from './venue-reader.ts';
 
@@ -101,22 +101,9 @@ export async function awaitHistory(venue: VenuePort): Promise<number> {
 
 /** `limit` (1..MAX_LIST_LIMIT) and `offset` (≥ 0) from the request, or the refusal. */
 export function paging(request: ApiRequest, defaultLimit: number): { limit: number; offset: number } {
-  const limitText = param(request, 'limit') ?? String(defaultLimit);
-  const offsetText = param(request, 'offset') ?? '0';
-  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : NaN;
-  if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
-    fail(
-      'INVALID_PARAMETER',
-      `limit '${limitText.slice(0, 20)}' must be an integer from 1 to ${MAX_LIST_LIMIT}`,
-    );
-  }
-  const offset = /^\d{1,10}$/.test(offsetText) ? Number(offsetText) : NaN;
-  if (!(offset >= 0 && offset <= MAX_OFFSET)) {
-    fail(
-      'INVALID_PARAMETER',
-      `offset '${offsetText.slice(0, 20)}' must be an integer from 0 to ${MAX_OFFSET}`,
-    );
-  }
+  // An empty `limit=` is refused (not the default): the operator typed something and lost it.
+  const limit = readInteger('limit', param(request, 'limit') ?? String(defaultLimit), 1, MAX_LIST_LIMIT);
+  const offset = readInteger('offset', param(request, 'offset') ?? '0', 0, MAX_OFFSET);
   return { limit, offset };
 }
 
@@ -125,19 +112,15 @@ export function userParam(engine: VenueState, reader: VenueReader, request: ApiR
   const text = param(request, 'user') ?? '';
   if (text === '') fail('INVALID_PARAMETER', 'user is required: a name or an id');
   const byName = engine.userId(text);
-  const id = byName ?? (/^\d{1,15}$/.test(text) ? Number(text) : undefined);
+  const id = byName ?? plainInteger(text);
   const user = id === undefined ? undefined : reader.user(id);
-  return user ?? fail('USER_NOT_FOUND', `no user named or numbered '${text.slice(0, 64)}'`);
+  return user ?? fail('USER_NOT_FOUND', `no user named or numbered ${quoted(text)}`);
 }
 
 /** The coin of the `coin` parameter (any case); undefined when absent or empty. */
 export function coinParam(engine: VenueState, request: ApiRequest): CoinSpec | undefined {
-  const text = param(request, 'coin');
-  if (text === undefined || text === '') return undefined;
-  const lower = text.toLowerCase();
-  const check = checkCoinName(lower);
-  if (!check.ok) fail(check.result, check.message);
-  return engine.coin(lower) ?? fail('UNKNOWN_COIN', `unknown coin '${lower}'`);
+  const text = paramText(request, 'coin');
+  return text === undefined ? undefined : readAnyCaseCoin(engine, 'coin', text);
 }
 
 /** Names shown after an unknown market's name, at most. */
@@ -533,10 +516,7 @@ export function viewsRoutes(deps: ViewsDeps): Route[] {
         }
         const lifted = await deps.limits.lift(subject);
         if (lifted === undefined) {
-          fail(
-            'UNKNOWN_REFERENCE',
-            `no rate-limit lock on '${subject.slice(0, 128)}' (bourse limits lists them)`,
-          );
+          fail('UNKNOWN_REFERENCE', `no rate-limit lock on ${quoted(subject)} (bourse limits lists them)`);
         }
         deps.log?.info(
           { kind: lifted.kind, subject: lifted.subject, until: new Date(lifted.until).toISOString() },

@@ -18,7 +18,9 @@ import {
   MARKET,
   optional,
   ORDER_ID,
+  plainInteger,
   readCoinUnits,
+  readOnOff,
   TRADE_TYPE,
   withDefault,
   type Reader,
@@ -128,6 +130,21 @@ describe('parameter readers', () => {
     refusedWith('INVALID_PARAMETER', /customerOrderId 'ab' must be 4 to 36 letters or digits/, () =>
       read(CUSTOMER_ORDER_ID, 'ab', 'customerOrderId'),
     );
+  });
+
+  test('plainInteger is the same rule for a number a handler checks itself; readOnOff is the admin switch', () => {
+    assert.deepEqual(
+      ['0', '15', '9007199254740991', '9007199254740992', '015', '1e3', '', ' 7'].map(plainInteger),
+      [0, 15, Number.MAX_SAFE_INTEGER, undefined, undefined, undefined, undefined, undefined],
+    );
+    assert.deepEqual(
+      ['on', 'OFF', 'true', 'False'].map((t) => readOnOff('clear', t)),
+      [true, false, true, false],
+    );
+    refusedWith('INVALID_PARAMETER', /^clear must be on or off \(true or false\), not 'yes'$/, () =>
+      readOnOff('clear', 'yes'),
+    );
+    refusedWith('INVALID_PARAMETER', /^clear is required/, () => readOnOff('clear', undefined));
   });
 
   test('choices, flags, acctType, tradeType, times, amounts', () => {

@@ -22,6 +22,8 @@
  * | `choice([…])` | one of a fixed set of texts | INVALID_PARAMETER |
  * | `PAGE_INDEX`, `pageParams(min, max, default)` | a page from 1 to 100,000 (default 1); a page size within the list's bounds | INVALID_PARAMETER |
  * | `FLAG` | `1`/`0`, `true`/`false`, any case | INVALID_PARAMETER |
+ * | `readOnOff` | `on`/`off`, `true`/`false`, any case (the admin API's switches) | INVALID_PARAMETER |
+ * | `plainInteger` | the integer rule alone, for a number a handler checks itself (an id it looks up, a loan term) | — (undefined) |
  * | `DATE_TIME` | `YYYY-MM-DD HH:MM:SS` (UTC), a real date | INVALID_PARAMETER |
  * | `TEXT` | any text (prices, amounts and passwords, whose rule depends on another parameter) | INVALID_PARAMETER when required and missing |
  *
@@ -138,11 +140,20 @@ function anyCaseCoin(venue: ReaderVenue, name: string, given: string): CoinSpec 
  */
 const PLAIN_INTEGER = /^(?:0|[1-9][0-9]{0,15})$/;
 
+/**
+ * `text` by the one integer rule (`PLAIN_INTEGER`, a safe integer), or undefined: for a number
+ * a handler looks up or checks against rules of its own (a withdrawal id, a loan term).
+ */
+export function plainInteger(text: string): number | undefined {
+  const value = PLAIN_INTEGER.test(text) ? Number(text) : NaN;
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
 /** `text` as an integer in [min, max], or INVALID_PARAMETER naming the range. */
 export function readInteger(name: string, text: string | undefined, min: number, max: number): number {
   const given = present(name, text);
-  const value = PLAIN_INTEGER.test(given) ? Number(given) : NaN;
-  if (!(Number.isSafeInteger(value) && value >= min && value <= max)) {
+  const value = plainInteger(given) ?? NaN;
+  if (!(value >= min && value <= max)) {
     const range = max >= Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
     refuse('INVALID_PARAMETER', `${name} ${quoted(given)} must be an integer ${range}`);
   }
@@ -152,9 +163,8 @@ export function readInteger(name: string, text: string | undefined, min: number,
 /** A positive integer id (`loanId`, `loanRecordId`, `downloadId`). */
 export function readId(name: string, text: string | undefined): number {
   const given = present(name, text);
-  const id = PLAIN_INTEGER.test(given) ? Number(given) : NaN;
-  if (!(Number.isSafeInteger(id) && id > 0))
-    refuse('INVALID_PARAMETER', `${name} ${quoted(given)} must be a positive integer`);
+  const id = plainInteger(given) ?? NaN;
+  if (!(id > 0)) refuse('INVALID_PARAMETER', `${name} ${quoted(given)} must be a positive integer`);
   return id;
 }
 
@@ -211,6 +221,21 @@ export function readFlag(name: string, text: string | undefined): boolean {
       return false;
     default:
       return refuse('INVALID_PARAMETER', `${name} ${quoted(given)} must be 1 or 0 (true or false)`);
+  }
+}
+
+/** An operator's switch: `on`/`true` or `off`/`false`, any case (the admin API's settings). */
+export function readOnOff(name: string, text: string | undefined): boolean {
+  const given = present(name, text, 'on or off');
+  switch (given.toLowerCase()) {
+    case 'on':
+    case 'true':
+      return true;
+    case 'off':
+    case 'false':
+      return false;
+    default:
+      return refuse('INVALID_PARAMETER', `${name} must be on or off (true or false), not ${quoted(given)}`);
   }
 }
 

@@ -41,6 +41,14 @@ export function errorBody(result: ResultName, message?: string): ErrorBody {
   return { code: RESULTS[result].code, message: message ?? RESULTS[result].message };
 }
 
+/**
+ * The interface's success body `{code: 1000, message: 'success', …data}`, the answer of most calls
+ * (the trade API's `{code, message: {des, isSuc, datas}}` is the signed wire's own, signed/wire.ts).
+ */
+export function successBody<T extends object>(data?: T): { code: 1000; message: 'success' } & T {
+  return { code: 1000, message: 'success', ...data } as { code: 1000; message: 'success' } & T;
+}
+
 /** The JSON text of `errorBody`. */
 export function errorText(result: ResultName, message?: string): string {
   return JSON.stringify(errorBody(result, message));

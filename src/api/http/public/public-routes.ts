@@ -24,7 +24,7 @@ import {
 } from '../../market-data/market-data.ts';
 import { readArgs, type Args, type Params } from '../../edge/endpoint.ts';
 import { ANY_CASE_COIN, choice, integer, MARKET, optional, TEXT, withDefault } from '../../edge/readers.ts';
-import { quoted, Refusal, refuse } from '../../edge/refusal.ts';
+import { quoted, Refusal, refuse, successBody } from '../../edge/refusal.ts';
 import { resultReply } from '../reply.ts';
 import { paramText, type ApiReply, type ApiRequest, type Route, type VenuePort } from '../types.ts';
 import { feeInfoResult } from './fee-info.ts';
@@ -197,10 +197,10 @@ export function publicEndpoints(deps: PublicRouteDeps): PublicEndpoint[] {
       handler: ({ currency }) => {
         const fundsOf = (coin: string) => engine.funds.coinFunds(coin);
         if (currency !== undefined) {
-          return { json: { code: 1000, message: 'success', result: feeInfoResult([currency], fundsOf) } };
+          return { json: successBody({ result: feeInfoResult([currency], fundsOf) }) };
         }
         if (feeInfoCache === undefined || feeInfoCache.version !== md.configVersion) {
-          const body = { code: 1000, message: 'success', result: feeInfoResult(engine.coins(), fundsOf) };
+          const body = successBody({ result: feeInfoResult(engine.coins(), fundsOf) });
           feeInfoCache = { version: md.configVersion, bytes: Buffer.from(JSON.stringify(body)) };
         }
         return { body: feeInfoCache.bytes };

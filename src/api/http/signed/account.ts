@@ -6,7 +6,7 @@ import type { VenueState } from '../../../sequencer/venue-ports.ts';
 import type { BillRow } from '../../../store/history-store.ts';
 import type { Args } from '../../edge/endpoint.ts';
 import { choice, COIN, DATE_TIME, formatDateTime, optional, pageParams } from '../../edge/readers.ts';
-import { refuse } from '../../edge/refusal.ts';
+import { refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
@@ -184,11 +184,9 @@ async function getSpotBills(ctx: SignedContext, args: Args<typeof SPOT_BILLS_PAR
   await awaitHistory(ctx);
   const page = await ctx.venue.history.bills(ctx.userId, { coin: coin?.name, ...window });
   return {
-    json: {
-      code: 1000,
-      message: 'success',
+    json: successBody({
       result: page.rows.map((bill) => billRecord(bill, coin ?? engine.coin(bill.coin))),
-    },
+    }),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Args } from '../../edge/endpoint.ts';
 import { ANY_CASE_COIN, readCoinUnits, TEXT } from '../../edge/readers.ts';
+import { successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
@@ -21,7 +22,7 @@ async function faucet(ctx: SignedContext, args: Args<typeof FAUCET_PARAMS>): Pro
   const amount = readCoinUnits('amount', args.amount, coin, 'INVALID_AMOUNT', true);
   const r = await submitOrRefuse(ctx, { type: 'DemoFaucet', userId: ctx.userId, coin: coin.name, amount });
   const deposit = r.events.find((e) => e.type === 'DepositUpdated');
-  return { json: { code: 1000, message: 'success', id: deposit?.depositId } };
+  return { json: successBody({ id: deposit?.depositId }) };
 }
 
 export const FAUCET_ENDPOINTS: readonly SignedEndpoint[] = [

@@ -26,7 +26,7 @@ import {
   parseRatePercent,
   type LendingSettings,
 } from '../../../margin/settings.ts';
-import { present, readCoinUnits } from '../../edge/readers.ts';
+import { plainInteger, present, readCoinUnits } from '../../edge/readers.ts';
 import { quoted, refuse } from '../../edge/refusal.ts';
 
 /** The coin must be one of the market's two (an isolated account holds only those). */
@@ -86,13 +86,11 @@ export function rateOf(
   return ppm;
 }
 
-/** Digits without a leading zero: a term is never written `010` or `10.0`. */
-const DAYS = /^[1-9][0-9]{0,3}$/;
-
 /** `repaymentDay`: one of the coin's terms (INVALID_LOAN_TERM otherwise, 3005). */
 export function termOf(text: string | undefined, lending: LendingSettings, name = 'repaymentDay'): number {
   const given = present(name, text);
-  const days = DAYS.test(given) ? Number(given) : NaN;
+  // The integer rule: a term is never written `010` or `10.0`.
+  const days = plainInteger(given) ?? NaN;
   const check = checkTerm(lending, days);
   if (!check.ok) {
     refuse(

@@ -37,7 +37,7 @@ import { liquidationWire, type LiquidationWire } from '../../wire/liquidation-wi
 import type { MarginBillRow } from '../../../store/history-store.ts';
 import type { Args, Params } from '../../edge/endpoint.ts';
 import { ANY_CASE_COIN, choice, ID, MARGIN_MARKET, optional, pageParams } from '../../edge/readers.ts';
-import { refuse } from '../../edge/refusal.ts';
+import { refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { lendingSettingsOf } from './margin-params.ts';
 import { billRecord, billsWindow, BILLS_WINDOW_PARAMS } from './account.ts';
@@ -57,7 +57,7 @@ function page<T>({ pageIndex, pageSize }: Page, rows: readonly T[]): T[] {
   return rows.slice((pageIndex - 1) * pageSize, pageIndex * pageSize);
 }
 
-const resultReply = (result: unknown): ApiReply => ({ json: { code: 1000, message: 'success', result } });
+const resultReply = (result: unknown): ApiReply => ({ json: successBody({ result }) });
 
 const coinView = (c: CoinSpec): CoinView => ({
   name: c.name,

@@ -28,7 +28,7 @@ import {
   TEXT,
   withDefault,
 } from '../../edge/readers.ts';
-import { refuse } from '../../edge/refusal.ts';
+import { refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import {
   coinOfMarket,
@@ -43,7 +43,7 @@ import { refuseClosedLoan } from './margin-views.ts';
 import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 import { checkFundPassword } from './withdraw.ts';
 
-const SUCCESS: ApiReply = { json: { code: 1000, message: 'success' } };
+const SUCCESS: ApiReply = { json: successBody() };
 
 async function submit(ctx: SignedContext, command: Command): Promise<ApiReply> {
   await submitOrRefuse(ctx, command);
@@ -149,7 +149,7 @@ async function loan(ctx: SignedContext, args: Args<typeof LOAN_PARAMS>): Promise
     days,
     loop,
   });
-  return { json: { code: 1000, message: 'success', id: String(result.offerId) } };
+  return { json: successBody({ id: String(result.offerId) }) };
 }
 
 /** `cancelLoan`: loanId (the offer). */

@@ -9,7 +9,7 @@ import { FUND_PASSWORD, hashFundPassword } from '../../auth/fund-password.ts';
 import { issueSealedKey } from '../../auth/secret-sealing.ts';
 import type { Args } from '../../edge/endpoint.ts';
 import { ANY_CASE_COIN, FLAG, readCoinUnits, TEXT, withDefault } from '../../edge/readers.ts';
-import { quoted, refuse } from '../../edge/refusal.ts';
+import { quoted, refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 import { datasReply } from './wire.ts';
@@ -53,7 +53,7 @@ async function addSubUser(ctx: SignedContext, args: Args<typeof ADD_SUB_USER_PAR
     refuse('INVALID_PARAMETER', `subUserName ${quoted(name)} is taken (names are unique regardless of case)`);
   const passwordHash = await hashFundPassword(password);
   await submitOrRefuse(ctx, { type: 'AddSubUser', mainUserId: ctx.userId, name, memo, passwordHash });
-  return { json: { code: 1000, message: 'success', userName: name } };
+  return { json: successBody({ userName: name }) };
 }
 
 /**
@@ -99,7 +99,7 @@ async function doTransferFunds(ctx: SignedContext, args: Args<typeof TRANSFER_PA
     coin: coin.name,
     amount,
   });
-  return { json: { code: 1000, message: 'success' } };
+  return { json: successBody() };
 }
 
 /**
@@ -140,7 +140,7 @@ async function createSubUserKey(
     permissions,
     ips: [],
   });
-  return { json: { code: 1000, message: 'success', accessKey: key.accessKey, secretKey: key.secretKey } };
+  return { json: successBody({ accessKey: key.accessKey, secretKey: key.secretKey }) };
 }
 
 export const SUB_ACCOUNT_ENDPOINTS: readonly SignedEndpoint[] = [

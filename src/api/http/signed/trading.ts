@@ -16,7 +16,7 @@ import {
   TRADE_TYPE,
   withDefault,
 } from '../../edge/readers.ts';
-import { quoted, refuse } from '../../edge/refusal.ts';
+import { quoted, refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply, VenuePort } from '../types.ts';
 import {
   requirePermission,
@@ -118,7 +118,7 @@ async function placeOrder(ctx: SignedContext, args: Args<typeof ORDER_PARAMS>): 
       ...account,
       clientOrderId,
     });
-    return { json: { code: 1000, message: 'success', id: String(result.orderId) } };
+    return { json: successBody({ id: String(result.orderId) }) };
   } finally {
     release?.();
   }
@@ -198,7 +198,7 @@ async function placeOrderBatch(ctx: SignedContext, args: Args<typeof BATCH_PARAM
     ...account,
     orders,
   });
-  return { json: { code: 1000, message: 'success', data: result.orderIds ?? [] } };
+  return { json: successBody({ data: result.orderIds ?? [] }) };
 }
 
 /** The user's resting order named by id or customerOrderId in this market, or ORDER_NOT_FOUND. */
@@ -277,7 +277,7 @@ async function cancelAllOrdersAfter(
     userId: ctx.userId,
     market: market.name,
   });
-  return { json: { code: 1000, message: 'success', deadline: result.deadline } };
+  return { json: successBody({ deadline: result.deadline }) };
 }
 
 export const TRADING_ENDPOINTS: readonly SignedEndpoint[] = [

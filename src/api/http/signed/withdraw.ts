@@ -11,8 +11,16 @@ import { isPendingWithdrawal, type WithdrawalState } from '../../../domain/chain
 import type { RequestWithdrawal } from '../../../domain/commands.ts';
 import { verifyFundPassword } from '../../auth/fund-password.ts';
 import type { Args } from '../../edge/endpoint.ts';
-import { ANY_CASE_COIN, choice, optional, readCoinUnits, TEXT, withDefault } from '../../edge/readers.ts';
-import { quoted, refuse } from '../../edge/refusal.ts';
+import {
+  ANY_CASE_COIN,
+  choice,
+  optional,
+  plainInteger,
+  readCoinUnits,
+  TEXT,
+  withDefault,
+} from '../../edge/readers.ts';
+import { quoted, refuse, successBody } from '../../edge/refusal.ts';
 import type { ApiReply } from '../types.ts';
 import { signedEndpoint, submitOrRefuse, type SignedContext, type SignedEndpoint } from './pipeline.ts';
 
@@ -109,7 +117,7 @@ async function withdraw(ctx: SignedContext, args: Args<typeof WITHDRAW_PARAMS>):
   if (refusal !== undefined) refuse(refusal.result, refusal.message);
   await checkFundPassword(ctx, password);
   const result = await submitOrRefuse(ctx, command);
-  return { json: { code: 1000, message: 'success', id: result.withdrawalId } };
+  return { json: successBody({ id: result.withdrawalId }) };
 }
 
 const CANCELLABLE: readonly WithdrawalState[] = ['submitted', 'approved'];
@@ -126,7 +134,7 @@ async function cancelWithdraw(
 ): Promise<ApiReply> {
   const { engine, userId } = ctx;
   const { currency: coin, downloadId: id, safePwd: password } = args;
-  const w = /^\d{1,15}$/.test(id) ? engine.funds.withdrawal(id) : undefined;
+  const w = plainInteger(id) === undefined ? undefined : engine.funds.withdrawal(id);
   if (w === undefined || w.userId !== userId)
     refuse('UNKNOWN_REFERENCE', `no withdrawal ${quoted(id)} of this account`);
   if (coin !== undefined && coin.name !== w.coin)
@@ -141,7 +149,7 @@ async function cancelWithdraw(
   }
   await checkFundPassword(ctx, password);
   await submitOrRefuse(ctx, { type: 'CancelWithdrawal', withdrawalId: id, userId });
-  return { json: { code: 1000, message: 'success' } };
+  return { json: successBody() };
 }
 
 export const WITHDRAW_ENDPOINTS: readonly SignedEndpoint[] = [
