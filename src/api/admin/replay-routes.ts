@@ -4,9 +4,10 @@
  * replays the journal holds and how far each got, a new replay of files on the server's disk, and
  * a replay ended for good. docs/sandbox.md, "Replay".
  */
+import { quoted } from '../edge/refusal.ts';
 import type { ReplayControl } from '../../replay/run-replay.ts';
 import { param, type ApiReply, type Route } from '../http/types.ts';
-import { fail } from './admin-reply.ts';
+import { fail, ok } from './admin-reply.ts';
 
 export interface ReplayAdminDeps {
   /** The sandbox's replays; absent on a venue that is not a sandbox. */
@@ -15,10 +16,6 @@ export interface ReplayAdminDeps {
 
 /** The replay path that only reads. */
 export const REPLAY_READ_PATHS: readonly string[] = ['/admin/replay'];
-
-const ok = (data: Record<string, unknown>): ApiReply => ({
-  json: { code: 1000, message: 'success', ...data },
-});
 
 export function replayAdminRoutes(deps: ReplayAdminDeps): Route[] {
   const replays = (): ReplayControl =>
@@ -57,7 +54,7 @@ export function replayAdminRoutes(deps: ReplayAdminDeps): Route[] {
         const text = param(request, 'replay') ?? '';
         const replayId = /^\d{1,15}$/.test(text) ? Number(text) : undefined;
         if (replayId === undefined)
-          fail('INVALID_PARAMETER', `'${text.slice(0, 40)}' is not a replay id (bourse replay lists them)`);
+          fail('INVALID_PARAMETER', `${quoted(text)} is not a replay id (bourse replay lists them)`);
         try {
           return ok({ replay: await control.end(replayId) });
         } catch (error) {

@@ -3,6 +3,7 @@
  * src/report/, docs/sandbox.md): a user's fills, fees, P&L, turnover, largest drawdown and value
  * over time on one market over a period. It only reads.
  */
+import { quoted } from '../edge/refusal.ts';
 import { ReportError, readReport } from '../../report/report-source.ts';
 import { param, type Route, type VenuePort } from '../http/types.ts';
 import { fail, ok, userOf } from './admin-reply.ts';
@@ -12,7 +13,7 @@ import { awaitHistory } from './views-routes.ts';
 function timeParam(text: string | undefined, name: string, fallback: number): number {
   if (text === undefined || text === '') return fallback;
   if (!/^\d{1,16}$/.test(text))
-    fail('INVALID_PARAMETER', `${name} '${text.slice(0, 40)}' must be a time in ms since 1970`);
+    fail('INVALID_PARAMETER', `${name} ${quoted(text)} must be a time in ms since 1970`);
   return Number(text);
 }
 

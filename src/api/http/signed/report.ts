@@ -6,7 +6,7 @@
  */
 import type { Args } from '../../edge/endpoint.ts';
 import { integer, MARKET, optional } from '../../edge/readers.ts';
-import { Refusal } from '../../edge/refusal.ts';
+import { Refusal, successBody } from '../../edge/refusal.ts';
 import { ReportError, readReport } from '../../../report/report-source.ts';
 import type { ApiReply } from '../types.ts';
 import { awaitHistory, signedEndpoint, type SignedContext, type SignedEndpoint } from './pipeline.ts';
@@ -30,7 +30,7 @@ async function getAccountReport(ctx: SignedContext, args: Args<typeof REPORT_PAR
       args.from ?? 0,
       args.to ?? ctx.venue.now(),
     );
-    return { json: { code: 1000, message: 'success', ...report } };
+    return { json: successBody(report) };
   } catch (error) {
     if (error instanceof ReportError) throw new Refusal('INVALID_PARAMETER', error.message);
     throw error;
