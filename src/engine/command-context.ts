@@ -16,10 +16,10 @@ export class CommandContext {
   /** Where the hot events come from: fresh objects, or reused ones once enabled (src/engine/event-pool.ts). */
   readonly pool = new EventPool();
 
-  /** Starts a command at `time`: a new list for its events. */
+  /** Starts a command at `time`: a new list for its events (or a recycled one, event-pool.ts). */
   begin(time: number): this {
     this.time = time;
-    this.events = [];
+    this.events = this.pool.list();
     return this;
   }
 }

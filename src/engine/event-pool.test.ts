@@ -24,6 +24,7 @@ describe('EventPool (issue 34)', () => {
     p.recycle();
     const b = spotBill(p, '2');
     assert.notEqual(a, b);
+    assert.notEqual(p.list(), p.list());
     assert.equal(a.ref, '1');
     assert.equal(b.ref, '2');
   });
@@ -52,6 +53,15 @@ describe('EventPool (issue 34)', () => {
     assert.equal(t2.market, 'eth_usdt');
     assert.equal(t2.takerOrderId, 2);
     assert.equal(spotBill(p, '12'), a2, 'the second bill of the batch is the second object');
+    p.recycle();
+    const l1 = p.list();
+    l1.push(a1, a2);
+    const l2 = p.list();
+    assert.notEqual(l1, l2);
+    p.recycle();
+    const l3 = p.list();
+    assert.equal(l3, l1);
+    assert.equal(l3.length, 0, 'a reused list is emptied');
   });
 
   test('a reused event reads as a fresh one: the same keys in the same order, the same values', () => {

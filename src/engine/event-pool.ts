@@ -10,6 +10,8 @@
  * the same objects are filled in again: a command in steady state makes none of them, and a number
  * written into a reused event goes into the box the field already has instead of a new one.
  *
+ * The list a command's events go to (`ApplyResult.events`) is reused the same way.
+ *
  * Each kind keeps its objects in one list and a cursor: an event is the next object of its kind's
  * list (made, and kept, the first time the list is that long), `recycle()` sets the cursors back to
  * 0. A reused object has the shape and key order of a fresh one (the state hash test digests events
@@ -20,6 +22,7 @@ import type {
   BalanceChanged,
   BillType,
   CancelReason,
+  EngineEvent,
   MarginAccountRef,
   OrderAccepted,
   OrderStatus,
@@ -69,6 +72,9 @@ export class EventPool {
   #updatedAt = 0;
   readonly #trades: PooledTrade[] = [];
   #tradesAt = 0;
+  /** The commands' lists of events (`ApplyResult.events`), emptied when reused. */
+  readonly #lists: EngineEvent[][] = [];
+  #listsAt = 0;
 
   /** Whether events are reused after `recycle()`. */
   get enabled(): boolean {
@@ -83,6 +89,21 @@ export class EventPool {
   /** Every event handed out so far may be filled in again: no reader holds one any longer. */
   recycle(): void {
     this.#billsAt = this.#marginBillsAt = this.#acceptedAt = this.#updatedAt = this.#tradesAt = 0;
+    this.#listsAt = 0;
+  }
+
+  /** A command's list of events: a fresh one, or once enabled the next kept list, emptied. */
+  list(): EngineEvent[] {
+    if (!this.#on) return [];
+    const lists = this.#lists;
+    let list = this.#listsAt < lists.length ? lists[this.#listsAt] : undefined;
+    if (list === undefined) {
+      list = [];
+      if (lists.length >= MAX_POOLED) return list;
+      lists.push(list);
+    } else list.length = 0;
+    this.#listsAt++;
+    return list;
   }
 
   /** A bill: `account` set for a margin account's, undefined for a spot account's (no field). */
