@@ -33,6 +33,7 @@ import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export type PooledTrade = Mutable<TradeExecuted>;
+export type PooledBill = Mutable<BalanceChanged>;
 
 /** Objects a kind keeps at most: beyond this many events of one kind in a batch, fresh ones. */
 const MAX_POOLED = 1 << 16;
@@ -61,10 +62,10 @@ interface OrderFields {
 
 export class EventPool {
   #on = false;
-  readonly #bills: Mutable<BalanceChanged>[] = [];
+  readonly #bills: PooledBill[] = [];
   #billsAt = 0;
   /** A margin account's bills: one more field (`account`), so a shape of their own. */
-  readonly #marginBills: Mutable<BalanceChanged>[] = [];
+  readonly #marginBills: PooledBill[] = [];
   #marginBillsAt = 0;
   readonly #accepted: Mutable<OrderAccepted>[] = [];
   #acceptedAt = 0;
@@ -106,19 +107,18 @@ export class EventPool {
     return list;
   }
 
-  /** A bill: `account` set for a margin account's, undefined for a spot account's (no field). */
+  /**
+   * A bill: `account` set for a margin account's, undefined for a spot account's (no field). The
+   * caller writes its numbers (`available`, `frozen`, `deltaAvailable`, `deltaFrozen`, `time`):
+   * a double handed through a call is boxed first, written into the object it is not.
+   */
   bill(
     userId: number,
     account: MarginAccountRef | undefined,
     coin: string,
-    available: CoinUnits,
-    frozen: CoinUnits,
-    deltaAvailable: CoinUnits,
-    deltaFrozen: CoinUnits,
     billType: BillType,
     ref: string,
-    time: number,
-  ): BalanceChanged {
+  ): PooledBill {
     if (account !== undefined) {
       const list = this.#marginBills;
       let e = this.#on && this.#marginBillsAt < list.length ? list[this.#marginBillsAt] : undefined;
@@ -128,13 +128,13 @@ export class EventPool {
           userId,
           account,
           coin,
-          available,
-          frozen,
-          deltaAvailable,
-          deltaFrozen,
+          available: 0,
+          frozen: 0,
+          deltaAvailable: 0,
+          deltaFrozen: 0,
           billType,
           ref,
-          time,
+          time: 0,
         };
         if (this.#on && list.length < MAX_POOLED) list.push(e);
         else return e;
@@ -142,13 +142,8 @@ export class EventPool {
         e.userId = userId;
         e.account = account;
         e.coin = coin;
-        e.available = available;
-        e.frozen = frozen;
-        e.deltaAvailable = deltaAvailable;
-        e.deltaFrozen = deltaFrozen;
         e.billType = billType;
         e.ref = ref;
-        e.time = time;
       }
       this.#marginBillsAt++;
       return e;
@@ -160,26 +155,21 @@ export class EventPool {
         type: 'BalanceChanged',
         userId,
         coin,
-        available,
-        frozen,
-        deltaAvailable,
-        deltaFrozen,
+        available: 0,
+        frozen: 0,
+        deltaAvailable: 0,
+        deltaFrozen: 0,
         billType,
         ref,
-        time,
+        time: 0,
       };
       if (this.#on && list.length < MAX_POOLED) list.push(e);
       else return e;
     } else {
       e.userId = userId;
       e.coin = coin;
-      e.available = available;
-      e.frozen = frozen;
-      e.deltaAvailable = deltaAvailable;
-      e.deltaFrozen = deltaFrozen;
       e.billType = billType;
       e.ref = ref;
-      e.time = time;
     }
     this.#billsAt++;
     return e;

@@ -343,20 +343,13 @@ export class Ledger {
     if (account.margin !== undefined && account.debtCoins > 0 && deltaAvailable + deltaFrozen !== 0)
       this.touched?.add(account);
     const ctx = this.#ctx;
-    ctx.events.push(
-      ctx.pool.bill(
-        account.userId,
-        account.margin,
-        coin.spec.name,
-        available,
-        frozen,
-        deltaAvailable,
-        deltaFrozen,
-        billType,
-        ref,
-        ctx.time,
-      ),
-    );
+    const bill = ctx.pool.bill(account.userId, account.margin, coin.spec.name, billType, ref);
+    bill.available = available;
+    bill.frozen = frozen;
+    bill.deltaAvailable = deltaAvailable;
+    bill.deltaFrozen = deltaFrozen;
+    bill.time = ctx.time;
+    ctx.events.push(bill);
   }
 
   /**
