@@ -39,6 +39,8 @@ import { finish, QUICK, sized } from './results.ts';
 interface AnyEngine {
   apply(cmd: SequencedCommand): { result: string; events: readonly unknown[] };
   stateHash(): string;
+  /** Since issue 34's event pool (src/engine/event-pool.ts); absent in older engines. */
+  readonly eventPool?: { enable(): void; recycle(): void };
 }
 type EngineClass = new (config: VenueConfig) => AnyEngine;
 
@@ -53,6 +55,12 @@ const MARGIN = process.argv.includes('--margin');
 const INSTRUCTIONS = process.argv.includes('--instructions');
 /** `--profile`: also where this checkout's engine allocates (V8's sampling heap profiler, collected objects included). */
 const PROFILE = process.argv.includes('--profile');
+/**
+ * `--fresh-events`: leave the engine's event pool off (every event a fresh object, as the tests see
+ * it). Without it an engine that has the pool runs it as the sequencer does, recycled after each
+ * command (the sequencer recycles after each batch, once every reader is done with it).
+ */
+const FRESH_EVENTS = process.argv.includes('--fresh-events');
 /** Commands per measured window; each window must fit the young generation. */
 const WINDOW = 10_000;
 /** The young generation's semi-space, MB: a window allocates well under it. */
@@ -90,6 +98,7 @@ async function settle(): Promise<void> {
 /** A fresh engine with the stream's setup applied. */
 function freshEngine(Ctor: EngineClass, stream: GeneratedStream): AnyEngine {
   const engine = new Ctor(DEFAULT_VENUE);
+  if (!FRESH_EVENTS) engine.eventPool?.enable();
   for (const cmd of stream.setup) {
     const r = engine.apply(cmd);
     if (r.result !== 'OK') throw new Error(`setup command ${cmd.seq} refused: ${r.result}`);
@@ -104,7 +113,11 @@ function applyAll(
   to = commands.length,
 ): number {
   let events = 0;
-  for (let i = from; i < to; i++) events += engine.apply(commands[i] as SequencedCommand).events.length;
+  const pool = FRESH_EVENTS ? undefined : engine.eventPool;
+  for (let i = from; i < to; i++) {
+    events += engine.apply(commands[i] as SequencedCommand).events.length;
+    pool?.recycle();
+  }
   return events;
 }
 

@@ -185,7 +185,9 @@ export class CommandService {
   async #submit(request: CommandRequest): Promise<CommandReply> {
     try {
       const result = await this.#target.submit(request.command, request.id);
-      return { ok: true, seq: this.#target.appliedSeq, result };
+      // Kept for a repeated request: a copy of each event, which the engine reuses (event-pool.ts).
+      const events = result.events.map((e) => ({ ...e }));
+      return { ok: true, seq: this.#target.appliedSeq, result: { ...result, events } };
     } catch (error) {
       // Not journaled here: another engine may take it when it is sent again.
       this.#answers.delete(request.id);

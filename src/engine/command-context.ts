@@ -1,6 +1,7 @@
 /** @module command-context — what every engine module shares about the command being applied: its time and the events it emits. */
 import type { EngineEvent } from '../domain/events.ts';
 import type { ResultName } from '../domain/result-codes.ts';
+import { EventPool } from './event-pool.ts';
 import type { ApplyResult } from './results.ts';
 
 /**
@@ -12,6 +13,15 @@ export class CommandContext {
   events: EngineEvent[] = [];
   /** The command's time (ms), stamped at the edge. */
   time = 0;
+  /** Where the hot events come from: fresh objects, or reused ones once enabled (src/engine/event-pool.ts). */
+  readonly pool = new EventPool();
+
+  /** Starts a command at `time`: a new list for its events (or a recycled one, event-pool.ts). */
+  begin(time: number): this {
+    this.time = time;
+    this.events = this.pool.list();
+    return this;
+  }
 }
 
 /** A refusal: nothing changed, nothing emitted. */

@@ -5,10 +5,8 @@
  * Replaying the same commands gives the same state, which `stateHash()` proves. Money rules are
  * in src/domain/money.ts; the order of events for each command is in src/domain/events.ts.
  *
- * This class dispatches each command to the module that owns it and answers reads from them
- * (docs/engine.md draws the modules): the ledger (balances by account), the registry (coins,
- * markets, users, keys), matching and settlement (orders, fills, fees), the dead-man switch,
- * funds (deposits and withdrawals), the demo, and the snapshot encoding.
+ * It dispatches each command to the module that owns it and answers reads from them (docs/engine.md
+ * draws them: ledger, registry, matching and settlement, dead-man switch, funds, demo, snapshot).
  *
  * Business outcomes are result names (src/domain/result-codes.ts). A thrown exception means a
  * broken invariant: the caller must stop taking commands and recover from snapshot + journal.
@@ -20,6 +18,7 @@ import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 import type { CoinSpec, MarketSpec, VenueConfig, VenueSettings } from '../domain/specs.ts';
 import { CommandContext, refused } from './command-context.ts';
 import { DeadManSwitch, earliest } from './dead-man.ts';
+import type { EventPool } from './event-pool.ts';
 import { Demo, isDemoCommand, type DemoView } from './demo-state.ts';
 import { Funds, isFundsCommand, type FundsView } from './funds.ts';
 import { spotFundsLedger } from './funds-ledger.ts';
@@ -84,20 +83,18 @@ export class Engine {
   #build(config: VenueConfig): void {
     const ctx = this.#ctx;
     this.#settings = { ...config.settings };
-    this.#ledger = new Ledger(ctx);
+    const ledger = (this.#ledger = new Ledger(ctx));
     const registry = (this.#registry = new Registry(ctx, this.#ledger));
     loadVenueConfig(registry, config);
     this.#settlement = new Settlement(ctx, this.#ledger, registry, this.#settings);
     const prices = new LimitPrices(registry, { limitMark: (m) => this.#risk.limitMark(m) });
     this.#margin = new Margin(ctx, this.#ledger, registry, prices, (coin) => this.#funds.netCredited(coin));
-    this.#matching = new Matching(ctx, this.#ledger, registry, this.#settlement, this.#margin);
-    const matching = this.#matching;
+    const matching = (this.#matching = new Matching(ctx, ledger, registry, this.#settlement, this.#margin));
     this.#deadMan = new DeadManSwitch(ctx, this.#settings, {
       hasUser: (userId) => registry.hasUser(userId),
       hasMarket: (market) => registry.market(market) !== undefined,
       cancelAllIn: (userId, market, reason) => matching.cancelAllIn(userId, market, reason),
     });
-    const ledger = this.#ledger;
     const fundsLedger = spotFundsLedger(registry, ledger, (coin) => this.#margin.poolFunded(coin));
     this.#funds = new Funds(config.funds ?? [], fundsLedger);
     this.#demo = new Demo({ ...fundsLedger, credit: (cmd) => this.#funds.apply(cmd, ctx.time, ctx.events) });
@@ -120,9 +117,7 @@ export class Engine {
     if (cmd.seq <= this.#lastSeq)
       throw new Error(`command seq ${cmd.seq} after ${this.#lastSeq}: out of order`);
     this.#lastSeq = cmd.seq;
-    const ctx = this.#ctx;
-    ctx.time = cmd.time;
-    ctx.events = [];
+    const ctx = this.#ctx.begin(cmd.time);
     // A limit is valued at the marks of the last step: a deferred step is taken before this
     // command's orders move the book (src/engine/limit-prices.ts).
     if (checksLimits(cmd)) this.#risk.syncMarks();
@@ -190,6 +185,11 @@ export class Engine {
 
   get lastSeq(): number {
     return this.#lastSeq;
+  }
+
+  /** The hot events' pool (src/engine/event-pool.ts): a feed whose readers copy what they keep reuses them. */
+  get eventPool(): EventPool {
+    return this.#ctx.pool;
   }
 
   get settings(): VenueSettings {

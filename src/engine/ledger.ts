@@ -396,34 +396,13 @@ export class Ledger {
     if (account.margin !== undefined && account.debtCoins > 0 && deltaAvailable + deltaFrozen !== 0)
       this.touched?.add(account);
     const ctx = this.#ctx;
-    if (account.margin === undefined) {
-      ctx.events.push({
-        type: 'BalanceChanged',
-        userId: account.userId,
-        coin: coin.spec.name,
-        available,
-        frozen,
-        deltaAvailable,
-        deltaFrozen,
-        billType,
-        ref,
-        time: ctx.time,
-      });
-    } else {
-      ctx.events.push({
-        type: 'BalanceChanged',
-        userId: account.userId,
-        account: account.margin,
-        coin: coin.spec.name,
-        available,
-        frozen,
-        deltaAvailable,
-        deltaFrozen,
-        billType,
-        ref,
-        time: ctx.time,
-      });
-    }
+    const bill = ctx.pool.bill(account.userId, account.margin, coin.spec.name, billType, ref);
+    bill.available = available;
+    bill.frozen = frozen;
+    bill.deltaAvailable = deltaAvailable;
+    bill.deltaFrozen = deltaFrozen;
+    bill.time = ctx.time;
+    ctx.events.push(bill);
   }
 
   /**

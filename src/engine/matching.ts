@@ -340,20 +340,7 @@ export class Matching {
       user.usePlatformCoin,
     );
     if (acctType !== 0) order.marginAccount = account;
-    ctx.events.push({
-      type: 'OrderAccepted',
-      orderId: order.id,
-      userId: user.userId,
-      market: order.market,
-      side,
-      kind,
-      price,
-      amount,
-      acctType,
-      clientOrderId,
-      usePlatformCoin: order.usePlatformCoin,
-      time,
-    });
+    ctx.events.push(ctx.pool.orderAccepted(order, time));
     if (!prefrozen)
       this.#ledger.change(
         account,
@@ -561,23 +548,7 @@ export class Matching {
 
   #orderUpdated(order: Order, status: OrderStatus, cancelReason: CancelReason | null): void {
     const ctx = this.#ctx;
-    ctx.events.push({
-      type: 'OrderUpdated',
-      orderId: order.id,
-      userId: order.userId,
-      market: order.market,
-      status,
-      filled: order.filled,
-      filledValue: order.filledValue,
-      fees: order.fees,
-      platformFees: order.platformFees,
-      cancelReason,
-      lastTradeId: order.lastTradeId,
-      lastTradePrice: order.lastTradePrice,
-      lastTradeAmount: order.lastTradeAmount,
-      lastTradeTime: order.lastTradeTime,
-      time: ctx.time,
-    });
+    ctx.events.push(ctx.pool.orderUpdated(order, status, cancelReason, ctx.time));
   }
 
   // ───────────────────────────── reads ─────────────────────────────

@@ -92,24 +92,7 @@ export class Settlement {
 
     market.book.reduce(maker, lots);
     taker.remaining -= lots;
-    const trade = {
-      type: 'TradeExecuted' as const,
-      tradeId,
-      market: spec.name,
-      price,
-      amount: lots,
-      value,
-      takerSide: taker.side,
-      takerOrderId: taker.id,
-      makerOrderId: maker.id,
-      takerUserId: taker.userId,
-      makerUserId: maker.userId,
-      takerFee: 0,
-      takerFeeCoin: '',
-      makerFee: 0,
-      makerFeeCoin: '',
-      time,
-    };
+    const trade = this.#ctx.pool.trade(tradeId, spec.name, price, lots, value, taker, maker, time);
     this.#ctx.events.push(trade);
 
     const buyerRef = buyer.ref;

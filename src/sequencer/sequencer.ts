@@ -43,6 +43,13 @@ export interface SequencerOptions {
   readonly timerDelay?: (venueMs: number) => number;
   /** No command is stamped earlier than this: the journal's last time, so time never runs back across a restart. */
   readonly startTime?: number | undefined;
+  /**
+   * Reuse the engine's hot events (issue 34, src/engine/event-pool.ts; default false): the events
+   * of a batch are filled in again once the event loop turn that applied it is over (and with it
+   * every subscriber and every `await submit()` continuation it resumed). Only where every
+   * subscriber and every reader of a result's events copies what it keeps past that turn.
+   */
+  readonly reuseEvents?: boolean;
 }
 
 /** One applied command, as subscribers receive it. */
@@ -111,6 +118,8 @@ export class Sequencer implements SubmitPort, AppliedFeed {
   /** Refusals since the current busy spell began (undefined: not busy). */
   #busySpell: { since: number; refused: number } | undefined;
   #lastSnapshot: { seq: number; at: number } | undefined;
+  /** A recycle of the engine's events is scheduled for the end of this event loop turn. */
+  #recycling = false;
 
   constructor(
     engine: Engine,
@@ -130,6 +139,7 @@ export class Sequencer implements SubmitPort, AppliedFeed {
         `engine at ${engine.lastSeq} but journal durable at ${journal.durableSeq}: recover first`,
       );
     }
+    if (options.reuseEvents === true) engine.eventPool.enable();
     journal.onDurable((durableSeq) => this.#applyDurable(durableSeq));
     journal.onError((error) => this.#fail(error));
     if (options.snapshotEveryMs > 0) {
@@ -288,6 +298,7 @@ export class Sequencer implements SubmitPort, AppliedFeed {
       }
     }
     for (const [entry, result] of resolved) entry.resolve(result);
+    this.#recycleEvents();
     this.#sinceSnapshot += batch.length;
     if (
       this.#options.snapshotEveryCommands > 0 &&
@@ -296,6 +307,19 @@ export class Sequencer implements SubmitPort, AppliedFeed {
       void this.snapshot();
     }
     this.#armTimer();
+  }
+
+  /**
+   * With `reuseEvents`: the events handed out so far are reused after this turn of the event loop,
+   * once the microtasks the batch's resolutions queued have run (setImmediate comes after them).
+   */
+  #recycleEvents(): void {
+    if (this.#recycling || this.#options.reuseEvents !== true) return;
+    this.#recycling = true;
+    setImmediate(() => {
+      this.#recycling = false;
+      this.#engine.eventPool.recycle();
+    }).unref();
   }
 
   /** Arms the timer afresh for the engine's earliest deadline (a speed clock's speed changed). */

@@ -72,6 +72,8 @@ async function startLeader(name: string) {
     keepSnapshots: 2,
     pruneJournal: false,
     log: SILENT_LOG,
+    // As the server runs it (src/main.ts): the engine's events reused after each turn (issue 34).
+    reuseEvents: true,
   });
   closing.push(sequencer);
   const commands = `${COMMAND_SUBJECT}.${name}`;
@@ -283,12 +285,32 @@ describe('gateway pieces: remote submit and a stream-fed replica (issue 18)', { 
     assert.deepEqual(again, first);
     assert.equal(first.ok, true);
     assert.equal(leader.engine.lastSeq, 1);
+    // A kept answer is a copy: the engine's bill objects are reused by later commands (issue 34).
+    const credit = (id: string, amount: number) =>
+      JSON.stringify({
+        id,
+        command: { type: 'CreditDeposit', depositId: id, userId: 1, coin: 'usdt', amount, remark: '' },
+      });
+    const credited = JSON.parse(
+      (await nc.request(leader.commands, credit('dep-1', 7), { timeout: 5_000 })).string(),
+    );
+    await nc.request(leader.commands, credit('dep-2', 9), { timeout: 5_000 });
+    const creditedAgain = JSON.parse(
+      (await nc.request(leader.commands, credit('dep-1', 7), { timeout: 5_000 })).string(),
+    );
+    assert.deepEqual(creditedAgain, credited);
+    assert.ok(
+      credited.result.events.some(
+        (e: { type: string; available: number }) => e.type === 'BalanceChanged' && e.available === 7,
+      ),
+    );
+    assert.equal(leader.engine.lastSeq, 3);
     for (const bad of ['not json', '{}', '{"id":"x"}', '{"id":"x","command":{"name":"y"}}', 'null']) {
       const reply = JSON.parse((await nc.request(leader.commands, bad, { timeout: 5_000 })).string());
       assert.equal(reply.ok, false, bad);
       assert.match(reply.message, /./);
     }
-    assert.equal(leader.engine.lastSeq, 1);
+    assert.equal(leader.engine.lastSeq, 3);
     await leader.service.close();
     await leader.sequencer.close();
   });

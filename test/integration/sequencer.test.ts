@@ -195,4 +195,47 @@ describe('sequencer', () => {
     assert.equal(restored?.['level'], 'info');
     await journal.close();
   });
+
+  test('reuseEvents: the events of a batch read as applied through its subscribers and awaits, reused after the turn (issue 34)', async () => {
+    const { sequencer } = await open(tempDir(), DEFAULT_VENUE, { reuseEvents: true });
+    const alice = (await sequencer.submit({ type: 'RegisterUser', name: 'alice' })).userId as number;
+    await sequencer.submit({
+      type: 'CreditDeposit',
+      depositId: 'd',
+      userId: alice,
+      coin: 'usdt',
+      amount: 10 ** 10,
+      remark: '',
+    });
+    const order = {
+      type: 'PlaceOrder',
+      userId: alice,
+      market: 'btc_usdt',
+      kind: 'limit',
+      side: BUY,
+      amount: 100,
+      acctType: 0,
+      clientOrderId: '',
+    } as const;
+    // What a subscriber sees, copied at once; the results as the awaits get them.
+    const copied: string[] = [];
+    sequencer.subscribe(sequencer.appliedSeq + 1, (batch) => {
+      for (const c of batch) copied.push(JSON.stringify(c.result.events));
+    });
+    const results = await Promise.all([
+      sequencer.submit({ ...order, price: 1_000_000 }),
+      sequencer.submit({ ...order, price: 1_000_001 }),
+    ]);
+    const read = results.map((r) => JSON.stringify(r.events));
+    assert.deepEqual(read, copied);
+    assert.match(read[0] as string, /"price":1000000,/);
+    assert.match(read[1] as string, /"price":1000001,/);
+    const first = results[0]?.events[0];
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = await sequencer.submit({ ...order, price: 1_000_002 });
+    assert.equal(next.events[0], first, 'after the turn, the first event object is reused');
+    assert.match(JSON.stringify(next.events), /"price":1000002,/);
+    assert.equal(sequencer.engine.openOrders(alice).length, 3);
+    await sequencer.close();
+  });
 });
