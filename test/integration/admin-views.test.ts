@@ -238,7 +238,7 @@ describe('the operator views, through the CLI and the admin API', () => {
           ['markets', 'doge_usdt'],
           /refused \(3005\): unknown market 'doge_usdt': the markets are btc_usdt, eth_usdt, /,
         ],
-        [['solvency', 'doge'], /refused \(3005\): unknown coin 'doge'/],
+        [['solvency', 'doge'], /refused \(3005\): coin: unknown coin 'doge'/],
         [['user', 'list', '--limit', '0'], /refused \(3005\): limit '0' must be an integer from 1 to 1000/],
         [['audit', '--offset', 'x'], /refused \(3005\): offset 'x'/],
         [['limits', 'lift', '10.1.2.3'], /refused \(3005\): no rate-limit lock on '10\.1\.2\.3'/],
