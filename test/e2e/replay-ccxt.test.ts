@@ -3,7 +3,8 @@
  * clock while the unchanged ccxt `zb` adapter runs a simple market-making loop through it. Its
  * resting orders fill only where the sample's trades crossed their prices, and in queue order (an
  * order placed behind a larger one at the same price never fills before it is done); the ticker
- * and candles follow the sample; a restart gives the same state hash. A malformed file is refused
+ * and candles follow the sample; the bot author's report agrees with a hand computation over the
+ * bot's own orders; a restart gives the same state hash. A malformed file is refused
  * at start-up naming its line and column, and nothing is created.
  */
 import assert from 'node:assert/strict';
@@ -105,6 +106,77 @@ test('a ccxt market maker through a replayed hour: fills only where the history 
       candles.some((c) => c[0] === firstMinute + 60_000),
       `a candle at ${new Date(firstMinute + 60_000).toISOString()}`,
     );
+
+    // The bot author's report equals a hand computation over the bot's own orders (their signed
+    // getOrder records: filled amount, value, fee). The period starts at X's placing, after the
+    // deposit and before any fill: the 1 btc held then costs its value at the start's mark.
+    const xAt = (await bot.fetchOrder(x.id, 'BTC/USDT')).timestamp as number;
+    const report = await admin(server.adminBase, server.token, '/admin/report', [
+      ['user', 'bot'],
+      ['market', 'btc_usdt'],
+      ['from', String(xAt)],
+    ]);
+    assert.equal(report.code, 1000, JSON.stringify(report));
+    const Q = 6; // usdt's decimals: every quote figure is rounded down to them
+    const S = 18; // an exact scale for the sums
+    const units = (text: string | number, scale: number): bigint => {
+      const [whole = '0', frac = ''] = String(text).replace('-', '').split('.');
+      const v = BigInt(whole + frac.padEnd(scale, '0').slice(0, scale));
+      return String(text).startsWith('-') ? -v : v;
+    };
+    const floorTo = (v: bigint, from: number, to: number) => {
+      const d = 10n ** BigInt(from - to);
+      return v >= 0n ? v / d : -((-v + d - 1n) / d);
+    };
+    let buys = 0;
+    let sells = 0;
+    let turnover = 0n; // at Q
+    let feesQuote = 0n; // at Q
+    let cashIn = 0n; // Σ sells (value − fee) − Σ buys value, at Q
+    let position = units('1', S); // btc, at S
+    for (const o of [{ id: x.id, side: 'buy' }, { id: y.id, side: 'buy' }, ...mine]) {
+      const r = (await bot.fetchOrder(o.id, 'BTC/USDT')).info;
+      const amount = units(r.trade_amount, S);
+      if (amount === 0n) continue;
+      const value = units(r.trade_money, Q);
+      const fee = units(r.fees ?? '0', S);
+      turnover += value;
+      if (o.side === 'buy') {
+        buys++;
+        // A buy's fee is base: valued at its fill's price (value ÷ amount), rounded down.
+        feesQuote += (fee * value) / amount;
+        position += amount - fee;
+        cashIn -= value;
+      } else {
+        sells++;
+        const feeQ = floorTo(fee, S, Q);
+        feesQuote += feeQ;
+        position -= amount;
+        cashIn += value - feeQ;
+      }
+    }
+    const startMark = units(report.startPrice as string, S);
+    const endMark = units(String(lastPrice), S);
+    // Average cost: realised + unrealised = Σ sells (value − fee) − Σ buys value − the start's
+    // cost (1 btc at the start's mark) + the end's position at the end's mark.
+    const startCost = floorTo(units('1', S) * startMark, 2 * S, Q);
+    const endWorth = floorTo(position * endMark, 2 * S, Q);
+    const pnl = cashIn - startCost + endWorth;
+    const got = (k: string) => units(report[k] as string, Q);
+    assert.ok(buys > 0 && sells > 0, 'at least one fill on each side');
+    assert.ok(
+      (report.buys as number) >= buys && (report.sells as number) >= sells,
+      'a fill per filled order at least',
+    );
+    assert.equal(report.fills, (report.buys as number) + (report.sells as number));
+    assert.equal(got('turnover'), turnover, 'turnover: Σ value');
+    // The report values each fill's buy fee rounded down; an order filled in k pieces loses under
+    // one unit a piece beyond the first, which a per-order sum cannot see: at most the extra pieces.
+    const feeGap = feesQuote - units((report.fees as { quote: string }).quote, Q);
+    const extraBuyPieces = BigInt((report.buys as number) - buys);
+    assert.ok(feeGap >= 0n && feeGap <= extraBuyPieces, `fees in quote: ${feeGap} units off`);
+    assert.equal(units(report.position as string, S), position, 'the position at the end');
+    assert.equal(got('realisedPnl') + got('unrealisedPnl'), pnl, 'realised + unrealised');
 
     // The journal alone gives the same state: a restart (the same --replay: already played) changes nothing.
     const hash = await state(server);
