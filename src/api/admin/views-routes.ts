@@ -136,7 +136,7 @@ export function unknownMarketMessage(
 ): string {
   const names = markets.filter((m) => m.status !== 'closed').map((m) => m.name);
   const more = names.length > MARKETS_SHOWN ? ` and ${names.length - MARKETS_SHOWN} more` : '';
-  const head = `unknown market '${String(name).slice(0, 40)}'`;
+  const head = `unknown market ${quoted(String(name))}`;
   return names.length === 0
     ? `${head}: the venue has no market`
     : `${head}: the markets are ${names.slice(0, MARKETS_SHOWN).join(', ')}${more}`;
