@@ -4,7 +4,9 @@
  * resting orders fill only where the sample's trades crossed their prices, and in queue order (an
  * order placed behind a larger one at the same price never fills before it is done); the ticker
  * and candles follow the sample; the bot author's report agrees with a hand computation over the
- * bot's own orders; a restart gives the same state hash. A malformed file is refused
+ * bot's own orders, and figure by figure (fills, turnover, fees, realised and unrealised P&L,
+ * position) with one over its fills as its private order-record pushes show them, in engine order;
+ * a restart gives the same state hash. A malformed file is refused
  * at start-up naming its line and column, and nothing is created.
  */
 import assert from 'node:assert/strict';
@@ -17,6 +19,7 @@ import { connect } from '../fixtures/ccxt-client.ts';
 import { startServer, type ServerProcess } from '../fixtures/server-process.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
 import { until, untilTrue } from '../fixtures/until.ts';
+import { signedSubscription, WsTestClient } from '../fixtures/ws-client.ts';
 import { admin, createTrader } from '../fixtures/zb-client.ts';
 
 // ccxt's results are untyped: read them as a bot would.
@@ -32,18 +35,35 @@ const trades = parseReplay(readFileSync(SAMPLE, 'utf8'), SAMPLE).events.map((e) 
   price: Number((e as { price: string }).price),
 }));
 
+/** A JSON reviver that keeps every number as its exact source text (a push's amounts are JSON numbers). */
+const exactNumbers = (_key: string, value: unknown, context?: { source?: string }): unknown =>
+  typeof value === 'number' ? context?.source : value;
+
 const state = async (server: ServerProcess) =>
   (await admin(server.adminBase, server.token, '/admin/state', [])).stateHash as string;
 
-test('a ccxt market maker through a replayed hour: fills only where the history crossed, in queue order; a restart gives the same state', async () => {
+test('a ccxt market maker through a replayed hour: fills only where the history crossed, in queue order; a restart gives the same state', async (t) => {
   const dataDir = join(root, 'data');
   let server = await startServer(dataDir, ['--sandbox', '--clock=speed:1', `--replay=${SAMPLE}`]);
+  let closeWs = (): void => undefined;
   try {
     await untilTrue('the replay', () => /replay \d+: playing 742 trades/.test(server.output()));
     const key = await createTrader(server, 'bot', [
       ['usdt', '100000'],
       ['btc', '1'],
     ]);
+    // The bot's fills, one by one and in engine order: its order records on the private channel.
+    const ws = await WsTestClient.connect(`${server.base.replace(/^http/, 'ws')}/websocket`);
+    closeWs = () => void ws.close();
+    const pushes: string[][] = [];
+    ws.ws.on('message', (data: Buffer) => {
+      const m = JSON.parse(data.toString('utf8'), exactNumbers);
+      if (m?.channel === 'push_user_incr_record' && m.dataType === 'userIncrRecord') pushes.push(m.record);
+    });
+    ws.send(
+      signedSubscription('push_user_incr_record', key.accessKey, key.secret, { market: 'btcusdtdefault' }),
+    );
+    await ws.onChannel('push_user_incr_record', 'userRecord');
     const bot = connect(server.base, key.accessKey, key.secret);
     // ccxt's own throttle, as a bot would run it: at most 40 requests a second (the key may send 60).
     bot.enableRateLimit = true;
@@ -134,9 +154,11 @@ test('a ccxt market maker through a replayed hour: fills only where the history 
     let feesQuote = 0n; // at Q
     let cashIn = 0n; // Σ sells (value − fee) − Σ buys value, at Q
     let position = units('1', S); // btc, at S
+    let filledTotal = 0n; // Σ filled amounts of the bot's orders, at S
     for (const o of [{ id: x.id, side: 'buy' }, { id: y.id, side: 'buy' }, ...mine]) {
       const r = (await bot.fetchOrder(o.id, 'BTC/USDT')).info;
       const amount = units(r.trade_amount, S);
+      filledTotal += amount;
       if (amount === 0n) continue;
       const value = units(r.trade_money, Q);
       const fee = units(r.fees ?? '0', S);
@@ -178,6 +200,99 @@ test('a ccxt market maker through a replayed hour: fills only where the history 
     assert.equal(units(report.position as string, S), position, 'the position at the end');
     assert.equal(got('realisedPnl') + got('unrealisedPnl'), pnl, 'realised + unrealised');
 
+    // Exactly, fill by fill, in engine order: the private channel pushes the order's record at
+    // every change of it, with its cumulative filled amount, value and fee, so consecutive
+    // differences are its fills. A push covers every fill of one order in one command: a resting
+    // order is taken once a command (each taker order meets it once), so its pushes are one fill
+    // each; an order that took several levels as it arrived would be one push for all, which the
+    // check below would name (the difference is then more than the latest fill's amount).
+    const pushedFilled = (): bigint => {
+      const last = new Map<string, string>();
+      for (const r of pushes) last.set(r[0] as string, r[3] as string);
+      return [...last.values()].reduce((sum, text) => sum + units(text, S), 0n);
+    };
+    await untilTrue('every fill pushed', () => pushedFilled() === filledTotal);
+    const seen = new Map<string, { amount: bigint; value: bigint; fee: bigint }>();
+    const pushedFills: { buy: boolean; amount: bigint; value: bigint; fee: bigint; tradeId: string }[] = [];
+    for (const r of pushes) {
+      const [
+        id = '',
+        ,
+        ,
+        amount = '',
+        value = '',
+        type = '',
+        ,
+        ,
+        fee = '0',
+        ,
+        ,
+        ,
+        ,
+        tradeId = '',
+        ,
+        last = '',
+      ] = r;
+      const before = seen.get(id) ?? { amount: 0n, value: 0n, fee: 0n };
+      const now = { amount: units(amount, S), value: units(value, Q), fee: units(fee, S) };
+      seen.set(id, now);
+      if (now.amount === before.amount) continue;
+      assert.equal(
+        now.amount - before.amount,
+        units(last, S),
+        `order ${id}: one push, one fill (trade ${tradeId})`,
+      );
+      pushedFills.push({
+        buy: Number(type) % 2 === 1,
+        amount: now.amount - before.amount,
+        value: now.value - before.value,
+        fee: now.fee - before.fee,
+        tradeId,
+      });
+    }
+    assert.equal(new Set(pushedFills.map((f) => f.tradeId)).size, pushedFills.length, 'a trade per fill');
+    // The report's rules (account-report.ts, docs/sandbox.md): average cost, the start's 1 btc at
+    // the start's mark; a buy adds its value to the cost and its base fee (valued at the fill's
+    // price, rounded down) leaves the position, not the cost; a sell removes cost × sold ÷
+    // position (rounded down) and realises value − fee − that; unrealised = the end's position at
+    // the end's mark (rounded down) − the cost left.
+    let held = units('1', S);
+    let cost = startCost;
+    let realised = 0n;
+    let fillFees = 0n;
+    let fillTurnover = 0n;
+    for (const f of pushedFills) {
+      fillTurnover += f.value;
+      if (f.buy) {
+        fillFees += (f.fee * f.value) / f.amount;
+        cost += f.value;
+        held += f.amount - f.fee;
+      } else {
+        const fee = floorTo(f.fee, S, Q);
+        const removed = (cost * f.amount) / held;
+        fillFees += fee;
+        cost -= removed;
+        realised += f.value - fee - removed;
+        held -= f.amount;
+      }
+    }
+    const unrealised = floorTo(held * endMark, 2 * S, Q) - cost;
+    assert.equal(report.fills, pushedFills.length, 'a fill per push');
+    assert.equal(report.buys, pushedFills.filter((f) => f.buy).length, 'buys');
+    assert.equal(report.sells, pushedFills.filter((f) => !f.buy).length, 'sells');
+    assert.equal(got('turnover'), fillTurnover, 'turnover, fill by fill');
+    assert.equal(units((report.fees as { quote: string }).quote, Q), fillFees, 'fees in quote, fill by fill');
+    assert.equal(units(report.position as string, S), held, 'the position, fill by fill');
+    assert.equal(units(report.endPrice as string, S), endMark, 'the end’s mark: the last trade');
+    assert.equal(got('realisedPnl'), realised, 'realised P&L (average cost)');
+    assert.equal(got('unrealisedPnl'), unrealised, 'unrealised P&L at the end’s mark');
+    t.diagnostic(
+      `${pushedFills.length} fills (${report.buys} buys, ${report.sells} sells), turnover ${report.turnover}, ` +
+        `fees ${(report.fees as { quote: string }).quote}, realised ${report.realisedPnl}, ` +
+        `unrealised ${report.unrealisedPnl}, position ${report.position}, ` +
+        `order-record fee gap ${feeGap} units`,
+    );
+
     // The journal alone gives the same state: a restart (the same --replay: already played) changes nothing.
     const hash = await state(server);
     await server.stop();
@@ -185,6 +300,7 @@ test('a ccxt market maker through a replayed hour: fills only where the history 
     await untilTrue('the note', () => /played to its end on this venue before/.test(server.output()));
     assert.equal(await state(server), hash);
   } finally {
+    closeWs();
     await server.stop();
   }
 });
