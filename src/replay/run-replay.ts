@@ -33,6 +33,8 @@ export interface ReplayControl {
   start(args: readonly string[]): Promise<ReplayView>;
   /** Ends a playing replay for good (EndReplay stopped); throws for one that is not playing. */
   end(replayId: number): Promise<ReplayView>;
+  /** Runs a restore or reset of the sandbox with the replays paused around it (Replays.aroundRestore). */
+  aroundRestore<T>(restore: () => Promise<T>): Promise<T>;
 }
 
 /** The replays running on a venue. */
@@ -123,6 +125,24 @@ export class Replays implements ReplayControl {
       } catch (error) {
         this.#boot.log.error(`replay ${replay.replayId} not resumed: ${(error as Error).message}`);
       }
+    }
+  }
+
+  /**
+   * Runs `restore` (the RestoreSandbox of a restore or a reset) with the replays paused around
+   * it: every player stops after its commands in flight, so none of them lands on the restored
+   * state; afterwards, whatever `restore` did, the replays the venue's state says are playing
+   * resume where that state shows they got to. So a replay that was playing at the save goes on
+   * from the save's position (its next trade due at once), and one started since the save, or any
+   * on a reset, is gone with everything else that happened since.
+   */
+  async aroundRestore<T>(restore: () => Promise<T>): Promise<T> {
+    await this.stop();
+    this.#players.clear();
+    try {
+      return await restore();
+    } finally {
+      this.resume();
     }
   }
 

@@ -332,7 +332,7 @@ export function adminRoutes(deps: AdminDeps): Route[] {
     ...riskAdminRoutes({ venue }),
     ...sandboxAdminRoutes({ ...(deps.sandbox ?? WALL_CLOCK), venue }),
     ...replayAdminRoutes({ replays: deps.replays }),
-    ...savePointRoutes({ venue, saves: deps.sandbox?.saves }),
+    ...savePointRoutes({ venue, saves: deps.sandbox?.saves, replays: deps.replays }),
     ...reportRoutes({ venue }),
     ...viewsRoutes({ ...deps.views, venue, audit: deps.audit, log: deps.log }),
     ...changeRoutes({ venue, keys: renewer(deps.keys) }),

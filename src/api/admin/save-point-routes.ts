@@ -7,6 +7,7 @@ import type { VenueConfig } from '../../domain/specs.ts';
 import { freshVenueState } from '../../sandbox/fresh-venue.ts';
 import { restoreCommand, savePointHash, SavePointError, type SavePoints } from '../../sandbox/save-points.ts';
 import type { EngineSnapshot } from '../../engine/snapshot.ts';
+import type { ReplayControl } from '../../replay/run-replay.ts';
 import { param, type ApiReply, type Route, type VenuePort } from '../http/types.ts';
 import { fail, fromResult, ok } from './admin-reply.ts';
 
@@ -21,6 +22,8 @@ export interface SavePointDeps {
   readonly venue: VenuePort;
   /** Undefined on a venue that is not a sandbox: every route refuses. */
   readonly saves: SavePointSetup | undefined;
+  /** The sandbox's replays: paused around a restore or reset, then resumed as the state says. */
+  readonly replays?: Pick<ReplayControl, 'aroundRestore'> | undefined;
 }
 
 const NOT_A_SANDBOX =
@@ -46,10 +49,13 @@ export function savePointRoutes(deps: SavePointDeps): Route[] {
   ): Promise<ApiReply> => {
     const command = restoreCommand(name, state);
     if (typeof command === 'string') fail('INVALID_STATE', command);
-    const r = await venue.submit(command);
-    if (r.result !== 'OK') return fromResult(r);
-    const now = venue.engine.snapshot();
-    return ok({ ...data, seq: now.lastSeq, stateHash: savePointHash(now) });
+    const run = async (): Promise<ApiReply> => {
+      const r = await venue.submit(command);
+      if (r.result !== 'OK') return fromResult(r);
+      const now = venue.engine.snapshot();
+      return ok({ ...data, seq: now.lastSeq, stateHash: savePointHash(now) });
+    };
+    return deps.replays === undefined ? run() : deps.replays.aroundRestore(run);
   };
   return [
     {
