@@ -119,6 +119,14 @@ describe("the bot author's report", () => {
     // realised + unrealised = end value − start value − net deposits: 99454 − 0 − 100000 = −546.
     assert.equal(Number(all.realisedPnl) + Number(all.unrealisedPnl), -546);
     assert.equal(all.maxDrawdown.amount, '1015', 'the deposit is no peak: the same drawdown');
+    // No start given: the period starts at her first bill (the deposit), not in 1970 at no price.
+    const life = await readReport({ engine, history }, 1, undefined, undefined, to);
+    assert.equal(life.from, T0);
+    assert.deepEqual(life.series[0], { time: T0, value: '0', price: '0' });
+    assert.deepEqual(
+      { ...life, from: 0, series: life.series.slice(1) },
+      { ...all, series: all.series.slice(1) },
+    );
     await history.close();
   });
 

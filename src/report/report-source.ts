@@ -44,22 +44,24 @@ async function marketTrades(history: HistoryStore, market: string, to: number) {
 
 /**
  * The report of `userId` on `market` (undefined: the one market it traded in the period) from
- * `from` to `to` (ms, inclusive). Throws a ReportError for an unknown market, a period that ends
- * before it starts, or no market to choose.
+ * `from` (undefined: the user's first bill, or `to` without one) to `to` (ms, inclusive). Throws a
+ * ReportError for an unknown market, a period that ends before it starts, or no market to choose.
  */
 export async function readReport(
   venue: { readonly engine: VenueState; readonly history: HistoryStore },
   userId: number,
   marketName: string | undefined,
-  from: number,
+  fromOrFirstBill: number | undefined,
   to: number,
 ): Promise<AccountReport> {
   const { engine, history } = venue;
-  if (to < from)
+  if (fromOrFirstBill !== undefined && to < fromOrFirstBill)
     throw new ReportError(
-      `the period ends (${new Date(to).toISOString()}) before it starts (${new Date(from).toISOString()})`,
+      `the period ends (${new Date(to).toISOString()}) before it starts (${new Date(fromOrFirstBill).toISOString()})`,
     );
   const bills = await allBills(history, userId, to);
+  // Not 0: the account's value over time would start in 1970, at no price.
+  const from = fromOrFirstBill ?? bills.reduce((first, b) => Math.min(first, b.time), to);
   let name = marketName;
   if (name === undefined) {
     // A fill is a buy or sell bill in each of its market's two coins, of one order in one command.

@@ -10,7 +10,7 @@ import { fail, ok, userOf } from './admin-reply.ts';
 import { awaitHistory } from './views-routes.ts';
 
 /** A time parameter: whole ms since 1970, or `fallback` when absent. */
-function timeParam(text: string | undefined, name: string, fallback: number): number {
+function timeParam<T>(text: string | undefined, name: string, fallback: T): number | T {
   if (text === undefined || text === '') return fallback;
   if (!/^\d{1,16}$/.test(text))
     fail('INVALID_PARAMETER', `${name} ${quoted(text)} must be a time in ms since 1970`);
@@ -24,7 +24,7 @@ export function reportRoutes(deps: { readonly venue: VenuePort }): Route[] {
       path: '/admin/report',
       handler: async (request) => {
         const userId = userOf(venue, request);
-        const from = timeParam(param(request, 'from'), 'from', 0);
+        const from = timeParam(param(request, 'from'), 'from', undefined); // the first bill
         const to = timeParam(param(request, 'to'), 'to', venue.now());
         const market = param(request, 'market') || undefined;
         // The bills of what the engine has applied, as the views read them.

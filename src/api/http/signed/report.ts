@@ -27,7 +27,7 @@ async function getAccountReport(ctx: SignedContext, args: Args<typeof REPORT_PAR
       ctx.venue,
       ctx.userId,
       args.market.name,
-      args.from ?? 0,
+      args.from,
       args.to ?? ctx.venue.now(),
     );
     return { json: successBody(report) };
