@@ -16,12 +16,16 @@ import { readReport } from './report-source.ts';
 
 const T0 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
-/** alice's fills (btc_usdt: price 2 decimals, amount 4; btc 8 decimals, usdt 6; fees 0.2 %). */
-async function scenario() {
+/**
+ * alice's fills (btc_usdt: price 2 decimals, amount 4; btc 8 decimals, usdt 6; fees 0.2 %); with
+ * `oneMs`, every command of the period in the same millisecond (a fast clock).
+ */
+async function scenario(oneMs = false) {
   const engine = new Engine(DEFAULT_VENUE);
   const history = SqliteHistoryStore.open(':memory:');
   let seq = 0;
-  const run = async (time: number, command: Command) => {
+  const run = async (at: number, command: Command) => {
+    const time = oneMs && at > T0 + 2000 ? T0 + 3000 : at;
     const r = engine.apply({ ...command, seq: ++seq, time } as Parameters<Engine['apply']>[0]);
     assert.equal(r.result, 'OK', `${command.type}: ${r.message ?? ''}`);
     await history.applyBatch([{ seq, time, events: r.events }]);
@@ -126,6 +130,30 @@ describe("the bot author's report", () => {
     assert.deepEqual(
       { ...life, from: 0, series: life.series.slice(1) },
       { ...all, series: all.series.slice(1) },
+    );
+    await history.close();
+  });
+
+  test('commands in one millisecond are read in engine order: each fill after its own trade', async () => {
+    // The first test's period, every command at t+3 s: the same figures and the same values in the
+    // same order (were the millisecond's three trades played before alice's first bill, her fills
+    // would be valued at 28000 and the peak of 100469 never seen).
+    const { engine, history } = await scenario(true);
+    const r = await readReport({ engine, history }, 1, 'btc_usdt', T0 + 2000, T0 + 6000);
+    assert.equal(r.realisedPnl, '187.6');
+    assert.equal(r.unrealisedPnl, '-703.6');
+    assert.deepEqual(r.maxDrawdown, { amount: '1015', percent: '1.01', from: T0 + 3000, to: T0 + 3000 });
+    assert.deepEqual(
+      r.series.map((p) => [p.time - T0, p.value, p.price]),
+      [
+        [2000, '99970', '30000'],
+        [3000, '100469', '31000'],
+        [3000, '100456.6', '31000'],
+        [3000, '99858.6', '29000'],
+        [3000, '99852.8', '29000'],
+        [3000, '99454', '28000'],
+        [6000, '99454', '28000'],
+      ],
     );
     await history.close();
   });

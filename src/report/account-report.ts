@@ -17,6 +17,9 @@
  * - **The account's value** = quote balance + base balance × mark, taken at the start, after
  *   every command's bills and every trade of the period, and at the end. realised + unrealised =
  *   end value − start value − net deposits (`netFlows`), exactly (the same roundings on both sides).
+ * - **Order in time**: trades and bills are merged in engine order, not only by time (at a fast
+ *   clock many commands share a millisecond): a fill's bills come right after its own trade (the
+ *   next trade of its order), and any other bill after the trades of earlier milliseconds only.
  * - **Largest drawdown**: the largest fall of the value less the deposits and withdrawals made
  *   since the start (money moved in or out is no profit and no drawdown) from a peak to a later
  *   low, with both times; its percent is of the account's value at the peak.
@@ -36,8 +39,16 @@ export interface ReportInput {
   readonly to: number;
   /** The user's spot bills up to `to`, any order (earlier ones give the balances at the start). */
   readonly bills: readonly BillRow[];
-  /** The market's trades up to `to`: time and price (ticks), in time order. */
-  readonly trades: readonly { readonly time: number; readonly price: number }[];
+  /** The market's trades up to `to`, in id (engine) order: time, price (ticks) and the two orders. */
+  readonly trades: readonly ReportTrade[];
+}
+
+/** A trade of the market as the report reads it. */
+export interface ReportTrade {
+  readonly time: number;
+  readonly price: number;
+  readonly takerOrderId: number;
+  readonly makerOrderId: number;
 }
 
 /** One point of the account's value over time. */
@@ -148,24 +159,48 @@ export function accountReport(input: ReportInput): AccountReport {
   };
   /** The fill being read: its order, command, side and the amounts seen so far. */
   let fill: { key: string; side: 'buy' | 'sell'; amount?: bigint; value?: bigint } | undefined;
-  for (; i < bills.length; i++) {
-    const b = bills[i] as BillRow;
-    while (t < trades.length && (trades[t] as { time: number }).time <= b.time) {
-      const x = trades[t++] as { time: number; price: number };
+  /** Plays the trades before `time` (and at it when `atToo`) on the mark. */
+  const tradesUntil = (time: number, atToo: boolean): void => {
+    for (
+      let x = trades[t];
+      x !== undefined && (x.time < time || (atToo && x.time === time));
+      x = trades[++t]
+    ) {
       mark = BigInt(x.price);
       sample(x.time);
     }
+  };
+  /** Plays the trades up to and including the next one of `orderId` at or before `time`; false: none. */
+  const tradesUntilOrder = (orderId: number, time: number): boolean => {
+    let j = t;
+    for (let x = trades[j]; x !== undefined && x.time <= time; x = trades[++j])
+      if (x.takerOrderId === orderId || x.makerOrderId === orderId) {
+        for (; t <= j; t++) {
+          mark = BigInt((trades[t] as ReportTrade).price);
+          sample((trades[t] as ReportTrade).time);
+        }
+        return true;
+      }
+    return false;
+  };
+  for (; i < bills.length; i++) {
+    const b = bills[i] as BillRow;
     const change = BigInt(b.change);
     const key = `${Math.floor(b.id / SEQ_SHIFT)}:${b.ref}`;
     const isBase = b.coin === market.base;
+    // Any other bill: after the trades of earlier milliseconds (its own, if any, are a fill's).
+    if (b.billType !== 'buy' && b.billType !== 'sell') tradesUntil(b.time, false);
     if (b.billType === 'buy' || b.billType === 'sell') {
       if (
         fill === undefined ||
         fill.key !== key ||
         fill.side !== b.billType ||
         (isBase ? fill.amount : fill.value) !== undefined
-      )
+      ) {
         fill = { key, side: b.billType };
+        // A new fill: its own trade is the next of its order (a fill without one: by time).
+        if (!tradesUntilOrder(Number(b.ref), b.time)) tradesUntil(b.time, true);
+      }
       if (isBase) {
         fill.amount = change < 0n ? -change : change;
         // A sell takes its share of the cost before the position falls.
@@ -215,11 +250,7 @@ export function accountReport(input: ReportInput): AccountReport {
     if (next === undefined || Math.floor(next.id / SEQ_SHIFT) !== Math.floor(b.id / SEQ_SHIFT))
       sample(b.time);
   }
-  while (t < trades.length) {
-    const x = trades[t++] as { time: number; price: number };
-    mark = BigInt(x.price);
-    sample(x.time);
-  }
+  tradesUntil(to, true);
   sample(to);
   const endValue = value();
   const q = (units: bigint): string => unitsText(units, input.quoteDecimals);

@@ -3,7 +3,13 @@
  * user's spot bills up to the period's end and the market's trades, from the history store; and
  * the market to report on when none is named (the one the user traded in the period).
  */
-import { MAX_PAGE_SIZE, MAX_TRADES_LIMIT, type BillRow, type HistoryStore } from '../store/history-store.ts';
+import {
+  MAX_PAGE_SIZE,
+  MAX_TRADES_LIMIT,
+  type BillRow,
+  type HistoryStore,
+  type TradeRow,
+} from '../store/history-store.ts';
 import type { VenueState } from '../sequencer/venue-ports.ts';
 import { accountReport, type AccountReport } from './account-report.ts';
 
@@ -30,7 +36,7 @@ async function allBills(history: HistoryStore, userId: number, to: number): Prom
 }
 
 async function marketTrades(history: HistoryStore, market: string, to: number) {
-  const out: { time: number; price: number; takerUserId: number; makerUserId: number }[] = [];
+  const out: TradeRow[] = [];
   for (let since = 0; ;) {
     const rows = await history.trades(market, { sinceTradeId: since, limit: MAX_TRADES_LIMIT });
     for (const r of rows) if (r.time <= to) out.push(r);
