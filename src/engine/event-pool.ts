@@ -16,6 +16,12 @@
  * list (made, and kept, the first time the list is that long), `recycle()` sets the cursors back to
  * 0. A reused object has the shape and key order of a fresh one (the state hash test digests events
  * as JSON), so no reader can tell them apart until it is recycled.
+ *
+ * Every event of a kind, fresh or pooled, comes from one maker (`newBill`, …) with its fields in
+ * one order and of the representation they will hold, and the pool's lists are born lists of
+ * objects: V8 keeps one hidden class per kind and compiles the code that fills events once. (A
+ * field that started as a small integer and then took a double deprecated the class, and a new
+ * engine's empty lists were of another elements kind: deoptimizations and recompiles.)
  */
 import { BUY, type AcctType, type OrderKind, type Side } from '../domain/commands.ts';
 import {
@@ -208,7 +214,9 @@ export class EventPool {
     const at = this.#listsAt;
     if (at < lists.length) {
       const list = lists[at] as EngineEvent[];
-      list.length = 0;
+      // Emptied by pops, which keep the backing store: `length = 0` drops it (V8), and the
+      // command's first push would allocate another.
+      while (list.length > 0) list.pop();
       this.#listsAt = at + 1;
       return list;
     }
