@@ -110,8 +110,8 @@ function timeRun(Ctor: EngineClass, stream: GeneratedStream, expected: Expected,
   for (const cmd of stream.setup) {
     const r = engine.apply(cmd);
     if (r.result !== 'OK') throw new Error(`${label}: setup command ${cmd.seq} refused: ${r.result}`);
+    pool?.recycle();
   }
-  pool?.recycle();
   runGc();
   const commands = stream.commands;
   const cpu0 = process.threadCpuUsage();

@@ -98,10 +98,13 @@ async function settle(): Promise<void> {
 /** A fresh engine with the stream's setup applied. */
 function freshEngine(Ctor: EngineClass, stream: GeneratedStream): AnyEngine {
   const engine = new Ctor(DEFAULT_VENUE);
-  if (!FRESH_EVENTS) engine.eventPool?.enable();
+  const pool = FRESH_EVENTS ? undefined : engine.eventPool;
+  pool?.enable();
   for (const cmd of stream.setup) {
     const r = engine.apply(cmd);
     if (r.result !== 'OK') throw new Error(`setup command ${cmd.seq} refused: ${r.result}`);
+    // Recycled as the sequencer does after each batch: else the pool grows to every setup event.
+    pool?.recycle();
   }
   return engine;
 }
