@@ -68,12 +68,13 @@ interface OrderFields {
 const MAX_POOLED = 1 << 16;
 
 /**
- * What a number field that holds amounts or times starts as: a double that is no small integer, so
- * that V8 gives the field a double's representation (one box of its own, written in place) from
- * the first object on. A field that started as a small integer and later took a double (a balance,
- * a time) would be widened, V8 deprecating the hidden class of every object made before: the
- * pooled ones are then of another class than the code filling them was compiled for ("wrong map").
- * Ids, users, sides and statuses are small integers and start as one.
+ * What a number field that holds coin amounts (balances, values, fees) or times starts as: a
+ * double that is no small integer, so that V8 gives the field a double's representation (one box
+ * of its own, written in place) from the first object on. A field that started as a small integer
+ * and later took a double (a fee, a time) is widened, V8 deprecating the hidden class of every
+ * object made before: pooled objects are then of another class than the code filling them was
+ * compiled for ("wrong map"). Ids, users, sides, statuses, prices (ticks) and amounts (lots) are
+ * small integers and start as one: no box, which a fresh event would pay 16 B for.
  */
 const DOUBLE = 0.5;
 
@@ -129,8 +130,8 @@ const newOrderAccepted = (): Mutable<OrderAccepted> => ({
   market: '',
   side: BUY,
   kind: 'limit',
-  price: DOUBLE,
-  amount: DOUBLE,
+  price: 0,
+  amount: 0,
   acctType: 0,
   clientOrderId: '',
   usePlatformCoin: false,
@@ -143,14 +144,14 @@ const newOrderUpdated = (): Mutable<OrderUpdated> => ({
   userId: 0,
   market: '',
   status: ORDER_PENDING,
-  filled: DOUBLE,
+  filled: 0,
   filledValue: DOUBLE,
   fees: DOUBLE,
   platformFees: DOUBLE,
   cancelReason: null,
   lastTradeId: 0,
-  lastTradePrice: DOUBLE,
-  lastTradeAmount: DOUBLE,
+  lastTradePrice: 0,
+  lastTradeAmount: 0,
   lastTradeTime: DOUBLE,
   time: DOUBLE,
 });
@@ -159,8 +160,8 @@ const newTrade = (): PooledTrade => ({
   type: 'TradeExecuted',
   tradeId: 0,
   market: '',
-  price: DOUBLE,
-  amount: DOUBLE,
+  price: 0,
+  amount: 0,
   value: DOUBLE,
   takerSide: BUY,
   takerOrderId: 0,
