@@ -2,7 +2,7 @@
  * @module engine-ab.bench — this checkout's engine against a baseline's (another git revision),
  * interleaved in one process on the same pre-generated stream (bench/engine-stream.ts).
  *
- *     node --expose-gc bench/engine-ab.bench.ts [--baseline main] [--pairs 5] [--commands 1000000] [--margin] [--users n]
+ *     node --expose-gc bench/engine-ab.bench.ts [--baseline main] [--pairs 5] [--commands 1000000] [--margin] [--users n] [--pool this|baseline|both]
  *     valgrind --tool=callgrind node --expose-gc bench/engine-ab.bench.ts --only this --commands 100000
  *
  * The baseline's source is extracted with `git archive` into a temporary directory and its
@@ -32,6 +32,8 @@ import { finish, QUICK, sized } from './results.ts';
 interface AnyEngine {
   apply(cmd: SequencedCommand): { result: string; events: readonly unknown[] };
   stateHash(): string;
+  /** Since issue 34's event pool (src/engine/event-pool.ts); absent in older engines. */
+  readonly eventPool?: { enable(): void; recycle(): void };
 }
 type EngineClass = new (config: VenueConfig) => AnyEngine;
 
@@ -55,6 +57,14 @@ const ONLY = arg('only', '');
  * 100,000 commands) instead of the spot one.
  */
 const MARGIN = process.argv.includes('--margin');
+/**
+ * `--pool this|baseline|both`: those engines reuse their hot events (issue 34's event pool),
+ * recycled after every command as the sequencer recycles after every batch; default none (fresh
+ * events). `--baseline HEAD --pool this` times one tree with the pool off against it on.
+ */
+const POOL = arg('pool', 'none');
+if (!['none', 'this', 'baseline', 'both'].includes(POOL))
+  throw new Error('--pool takes none, this, baseline or both');
 /** `--users n`: the stream's traders (default: the spot stream's 500, the margin stream's 5,000). */
 const USERS = Number(arg('users', MARGIN ? '5000' : String(DEFAULT_STREAM.users)));
 
@@ -92,17 +102,25 @@ interface Expected {
 
 function timeRun(Ctor: EngineClass, stream: GeneratedStream, expected: Expected, label: string): Run {
   const engine = new Ctor(DEFAULT_VENUE);
+  const pooled = POOL === label || POOL === 'both';
+  const pool = pooled ? engine.eventPool : undefined;
+  if (pooled && pool === undefined)
+    throw new Error(`${label}: --pool ${POOL}, but this engine has no event pool`);
+  pool?.enable();
   for (const cmd of stream.setup) {
     const r = engine.apply(cmd);
     if (r.result !== 'OK') throw new Error(`${label}: setup command ${cmd.seq} refused: ${r.result}`);
+    pool?.recycle();
   }
   runGc();
   const commands = stream.commands;
   const cpu0 = process.threadCpuUsage();
   const t0 = performance.now();
   let events = 0;
-  for (let i = 0; i < commands.length; i++)
+  for (let i = 0; i < commands.length; i++) {
     events += engine.apply(commands[i] as SequencedCommand).events.length;
+    pool?.recycle();
+  }
   const wallMs = performance.now() - t0;
   const cpu = process.threadCpuUsage(cpu0);
   expected.events ??= events;
@@ -164,6 +182,7 @@ async function main(): Promise<void> {
       baseline: BASELINE,
       commands: COMMANDS,
       pairs: PAIRS,
+      pool: POOL,
       load: os.loadavg().map((x) => Number(x.toFixed(2))),
       baselineCmdPerCpuS: Math.round(rate(base, 'cpuMs')),
       thisCmdPerCpuS: Math.round(rate(mine, 'cpuMs')),

@@ -23,6 +23,12 @@ const BIG_USERS = 1_000;
 const BIG_MEAN_DISTANCE_TICKS = 30_000;
 /** A command slower than this counts as a stall, to be told apart as GC or not. */
 const STALL_MS = 1;
+/**
+ * `--fresh-events`: leave the engine's event pool off (every event a fresh object). Without it the
+ * engine runs as the server does (src/main.ts, `reuseEvents`): events reused, the pool recycled
+ * after every command (the sequencer recycles after every batch).
+ */
+const FRESH_EVENTS = process.argv.includes('--fresh-events');
 
 // ───────────────────────────── measuring ─────────────────────────────
 
@@ -240,9 +246,11 @@ function cpuModel(): string {
 /** A fresh engine with the stream's setup applied (users, funds, resting book). */
 function preparedEngine(stream: GeneratedStream): Engine {
   const engine = createEngine();
+  if (!FRESH_EVENTS) engine.eventPool.enable();
   for (const cmd of stream.setup) {
     const r = engine.apply(cmd);
     if (r.result !== 'OK') throw new Error(`setup command ${cmd.seq} refused: ${r.result}`);
+    engine.eventPool.recycle();
   }
   return engine;
 }
@@ -250,8 +258,11 @@ function preparedEngine(stream: GeneratedStream): Engine {
 /** Applies the commands; returns the events produced, a cheap check that every run did the same work. */
 function applyAll(engine: Engine, commands: readonly SequencedCommand[]): number {
   let events = 0;
-  for (let i = 0; i < commands.length; i++)
+  const pool = engine.eventPool;
+  for (let i = 0; i < commands.length; i++) {
     events += engine.apply(commands[i] as SequencedCommand).events.length;
+    pool.recycle();
+  }
   return events;
 }
 
@@ -262,6 +273,7 @@ function applyTimed(engine: Engine, commands: readonly SequencedCommand[], t: Ti
   for (let i = 0; i < commands.length; i++) {
     const t0 = performance.now();
     events += engine.apply(commands[i] as SequencedCommand).events.length;
+    engine.eventPool.recycle();
     t.latenciesUs[i] = (performance.now() - t0) * 1000;
     t.starts[i] = t0;
     if ((i + 1) % WAIT_BLOCK === 0 || i === commands.length - 1) {
@@ -815,6 +827,7 @@ function byKind(stream: GeneratedStream): Record<string, { n: number; us: number
           : cmd.type;
     const t0 = performance.now();
     engine.apply(cmd);
+    engine.eventPool.recycle();
     const ms = performance.now() - t0;
     const v = sums.get(k);
     if (v === undefined) sums.set(k, { n: 1, ms });
@@ -883,7 +896,9 @@ const machine = {
   v8: process.versions.v8,
   loadavgAtStart: os.loadavg().map((x) => round(x, 2)),
 };
-console.log(`Engine benchmark${QUICK ? ' (QUICK: smoke run, do not quote)' : ''}`);
+console.log(
+  `Engine benchmark${QUICK ? ' (QUICK: smoke run, do not quote)' : ''}, events ${FRESH_EVENTS ? 'fresh (--fresh-events)' : 'pooled, as the server runs'}`,
+);
 console.log(
   `  ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGB} GB; Node ${machine.node} (V8 ${machine.v8}); ` +
     `load average ${machine.loadavgAtStart.join(' ')}`,
@@ -906,6 +921,7 @@ gcObserver.disconnect();
 finish('engine', {
   bench: 'engine',
   quick: QUICK,
+  events: FRESH_EVENTS ? 'fresh' : 'pooled',
   date: new Date().toISOString(),
   machine: { ...machine, loadavgAtEnd },
   ...streamFigures,

@@ -112,7 +112,7 @@ export async function startVenue(
       ...{ ...clock.sequencer, startTime: lastTime, snapshotLog },
       ...{ maxInFlight: options.maxInFlightCommands, snapshotEveryCommands: options.snapshotEveryCommands },
       ...{ snapshotEveryMs: options.snapshotEveryMinutes * 60_000, keepSnapshots: options.keepSnapshots },
-      ...{ pruneJournal: options.pruneJournal, log: at('sequencer') },
+      ...{ pruneJournal: options.pruneJournal, log: at('sequencer'), reuseEvents: true },
     });
     const preparedMarket = marketOf(mode);
     if (preparedMarket !== undefined && engine !== hooks.startFrom) {

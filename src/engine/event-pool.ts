@@ -16,27 +16,31 @@
  * list (made, and kept, the first time the list is that long), `recycle()` sets the cursors back to
  * 0. A reused object has the shape and key order of a fresh one (the state hash test digests events
  * as JSON), so no reader can tell them apart until it is recycled.
+ *
+ * Every event of a kind, fresh or pooled, comes from one maker (`newBill`, …) with its fields in
+ * one order and of the representation they will hold, and the pool's lists are born lists of
+ * objects: V8 keeps one hidden class per kind and compiles the code that fills events once. (A
+ * field that started as a small integer and then took a double deprecated the class, and a new
+ * engine's empty lists were of another elements kind: deoptimizations and recompiles.)
  */
-import type { AcctType, OrderKind, Side } from '../domain/commands.ts';
-import type {
-  BalanceChanged,
-  BillType,
-  CancelReason,
-  EngineEvent,
-  MarginAccountRef,
-  OrderAccepted,
-  OrderStatus,
-  OrderUpdated,
-  TradeExecuted,
+import { BUY, type AcctType, type OrderKind, type Side } from '../domain/commands.ts';
+import {
+  ORDER_PENDING,
+  type BalanceChanged,
+  type BillType,
+  type CancelReason,
+  type EngineEvent,
+  type MarginAccountRef,
+  type OrderAccepted,
+  type OrderStatus,
+  type OrderUpdated,
+  type TradeExecuted,
 } from '../domain/events.ts';
 import type { CoinUnits, Lots, PriceTicks } from '../domain/money.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export type PooledTrade = Mutable<TradeExecuted>;
 export type PooledBill = Mutable<BalanceChanged>;
-
-/** Objects a kind keeps at most: beyond this many events of one kind in a batch, fresh ones. */
-const MAX_POOLED = 1 << 16;
 
 /** The order fields an `OrderAccepted` or `OrderUpdated` copies (src/engine/order-book.ts's `Order`). */
 interface OrderFields {
@@ -60,21 +64,132 @@ interface OrderFields {
   readonly lastTradeTime: number;
 }
 
+/** Objects a kind keeps at most: beyond this many events of one kind in a batch, fresh ones. */
+const MAX_POOLED = 1 << 16;
+
+/**
+ * What a number field that holds coin amounts (balances, values, fees) or times starts as: a
+ * double that is no small integer, so that V8 gives the field a double's representation (one box
+ * of its own, written in place) from the first object on. A field that started as a small integer
+ * and later took a double (a fee, a time) is widened, V8 deprecating the hidden class of every
+ * object made before: pooled objects are then of another class than the code filling them was
+ * compiled for ("wrong map"). Ids, users, sides, statuses, prices (ticks) and amounts (lots) are
+ * small integers and start as one: no box, which a fresh event would pay 16 B for.
+ */
+const DOUBLE = 0.5;
+
+/**
+ * An empty list already of the elements kind a list of objects has (V8's PACKED_ELEMENTS). A `[]`
+ * starts as a list of small integers and changes kind at its first object, so code compiled while
+ * one engine's pool was full would meet the next engine's empty lists in another kind: a
+ * deoptimization and a recompile of every function that fills events, once per engine.
+ */
+function objectList<T>(): T[] {
+  const list: (T | null)[] = [null];
+  list.pop();
+  return list as T[];
+}
+
+/*
+ * One maker per kind: every event of a kind, fresh or pooled, comes from it, with every field in
+ * the same order and of the representation it will hold (texts '', numbers as above), so that they
+ * all share one hidden class. The caller writes the real values in.
+ */
+const newBill = (): PooledBill => ({
+  type: 'BalanceChanged',
+  userId: 0,
+  coin: '',
+  available: DOUBLE,
+  frozen: DOUBLE,
+  deltaAvailable: DOUBLE,
+  deltaFrozen: DOUBLE,
+  billType: 'deposit',
+  ref: '',
+  time: DOUBLE,
+});
+
+/** A margin account's bill: `account` after `userId`, as a fresh one has it. */
+const newMarginBill = (account: MarginAccountRef): PooledBill => ({
+  type: 'BalanceChanged',
+  userId: 0,
+  account,
+  coin: '',
+  available: DOUBLE,
+  frozen: DOUBLE,
+  deltaAvailable: DOUBLE,
+  deltaFrozen: DOUBLE,
+  billType: 'deposit',
+  ref: '',
+  time: DOUBLE,
+});
+
+const newOrderAccepted = (): Mutable<OrderAccepted> => ({
+  type: 'OrderAccepted',
+  orderId: 0,
+  userId: 0,
+  market: '',
+  side: BUY,
+  kind: 'limit',
+  price: 0,
+  amount: 0,
+  acctType: 0,
+  clientOrderId: '',
+  usePlatformCoin: false,
+  time: DOUBLE,
+});
+
+const newOrderUpdated = (): Mutable<OrderUpdated> => ({
+  type: 'OrderUpdated',
+  orderId: 0,
+  userId: 0,
+  market: '',
+  status: ORDER_PENDING,
+  filled: 0,
+  filledValue: DOUBLE,
+  fees: DOUBLE,
+  platformFees: DOUBLE,
+  cancelReason: null,
+  lastTradeId: 0,
+  lastTradePrice: 0,
+  lastTradeAmount: 0,
+  lastTradeTime: DOUBLE,
+  time: DOUBLE,
+});
+
+const newTrade = (): PooledTrade => ({
+  type: 'TradeExecuted',
+  tradeId: 0,
+  market: '',
+  price: 0,
+  amount: 0,
+  value: DOUBLE,
+  takerSide: BUY,
+  takerOrderId: 0,
+  makerOrderId: 0,
+  takerUserId: 0,
+  makerUserId: 0,
+  takerFee: DOUBLE,
+  takerFeeCoin: '',
+  makerFee: DOUBLE,
+  makerFeeCoin: '',
+  time: DOUBLE,
+});
+
 export class EventPool {
   #on = false;
-  readonly #bills: PooledBill[] = [];
+  readonly #bills = objectList<PooledBill>();
   #billsAt = 0;
   /** A margin account's bills: one more field (`account`), so a shape of their own. */
-  readonly #marginBills: PooledBill[] = [];
+  readonly #marginBills = objectList<PooledBill>();
   #marginBillsAt = 0;
-  readonly #accepted: Mutable<OrderAccepted>[] = [];
+  readonly #accepted = objectList<Mutable<OrderAccepted>>();
   #acceptedAt = 0;
-  readonly #updated: Mutable<OrderUpdated>[] = [];
+  readonly #updated = objectList<Mutable<OrderUpdated>>();
   #updatedAt = 0;
-  readonly #trades: PooledTrade[] = [];
+  readonly #trades = objectList<PooledTrade>();
   #tradesAt = 0;
   /** The commands' lists of events (`ApplyResult.events`), emptied when reused. */
-  readonly #lists: EngineEvent[][] = [];
+  readonly #lists = objectList<EngineEvent[]>();
   #listsAt = 0;
 
   /** Whether events are reused after `recycle()`. */
@@ -95,15 +210,22 @@ export class EventPool {
 
   /** A command's list of events: a fresh one, or once enabled the next kept list, emptied. */
   list(): EngineEvent[] {
-    if (!this.#on) return [];
+    if (!this.#on) return objectList();
     const lists = this.#lists;
-    let list = this.#listsAt < lists.length ? lists[this.#listsAt] : undefined;
-    if (list === undefined) {
-      list = [];
-      if (lists.length >= MAX_POOLED) return list;
+    const at = this.#listsAt;
+    if (at < lists.length) {
+      const list = lists[at] as EngineEvent[];
+      // Emptied by pops, which keep the backing store: `length = 0` drops it (V8), and the
+      // command's first push would allocate another.
+      while (list.length > 0) list.pop();
+      this.#listsAt = at + 1;
+      return list;
+    }
+    const list = objectList<EngineEvent>();
+    if (at < MAX_POOLED) {
       lists.push(list);
-    } else list.length = 0;
-    this.#listsAt++;
+      this.#listsAt = at + 1;
+    }
     return list;
   }
 
@@ -119,97 +241,78 @@ export class EventPool {
     billType: BillType,
     ref: string,
   ): PooledBill {
-    if (account !== undefined) {
-      const list = this.#marginBills;
-      let e = this.#on && this.#marginBillsAt < list.length ? list[this.#marginBillsAt] : undefined;
-      if (e === undefined) {
-        e = {
-          type: 'BalanceChanged',
-          userId,
-          account,
-          coin,
-          available: 0,
-          frozen: 0,
-          deltaAvailable: 0,
-          deltaFrozen: 0,
-          billType,
-          ref,
-          time: 0,
-        };
-        if (this.#on && list.length < MAX_POOLED) list.push(e);
-        else return e;
-      } else {
-        e.userId = userId;
-        e.account = account;
-        e.coin = coin;
-        e.billType = billType;
-        e.ref = ref;
-      }
-      this.#marginBillsAt++;
-      return e;
+    let e: PooledBill;
+    if (account === undefined) e = this.#spotBill();
+    else {
+      e = this.#marginBill(account);
+      e.account = account;
     }
+    e.userId = userId;
+    e.coin = coin;
+    e.billType = billType;
+    e.ref = ref;
+    return e;
+  }
+
+  #spotBill(): PooledBill {
+    if (!this.#on) return newBill();
     const list = this.#bills;
-    let e = this.#on && this.#billsAt < list.length ? list[this.#billsAt] : undefined;
-    if (e === undefined) {
-      e = {
-        type: 'BalanceChanged',
-        userId,
-        coin,
-        available: 0,
-        frozen: 0,
-        deltaAvailable: 0,
-        deltaFrozen: 0,
-        billType,
-        ref,
-        time: 0,
-      };
-      if (this.#on && list.length < MAX_POOLED) list.push(e);
-      else return e;
-    } else {
-      e.userId = userId;
-      e.coin = coin;
-      e.billType = billType;
-      e.ref = ref;
+    const at = this.#billsAt;
+    if (at < list.length) {
+      this.#billsAt = at + 1;
+      return list[at] as PooledBill;
     }
-    this.#billsAt++;
+    const e = newBill();
+    if (at < MAX_POOLED) {
+      list.push(e);
+      this.#billsAt = at + 1;
+    }
+    return e;
+  }
+
+  #marginBill(account: MarginAccountRef): PooledBill {
+    if (!this.#on) return newMarginBill(account);
+    const list = this.#marginBills;
+    const at = this.#marginBillsAt;
+    if (at < list.length) {
+      this.#marginBillsAt = at + 1;
+      return list[at] as PooledBill;
+    }
+    const e = newMarginBill(account);
+    if (at < MAX_POOLED) {
+      list.push(e);
+      this.#marginBillsAt = at + 1;
+    }
     return e;
   }
 
   /** An order taken, as it was given (its id, owner, market, side, kind, price, amount and options). */
   orderAccepted(o: OrderFields, time: number): OrderAccepted {
+    let e: Mutable<OrderAccepted>;
     const list = this.#accepted;
-    let e = this.#on && this.#acceptedAt < list.length ? list[this.#acceptedAt] : undefined;
-    if (e === undefined) {
-      e = {
-        type: 'OrderAccepted',
-        orderId: o.id,
-        userId: o.userId,
-        market: o.market,
-        side: o.side,
-        kind: o.kind,
-        price: o.price,
-        amount: o.amount,
-        acctType: o.acctType,
-        clientOrderId: o.clientOrderId,
-        usePlatformCoin: o.usePlatformCoin,
-        time,
-      };
-      if (this.#on && list.length < MAX_POOLED) list.push(e);
-      else return e;
+    const at = this.#acceptedAt;
+    if (!this.#on) e = newOrderAccepted();
+    else if (at < list.length) {
+      e = list[at] as Mutable<OrderAccepted>;
+      this.#acceptedAt = at + 1;
     } else {
-      e.orderId = o.id;
-      e.userId = o.userId;
-      e.market = o.market;
-      e.side = o.side;
-      e.kind = o.kind;
-      e.price = o.price;
-      e.amount = o.amount;
-      e.acctType = o.acctType;
-      e.clientOrderId = o.clientOrderId;
-      e.usePlatformCoin = o.usePlatformCoin;
-      e.time = time;
+      e = newOrderAccepted();
+      if (at < MAX_POOLED) {
+        list.push(e);
+        this.#acceptedAt = at + 1;
+      }
     }
-    this.#acceptedAt++;
+    e.orderId = o.id;
+    e.userId = o.userId;
+    e.market = o.market;
+    e.side = o.side;
+    e.kind = o.kind;
+    e.price = o.price;
+    e.amount = o.amount;
+    e.acctType = o.acctType;
+    e.clientOrderId = o.clientOrderId;
+    e.usePlatformCoin = o.usePlatformCoin;
+    e.time = time;
     return e;
   }
 
@@ -220,45 +323,34 @@ export class EventPool {
     cancelReason: CancelReason | null,
     time: number,
   ): OrderUpdated {
+    let e: Mutable<OrderUpdated>;
     const list = this.#updated;
-    let e = this.#on && this.#updatedAt < list.length ? list[this.#updatedAt] : undefined;
-    if (e === undefined) {
-      e = {
-        type: 'OrderUpdated',
-        orderId: o.id,
-        userId: o.userId,
-        market: o.market,
-        status,
-        filled: o.filled,
-        filledValue: o.filledValue,
-        fees: o.fees,
-        platformFees: o.platformFees,
-        cancelReason,
-        lastTradeId: o.lastTradeId,
-        lastTradePrice: o.lastTradePrice,
-        lastTradeAmount: o.lastTradeAmount,
-        lastTradeTime: o.lastTradeTime,
-        time,
-      };
-      if (this.#on && list.length < MAX_POOLED) list.push(e);
-      else return e;
+    const at = this.#updatedAt;
+    if (!this.#on) e = newOrderUpdated();
+    else if (at < list.length) {
+      e = list[at] as Mutable<OrderUpdated>;
+      this.#updatedAt = at + 1;
     } else {
-      e.orderId = o.id;
-      e.userId = o.userId;
-      e.market = o.market;
-      e.status = status;
-      e.filled = o.filled;
-      e.filledValue = o.filledValue;
-      e.fees = o.fees;
-      e.platformFees = o.platformFees;
-      e.cancelReason = cancelReason;
-      e.lastTradeId = o.lastTradeId;
-      e.lastTradePrice = o.lastTradePrice;
-      e.lastTradeAmount = o.lastTradeAmount;
-      e.lastTradeTime = o.lastTradeTime;
-      e.time = time;
+      e = newOrderUpdated();
+      if (at < MAX_POOLED) {
+        list.push(e);
+        this.#updatedAt = at + 1;
+      }
     }
-    this.#updatedAt++;
+    e.orderId = o.id;
+    e.userId = o.userId;
+    e.market = o.market;
+    e.status = status;
+    e.filled = o.filled;
+    e.filledValue = o.filledValue;
+    e.fees = o.fees;
+    e.platformFees = o.platformFees;
+    e.cancelReason = cancelReason;
+    e.lastTradeId = o.lastTradeId;
+    e.lastTradePrice = o.lastTradePrice;
+    e.lastTradeAmount = o.lastTradeAmount;
+    e.lastTradeTime = o.lastTradeTime;
+    e.time = time;
     return e;
   }
 
@@ -273,47 +365,35 @@ export class EventPool {
     maker: OrderFields,
     time: number,
   ): PooledTrade {
+    let e: PooledTrade;
     const list = this.#trades;
-    let e = this.#on && this.#tradesAt < list.length ? list[this.#tradesAt] : undefined;
-    if (e === undefined) {
-      e = {
-        type: 'TradeExecuted',
-        tradeId,
-        market,
-        price,
-        amount,
-        value,
-        takerSide: taker.side,
-        takerOrderId: taker.id,
-        makerOrderId: maker.id,
-        takerUserId: taker.userId,
-        makerUserId: maker.userId,
-        takerFee: 0,
-        takerFeeCoin: '',
-        makerFee: 0,
-        makerFeeCoin: '',
-        time,
-      };
-      if (this.#on && list.length < MAX_POOLED) list.push(e);
-      else return e;
+    const at = this.#tradesAt;
+    if (!this.#on) e = newTrade();
+    else if (at < list.length) {
+      e = list[at] as PooledTrade;
+      this.#tradesAt = at + 1;
     } else {
-      e.tradeId = tradeId;
-      e.market = market;
-      e.price = price;
-      e.amount = amount;
-      e.value = value;
-      e.takerSide = taker.side;
-      e.takerOrderId = taker.id;
-      e.makerOrderId = maker.id;
-      e.takerUserId = taker.userId;
-      e.makerUserId = maker.userId;
-      e.takerFee = 0;
-      e.takerFeeCoin = '';
-      e.makerFee = 0;
-      e.makerFeeCoin = '';
-      e.time = time;
+      e = newTrade();
+      if (at < MAX_POOLED) {
+        list.push(e);
+        this.#tradesAt = at + 1;
+      }
     }
-    this.#tradesAt++;
+    e.tradeId = tradeId;
+    e.market = market;
+    e.price = price;
+    e.amount = amount;
+    e.value = value;
+    e.takerSide = taker.side;
+    e.takerOrderId = taker.id;
+    e.makerOrderId = maker.id;
+    e.takerUserId = taker.userId;
+    e.makerUserId = maker.userId;
+    e.takerFee = 0;
+    e.takerFeeCoin = '';
+    e.makerFee = 0;
+    e.makerFeeCoin = '';
+    e.time = time;
     return e;
   }
 }

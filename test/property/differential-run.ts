@@ -16,6 +16,11 @@ export interface DifferentialOptions {
   readonly checkEvery: number;
   readonly venue?: VenueConfig;
   readonly generator?: GeneratorOptions;
+  /**
+   * The engine's event pool on (src/engine/event-pool.ts), recycled before each command once the
+   * previous command's events were compared and counted: as the server runs it (`reuseEvents`).
+   */
+  readonly reuseEvents?: boolean;
 }
 
 /** What a run exercised, so that tests can check the stream is not degenerate. */
@@ -376,6 +381,8 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
   const { seed, commands, checkEvery } = options;
   const venue = options.venue ?? DEFAULT_VENUE;
   const engine = new Engine(venue);
+  const pool = options.reuseEvents === true ? engine.eventPool : undefined;
+  pool?.enable();
   const naive = new NaiveEngine(venue);
   const generator = new CommandGenerator(seed, venue, options.generator);
   const stats = emptyStats();
@@ -384,6 +391,7 @@ export function runDifferential(options: DifferentialOptions): DifferentialStats
   let liquidationsBefore = 0;
   const openingLine = new OpeningLineCheck();
   for (let i = 1; i <= commands; i++) {
+    pool?.recycle();
     const cmd: SequencedCommand = generator.next(naive);
     const where = `seed ${seed}, command #${i}`;
     let mine: ApplyResult;

@@ -24,11 +24,23 @@ const COMMANDS_PER_SEED = 20_000;
 const CHECK_EVERY = Number(process.env.CHECK_EVERY ?? 100);
 const chosen = process.env.SEED;
 
-/** A run on the default venue, or on the extended one (distinct maker/taker fees, two fee paths to zb). */
-function run(seed: number, extended: boolean): Omit<DifferentialOptions, 'commands' | 'checkEvery'> {
+/**
+ * A run on the default venue, or on the extended one (distinct maker/taker fees, two fee paths to
+ * zb); `pooled`: with the event pool on, as the server runs the engine (issue 34).
+ */
+function run(
+  seed: number,
+  extended: boolean,
+  pooled = false,
+): Omit<DifferentialOptions, 'commands' | 'checkEvery'> {
   return extended
-    ? { seed, venue: EXTENDED_VENUE, generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true } }
-    : { seed, generator: { margin: true, shocks: true, walks: true } };
+    ? {
+        seed,
+        venue: EXTENDED_VENUE,
+        generator: { markets: EXTENDED_MARKETS, margin: true, shocks: true },
+        reuseEvents: pooled,
+      }
+    : { seed, generator: { margin: true, shocks: true, walks: true }, reuseEvents: pooled };
 }
 /** Issue 33: sub-accounts opened, trading and funded, and transfers within and across families. */
 const withSubAccounts = (seed: number): Omit<DifferentialOptions, 'commands' | 'checkEvery'> => ({
@@ -37,7 +49,14 @@ const withSubAccounts = (seed: number): Omit<DifferentialOptions, 'commands' | '
 });
 const RUNS =
   chosen === undefined
-    ? [run(1, false), run(2, false), run(3, false), run(4, true), run(5, true), withSubAccounts(6)]
+    ? [
+        run(1, false),
+        run(2, false, true),
+        run(3, false),
+        run(4, true),
+        run(5, true, true),
+        withSubAccounts(6),
+      ]
     : [run(Number(chosen), false), run(Number(chosen), true), withSubAccounts(Number(chosen))];
 
 // SEED=<n> runs one chosen seed on both venues; CHECK_EVERY=<n> sets the state-check interval.
@@ -45,7 +64,8 @@ describe('engine vs naive reference', () => {
   const total = emptyStats();
   for (const options of RUNS) {
     const venue = options.venue === undefined ? 'default venue' : 'extended venue';
-    test(`seed ${options.seed}, ${venue}: ${COMMANDS_PER_SEED} commands agree`, () => {
+    const events = options.reuseEvents === true ? ', pooled events' : '';
+    test(`seed ${options.seed}, ${venue}${events}: ${COMMANDS_PER_SEED} commands agree`, () => {
       addStats(total, runDifferential({ ...options, commands: COMMANDS_PER_SEED, checkEvery: CHECK_EVERY }));
     });
   }
