@@ -96,7 +96,7 @@ export class Sequencer implements SubmitPort, AppliedFeed {
   readonly #journal: JournalPort;
   readonly #snapshots: SnapshotPort | undefined;
   readonly #options: SequencerOptions;
-  readonly #inFlight: InFlight[] = [];
+  readonly #inFlight: (InFlight | undefined)[] = [];
   #head = 0;
   readonly #listeners: AppliedListener[] = [];
   readonly #fatalListeners: ((error: Error) => void)[] = [];
@@ -268,7 +268,10 @@ export class Sequencer implements SubmitPort, AppliedFeed {
     while (this.#head < this.#inFlight.length) {
       const entry = this.#inFlight[this.#head] as InFlight;
       if (entry.command.seq > durableSeq) break;
-      this.#head++;
+      // Released at once, not at the next compaction: an applied entry holds its payload and,
+      // through its settled promise, its result's events (up to 4,096 of them, 25 MiB of the
+      // heap at 2,500 orders/s, bench:soak).
+      this.#inFlight[this.#head++] = undefined;
       let result: ApplyResult;
       try {
         result = this.#engine.apply(entry.command);

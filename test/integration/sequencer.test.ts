@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { DEFAULT_VENUE } from '../../src/config/default-venue.ts';
 import { BUY, SELL } from '../../src/domain/commands.ts';
 import type { VenueConfig } from '../../src/domain/specs.ts';
@@ -100,6 +102,25 @@ describe('sequencer', () => {
       ['OK', 'OK', 'BUSY', 'BUSY'],
     );
     assert.equal(journal.durableSeq, 2);
+    await sequencer.close();
+  });
+
+  test('an applied command is let go at once: its result is collectable once its caller drops it (bench:soak)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { sequencer } = await open(tempDir());
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 3; i++)
+      refs.push(new WeakRef(await sequencer.submit({ type: 'RegisterUser', name: `u${i}` })));
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    // Before, the sequencer's queue kept up to 4,096 applied entries, each holding its settled
+    // promise and so its result and events, until it compacted.
+    assert.deepEqual(
+      refs.map((r) => r.deref()),
+      [undefined, undefined, undefined],
+    );
+    assert.equal(sequencer.inFlight, 0);
     await sequencer.close();
   });
 
