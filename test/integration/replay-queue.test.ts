@@ -6,7 +6,7 @@
  * a resumed replay goes on from the position the journal shows.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -19,6 +19,7 @@ import { recover } from '../../src/sequencer/recovery.ts';
 import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import { creditCommand } from '../fixtures/engine-driver.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { T0, writeFiveTrades } from '../fixtures/replay-history.ts';
 import { untilTrue } from '../fixtures/until.ts';
 
 fileTimeLimit(import.meta.url);
@@ -26,17 +27,7 @@ fileTimeLimit(import.meta.url);
 const root = mkdtempSync(join(tmpdir(), 'bourse-replay-queue-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const T0 = 1_767_225_600_000;
-/** The history: ccxt fetchTrades output. Prices are usdt, amounts btc. */
-const HISTORY = [
-  { timestamp: T0, price: 30000, amount: 0.01, side: 'buy' },
-  { timestamp: T0 + 10_000, price: 29990, amount: 0.002, side: 'sell' },
-  { timestamp: T0 + 20_000, price: 29990, amount: 0.003, side: 'sell' },
-  { timestamp: T0 + 30_000, price: 29980, amount: 0.001, side: 'sell' },
-  { timestamp: T0 + 40_000, price: 29985, amount: 0.001, side: 'buy' },
-];
-const file = join(root, 'btc_usdt-trades.json');
-writeFileSync(file, JSON.stringify(HISTORY));
+const file = writeFiveTrades(root);
 
 async function openVenue(dir: string, clock: () => number) {
   const journal = FileJournal.open(join(dir, 'journal'));

@@ -7,7 +7,7 @@
  * leaves no replay playing; a restart comes back to the same state.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -25,6 +25,7 @@ import { Sequencer } from '../../src/sequencer/sequencer.ts';
 import type { HistoryStore } from '../../src/store/history-store.ts';
 import { creditCommand } from '../fixtures/engine-driver.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
+import { T0, writeFiveTrades } from '../fixtures/replay-history.ts';
 import { untilTrue } from '../fixtures/until.ts';
 
 fileTimeLimit(import.meta.url);
@@ -32,17 +33,7 @@ fileTimeLimit(import.meta.url);
 const root = mkdtempSync(join(tmpdir(), 'bourse-replay-restore-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const T0 = 1_767_225_600_000;
-/** The history (ccxt fetchTrades output): sells through 29990, 10 s apart. */
-const HISTORY = [
-  { timestamp: T0, price: 30000, amount: 0.01, side: 'buy' },
-  { timestamp: T0 + 10_000, price: 29990, amount: 0.002, side: 'sell' },
-  { timestamp: T0 + 20_000, price: 29990, amount: 0.003, side: 'sell' },
-  { timestamp: T0 + 30_000, price: 29980, amount: 0.001, side: 'sell' },
-  { timestamp: T0 + 40_000, price: 29985, amount: 0.001, side: 'buy' },
-];
-const file = join(root, 'btc_usdt-trades.json');
-writeFileSync(file, JSON.stringify(HISTORY));
+const file = writeFiveTrades(root);
 
 /** A sandbox on `dir` at the test's time: its sequencer, replays and save-point routes (wired as the assembly does). */
 async function openVenue(dir: string, clock: () => number) {

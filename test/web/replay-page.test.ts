@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { parseReplay } from '../../src/replay/load.ts';
-import { browserSkip, openBrowserVenue, SCREENSHOTS, type BrowserVenue } from '../fixtures/browser-venue.ts';
+import {
+  browserSkip,
+  openBrowserVenue,
+  reportChartPoints,
+  SCREENSHOTS,
+  type BrowserVenue,
+} from '../fixtures/browser-venue.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
 import { until, untilTrue } from '../fixtures/until.ts';
 import { admin, createTrader, type ZbClient } from '../fixtures/zb-client.ts';
@@ -107,17 +113,7 @@ describe('the trading page follows a replay (issue 35)', { skip: browserSkip }, 
     const figures = await page.locator('#report .report-figures').innerText();
     assert.match(figures, /Fills\s+[1-9]\d* \([1-9]\d* buys, 0 sells\)/, 'the history filled the bid');
     assert.match(figures, /Largest drawdown/);
-    const points = await until(
-      'both lines drawn',
-      async () => {
-        const count = async (cls: string): Promise<number> =>
-          ((await page.getAttribute(`#report-chart polyline.${cls}`, 'points')) ?? '').trim().split(/\s+/)
-            .length;
-        const [value, price] = [await count('value-line'), await count('price-line')];
-        return value >= 2 && price >= 2 ? { value, price } : undefined;
-      },
-      20_000,
-    );
+    const points = await reportChartPoints(page);
     // The account's value moves with every replayed trade once the bid filled: many points.
     assert.ok(points.value >= 50, `the value over the replayed hour (${points.value} points)`);
     assert.equal(points.value, points.price, 'one point of each per moment');

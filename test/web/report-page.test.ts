@@ -8,9 +8,14 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { browserSkip, openBrowserVenue, SCREENSHOTS, type BrowserVenue } from '../fixtures/browser-venue.ts';
+import {
+  browserSkip,
+  openBrowserVenue,
+  reportChartPoints,
+  SCREENSHOTS,
+  type BrowserVenue,
+} from '../fixtures/browser-venue.ts';
 import { fileTimeLimit } from '../fixtures/time-limit.ts';
-import { until } from '../fixtures/until.ts';
 import { createTrader, tradeRounds, type ZbClient } from '../fixtures/zb-client.ts';
 
 fileTimeLimit(import.meta.url);
@@ -47,17 +52,7 @@ describe("the trading page's report (issue 35)", { skip: browserSkip }, () => {
     assert.match(figures, /Fills\s+\d+ \(\d+ buys, 0 sells\)/);
     assert.match(figures, /Turnover\s+[\d.]+ USDT/);
     assert.match(figures, /Largest drawdown/);
-    const lines = await until(
-      'both lines drawn',
-      async () => {
-        const count = async (cls: string): Promise<number> =>
-          ((await page.getAttribute(`#report-chart polyline.${cls}`, 'points')) ?? '').trim().split(/\s+/)
-            .length;
-        const [value, price] = [await count('value-line'), await count('price-line')];
-        return value >= 2 && price >= 2 ? { value, price } : undefined;
-      },
-      20_000,
-    );
+    const lines = await reportChartPoints(page);
     assert.equal(lines.value, lines.price, 'one point of each per moment');
     assert.match(
       (await page.locator('#report').innerText()) ?? '',
